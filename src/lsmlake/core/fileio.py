@@ -1,0 +1,170 @@
+"""FileIO: the only code that touches storage, over local disk and pyarrow filesystems."""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import BinaryIO, cast
+
+import pyarrow as pa
+import pyarrow.fs as pafs
+
+from lsmlake.errors import LsmlakeError
+
+
+@dataclass(frozen=True)
+class FileStatus:
+    """Name, full path and size of one listed file."""
+
+    path: str
+    name: str
+    size: int
+    is_dir: bool
+
+
+class FileIO:
+    """Byte-level access to one warehouse: local paths or any pyarrow filesystem URI."""
+
+    def __init__(self, filesystem: pafs.FileSystem, *, local: bool) -> None:
+        self.fs = filesystem
+        self.local = local
+
+    @staticmethod
+    def for_uri(uri: str) -> tuple[FileIO, str]:
+        """A FileIO and the filesystem-relative root for a warehouse path or URI."""
+        if "://" not in uri:
+            return FileIO(pafs.LocalFileSystem(), local=True), os.path.abspath(uri)
+        if uri.startswith("file://"):
+            return FileIO(pafs.LocalFileSystem(), local=True), os.path.abspath(uri[len("file://"):])
+        fs, root = pafs.FileSystem.from_uri(uri)
+        return FileIO(fs, local=False), root.rstrip("/")
+
+    # -- reading
+    def exists(self, path: str) -> bool:
+        info = self.fs.get_file_info(path)
+        return info.type != pafs.FileType.NotFound
+
+    def is_dir(self, path: str) -> bool:
+        return self.fs.get_file_info(path).type == pafs.FileType.Directory
+
+    def read_bytes(self, path: str) -> bytes:
+        try:
+            with self.fs.open_input_stream(path) as f:
+                return cast(bytes, f.read())
+        except FileNotFoundError:
+            raise
+        except OSError as e:
+            if not self.exists(path):
+                raise FileNotFoundError(path) from e
+            raise
+
+    def read_text(self, path: str) -> str:
+        return self.read_bytes(path).decode("utf-8")
+
+    def open_input_file(self, path: str) -> pa.NativeFile:
+        return self.fs.open_input_file(path)
+
+    def file_size(self, path: str) -> int:
+        info = self.fs.get_file_info(path)
+        if info.type == pafs.FileType.NotFound:
+            raise FileNotFoundError(path)
+        return int(info.size or 0)
+
+    def list_dir(self, path: str) -> list[FileStatus]:
+        """Direct children of a directory; empty when it does not exist."""
+        if not self.is_dir(path):
+            return []
+        infos = self.fs.get_file_info(pafs.FileSelector(path, recursive=False))
+        return [
+            FileStatus(i.path, i.base_name, int(i.size or 0), i.type == pafs.FileType.Directory)
+            for i in infos
+        ]
+
+    def walk_files(self, path: str) -> list[FileStatus]:
+        """Every file below a directory, recursively."""
+        if not self.is_dir(path):
+            return []
+        infos = self.fs.get_file_info(pafs.FileSelector(path, recursive=True))
+        return [
+            FileStatus(i.path, i.base_name, int(i.size or 0), False)
+            for i in infos
+            if i.type == pafs.FileType.File
+        ]
+
+    # -- writing
+    def mkdirs(self, path: str) -> None:
+        self.fs.create_dir(path, recursive=True)
+
+    def write_bytes(self, path: str, data: bytes) -> None:
+        """Write a new file (overwriting); parent directories are created."""
+        self.mkdirs(os.path.dirname(path))
+        with self.fs.open_output_stream(path) as f:
+            f.write(data)
+
+    @contextlib.contextmanager
+    def open_output(self, path: str) -> Iterator[BinaryIO]:
+        self.mkdirs(os.path.dirname(path))
+        with self.fs.open_output_stream(path) as f:
+            yield cast(BinaryIO, f)
+
+    def overwrite_hint(self, path: str, text: str) -> None:
+        """Replace a small hint file; readers tolerate it being stale or missing."""
+        if self.local:
+            tmp = self._temp_path(path)
+            self.write_bytes(tmp, text.encode())
+            os.replace(tmp, path)
+        else:
+            self.write_bytes(path, text.encode())
+
+    def write_if_absent(self, path: str, data: bytes) -> bool:
+        """Create ``path`` with ``data`` only if it does not exist; True if this call created it.
+
+        Local disk: the bytes go to a temp file that is hard-linked to the target, which fails
+        atomically when the target exists. Object stores: a conditional create (no overwrite).
+        """
+        self.mkdirs(os.path.dirname(path))
+        if self.local:
+            tmp = self._temp_path(path)
+            with open(tmp, "wb") as f:
+                f.write(data)
+                f.flush()
+                os.fsync(f.fileno())
+            try:
+                os.link(tmp, path)
+                return True
+            except FileExistsError:
+                return False
+            except OSError as e:
+                if e.errno == errno.EEXIST:
+                    return False
+                raise
+            finally:
+                os.unlink(tmp)
+        return self._object_store_create(path, data)
+
+    def _object_store_create(self, path: str, data: bytes) -> bool:
+        # pyarrow's S3 filesystem has no conditional put: refuse rather than risk a lost commit.
+        raise LsmlakeError(
+            f"create-only publish of {path} needs a conditional put, which this filesystem "
+            f"({self.fs.type_name}) does not offer"
+        )
+
+    def delete_file(self, path: str) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            self.fs.delete_file(path)
+
+    def delete_dir(self, path: str) -> None:
+        if self.is_dir(path):
+            self.fs.delete_dir(path)
+
+    def rename(self, src: str, dst: str) -> None:
+        self.fs.move(src, dst)
+
+    @staticmethod
+    def _temp_path(path: str) -> str:
+        head, tail = os.path.split(path)
+        return os.path.join(head, f".{tail}.{uuid.uuid4()}.tmp")

@@ -1,0 +1,47 @@
+"""The exception hierarchy: one root, a few meaningful subclasses."""
+
+from __future__ import annotations
+
+
+class LsmlakeError(Exception):
+    """Root of every error lsmlake raises on purpose."""
+
+
+class NoSuchDatabaseError(LsmlakeError):
+    """A database that does not exist was named."""
+
+
+class NoSuchTableError(LsmlakeError):
+    """A table that does not exist was named."""
+
+
+class AlreadyExistsError(LsmlakeError):
+    """A database or table that already exists was created without exist_ok."""
+
+
+class NoSuchSnapshotError(LsmlakeError):
+    """A snapshot id that the table does not hold was asked for."""
+
+
+class SchemaMismatchError(LsmlakeError):
+    """Data handed to a writer does not fit the table schema."""
+
+
+class InvalidOptionError(LsmlakeError, ValueError):
+    """A table option is unknown, malformed, or in a combination Paimon rejects."""
+
+
+class InvalidIdentifierError(LsmlakeError, ValueError):
+    """A database or table name is empty, malformed, or escapes the warehouse."""
+
+
+class CommitConflictError(LsmlakeError):
+    """A commit conflicts with one that landed first; nothing was published."""
+
+
+class CorruptFileError(LsmlakeError):
+    """A metadata or data file is truncated, malformed or fails its checksum."""
+
+
+class UnsupportedError(LsmlakeError):
+    """The table uses a feature lsmlake does not implement yet."""

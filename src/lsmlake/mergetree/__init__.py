@@ -1,0 +1,1 @@
+"""mergetree layer of lsmlake."""

@@ -1,0 +1,119 @@
+"""The key-value file layout of primary-key tables: _KEY_* columns, sequence number, row kind, values."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from enum import IntEnum
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from lsmlake.core.schema import TableSchema
+from lsmlake.core.types import DataField, DataType, to_arrow_field
+
+KEY_PREFIX = "_KEY_"
+SEQUENCE_NUMBER = "_SEQUENCE_NUMBER"
+VALUE_KIND = "_VALUE_KIND"
+KEY_FIELD_ID_START = 2147483647 // 2
+SEQUENCE_NUMBER_ID = 2147483646
+VALUE_KIND_ID = 2147483645
+
+
+class RowKind(IntEnum):
+    """Paimon's row kinds as stored in _VALUE_KIND."""
+
+    INSERT = 0
+    UPDATE_BEFORE = 1
+    UPDATE_AFTER = 2
+    DELETE = 3
+
+
+ROW_KIND_SHORT = {"+I": RowKind.INSERT, "-U": RowKind.UPDATE_BEFORE, "+U": RowKind.UPDATE_AFTER,
+                  "-D": RowKind.DELETE}
+
+
+def key_fields(schema: TableSchema) -> list[DataField]:
+    """The trimmed primary-key fields as they appear in a key-value file (``_KEY_<name>``)."""
+    out = []
+    for name in schema.trimmed_primary_keys:
+        f = schema.field(name)
+        out.append(DataField(KEY_FIELD_ID_START + f.id, KEY_PREFIX + name, f.type.copy(nullable=False)))
+    return out
+
+
+def kv_arrow_schema(schema: TableSchema) -> pa.Schema:
+    """Arrow schema of a primary-key data file, with Parquet field ids."""
+    fields = [to_arrow_field(f) for f in key_fields(schema)]
+    fields.append(to_arrow_field(DataField(SEQUENCE_NUMBER_ID, SEQUENCE_NUMBER, DataType("BIGINT", False))))
+    fields.append(to_arrow_field(DataField(VALUE_KIND_ID, VALUE_KIND, DataType("TINYINT", False))))
+    fields.extend(to_arrow_field(f) for f in schema.fields)
+    return pa.schema(fields)
+
+
+def to_kv_table(rows: pa.Table, kinds: np.ndarray, sequence: np.ndarray, schema: TableSchema) -> pa.Table:
+    """Lay out logical rows (in table schema) as a key-value file table."""
+    arrow_schema = kv_arrow_schema(schema)
+    columns: list[pa.Array | pa.ChunkedArray] = [rows.column(n) for n in schema.trimmed_primary_keys]
+    columns.append(pa.array(sequence, pa.int64()))
+    columns.append(pa.array(kinds.astype(np.int8), pa.int8()))
+    columns.extend(rows.column(f.name) for f in schema.fields)
+    return pa.Table.from_arrays(columns, schema=arrow_schema)
+
+
+def sort_by_key(
+    table: pa.Table, key_names: Sequence[str], sequence_fields: Sequence[str] = (),
+    *, descending_sequence: bool = False, seq_column: str = SEQUENCE_NUMBER,
+) -> pa.Table:
+    """Sort rows by key (nulls first), then user sequence fields, then the system sequence number."""
+    order = "descending" if descending_sequence else "ascending"
+    keys = [(k, "ascending") for k in key_names]
+    keys += [(s, order) for s in sequence_fields]
+    keys.append((seq_column, "ascending"))
+    idx = pc.sort_indices(table, sort_keys=keys, null_placement="at_start")
+    return table.take(idx)
+
+
+def _same_as_next(column: pa.ChunkedArray | pa.Array) -> np.ndarray:
+    """For each row but the last: whether the next row holds an equal value (nulls equal nulls)."""
+    arr = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    n = len(arr)
+    if n < 2:
+        return np.zeros(0, dtype=bool)
+    head, tail = arr.slice(0, n - 1), arr.slice(1)
+    eq = pc.fill_null(pc.equal(head, tail), False).to_numpy(zero_copy_only=False)
+    both_null = np.logical_and(
+        pc.is_null(head).to_numpy(zero_copy_only=False), pc.is_null(tail).to_numpy(zero_copy_only=False)
+    )
+    return np.logical_or(eq, both_null)
+
+
+def last_of_each_key(sorted_table: pa.Table, key_names: Sequence[str]) -> np.ndarray:
+    """Boolean mask keeping the last row of each run of equal keys in a key-sorted table."""
+    n = sorted_table.num_rows
+    if n == 0:
+        return np.zeros(0, dtype=bool)
+    same = np.ones(n - 1, dtype=bool)
+    for name in key_names:
+        same &= _same_as_next(sorted_table.column(name))
+    keep = np.ones(n, dtype=bool)
+    keep[:-1] = ~same
+    return keep
+
+
+def key_group_starts(sorted_table: pa.Table, key_names: Sequence[str]) -> np.ndarray:
+    """Boolean mask marking the first row of each run of equal keys in a key-sorted table."""
+    n = sorted_table.num_rows
+    if n == 0:
+        return np.zeros(0, dtype=bool)
+    same = np.ones(n - 1, dtype=bool)
+    for name in key_names:
+        same &= _same_as_next(sorted_table.column(name))
+    starts = np.ones(n, dtype=bool)
+    starts[1:] = ~same
+    return starts
+
+
+def is_retract(kinds: np.ndarray) -> np.ndarray:
+    """Rows that retract (UPDATE_BEFORE or DELETE)."""
+    return (kinds == RowKind.UPDATE_BEFORE) | (kinds == RowKind.DELETE)

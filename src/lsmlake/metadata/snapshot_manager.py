@@ -1,0 +1,128 @@
+"""SnapshotManager: find, read and atomically publish the snapshots of one table (or branch) root."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from lsmlake.core.fileio import FileIO
+from lsmlake.errors import NoSuchSnapshotError
+from lsmlake.metadata.snapshot import SNAPSHOT_PREFIX, Snapshot, decode_snapshot, encode_snapshot, snapshot_file_name
+
+EARLIEST = "EARLIEST"
+LATEST = "LATEST"
+_HINT_ATTEMPTS = 3
+
+
+class SnapshotManager:
+    """Snapshot ids and files under ``<table_root>/snapshot/``, with Java's hint-file rules (§3)."""
+
+    def __init__(self, io: FileIO, table_root: str) -> None:
+        self.io = io
+        self.table_root = table_root.rstrip("/")
+        self.snapshot_dir = f"{self.table_root}/snapshot"
+
+    # -- paths
+    def snapshot_path(self, snapshot_id: int) -> str:
+        return f"{self.snapshot_dir}/{snapshot_file_name(snapshot_id)}"
+
+    def hint_path(self, hint: str) -> str:
+        return f"{self.snapshot_dir}/{hint}"
+
+    # -- ids
+    def snapshot_ids(self) -> list[int]:
+        """Ids of every `snapshot-<n>` file present, ascending (temp and hint files ignored)."""
+        ids = []
+        for status in self.io.list_dir(self.snapshot_dir):
+            name = status.name
+            if status.is_dir or not name.startswith(SNAPSHOT_PREFIX):
+                continue
+            suffix = name[len(SNAPSHOT_PREFIX):]
+            if suffix.isdigit():
+                ids.append(int(suffix))
+        return sorted(ids)
+
+    def latest_id(self) -> int | None:
+        """The LATEST hint when no `snapshot-<hint+1>` exists, else the largest listed id."""
+        hint = self._read_hint(LATEST)
+        if hint is not None and hint > 0 and not self.io.exists(self.snapshot_path(hint + 1)):
+            return hint
+        return self._by_listing(max)
+
+    def earliest_id(self) -> int | None:
+        """The EARLIEST hint when that snapshot exists, else the smallest listed id."""
+        hint = self._read_hint(EARLIEST)
+        if hint is not None and self.io.exists(self.snapshot_path(hint)):
+            return hint
+        return self._by_listing(min)
+
+    def _by_listing(self, pick: Callable[[list[int]], int]) -> int | None:
+        ids = self.snapshot_ids()
+        return pick(ids) if ids else None
+
+    def _read_hint(self, hint: str) -> int | None:
+        path = self.hint_path(hint)
+        for attempt in range(_HINT_ATTEMPTS):
+            try:
+                return int(self.io.read_text(path).strip())
+            except FileNotFoundError:
+                return None
+            except ValueError:
+                return None
+            except OSError:
+                if attempt + 1 < _HINT_ATTEMPTS:
+                    time.sleep(0.001)
+        return None
+
+    # -- snapshots
+    def snapshot_exists(self, snapshot_id: int) -> bool:
+        return self.io.exists(self.snapshot_path(snapshot_id))
+
+    def snapshot(self, snapshot_id: int) -> Snapshot:
+        path = self.snapshot_path(snapshot_id)
+        try:
+            data = self.io.read_bytes(path)
+        except FileNotFoundError as e:
+            raise NoSuchSnapshotError(f"snapshot {snapshot_id} does not exist ({path})") from e
+        return decode_snapshot(data, name=path)
+
+    def latest(self) -> Snapshot | None:
+        sid = self.latest_id()
+        return None if sid is None else self.snapshot(sid)
+
+    def earliest(self) -> Snapshot | None:
+        sid = self.earliest_id()
+        return None if sid is None else self.snapshot(sid)
+
+    # -- publishing
+    def try_publish(self, snapshot: Snapshot) -> bool:
+        """Create `snapshot-<id>` only if absent; False when another commit claimed the id first.
+
+        As in Java's RenamingSnapshotCommit, an existing file whose bytes equal this snapshot
+        (a retried publish of the same commit) counts as success.
+        """
+        path = self.snapshot_path(snapshot.id)
+        data = encode_snapshot(snapshot).encode("utf-8")
+        if self.io.write_if_absent(path, data):
+            return True
+        try:
+            return self.io.read_bytes(path) == data
+        except FileNotFoundError:
+            return False
+
+    def write_latest_hint(self, snapshot_id: int) -> None:
+        self._write_hint(LATEST, snapshot_id)
+
+    def write_earliest_hint(self, snapshot_id: int) -> None:
+        self._write_hint(EARLIEST, snapshot_id)
+
+    def _write_hint(self, hint: str, snapshot_id: int) -> None:
+        path = self.hint_path(hint)
+        for attempt in range(_HINT_ATTEMPTS):
+            try:
+                self.io.overwrite_hint(path, str(snapshot_id))
+                return
+            except OSError:
+                if attempt + 1 == _HINT_ATTEMPTS:
+                    raise
+                time.sleep(0.05 * (attempt + 1))

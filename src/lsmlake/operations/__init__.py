@@ -1,0 +1,1 @@
+"""operations layer of lsmlake."""

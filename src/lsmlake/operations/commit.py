@@ -1,0 +1,186 @@
+"""The committer: the only writer of manifests and snapshots; publishes create-only, retries on a race."""
+
+from __future__ import annotations
+
+import random
+import time
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from lsmlake.core.fileio import FileIO
+from lsmlake.core.options import CoreOptions, parse_duration_ms
+from lsmlake.core.paths import TablePaths
+from lsmlake.core.schema import TableSchema
+from lsmlake.errors import CommitConflictError
+from lsmlake.metadata.index_manifest import (
+    IndexManifestEntry, combine_index_entries, read_index_manifest, write_index_manifest,
+)
+from lsmlake.metadata.manifest import FileKind, ManifestEntry, read_manifest
+from lsmlake.metadata.manifest_list import ManifestFileMeta, read_manifest_list, write_manifest_list
+from lsmlake.metadata.snapshot import Snapshot
+from lsmlake.metadata.snapshot_manager import SnapshotManager
+from lsmlake.operations.commit_message import CommitMessage
+from lsmlake.operations.manifest_files import ManifestWriter
+
+BATCH_COMMIT_IDENTIFIER = 9223372036854775807
+
+
+@dataclass(frozen=True)
+class Changes:
+    """The manifest entries and index changes that one snapshot publishes."""
+
+    kind: str
+    entries: tuple[ManifestEntry, ...]
+    index_changes: tuple[IndexManifestEntry, ...] = ()
+
+
+def split_changes(messages: Sequence[CommitMessage]) -> list[Changes]:
+    """An APPEND snapshot for new files, then a COMPACT snapshot for compaction results."""
+    append: list[ManifestEntry] = []
+    compact: list[ManifestEntry] = []
+    compact_index: list[IndexManifestEntry] = []
+    for m in messages:
+        append += [ManifestEntry(FileKind.ADD, m.partition, m.bucket, m.total_buckets, f) for f in m.new_files]
+        compact += [ManifestEntry(FileKind.DELETE, m.partition, m.bucket, m.total_buckets, f)
+                    for f in m.compact_before]
+        compact += [ManifestEntry(FileKind.ADD, m.partition, m.bucket, m.total_buckets, f)
+                    for f in m.compact_after]
+        compact_index += [IndexManifestEntry(FileKind.DELETE, m.partition, m.bucket, f)
+                          for f in m.deleted_index_files]
+        compact_index += [IndexManifestEntry(FileKind.ADD, m.partition, m.bucket, f) for f in m.new_index_files]
+    out = []
+    if append:
+        out.append(Changes("APPEND", tuple(append)))
+    if compact or compact_index:
+        out.append(Changes("COMPACT", tuple(compact), tuple(compact_index)))
+    return out
+
+
+class FileStoreCommit:
+    """Publishes snapshots of one table for one commit user."""
+
+    def __init__(self, io: FileIO, table_root: str, schema: TableSchema, options: CoreOptions,
+                 *, table_name: str, commit_user: str | None = None) -> None:
+        self.io = io
+        self.paths = TablePaths(table_root)
+        self.schema = schema
+        self.options = options
+        self.table_name = table_name
+        self.commit_user = commit_user or str(uuid.uuid4())
+        self.snapshots = SnapshotManager(io, table_root)
+        self.manifests = ManifestWriter(
+            io, self.paths, tuple(schema.field(k).type for k in schema.partition_keys),
+            options.manifest_codec, schema.id,
+        )
+
+    def commit(self, messages: Sequence[CommitMessage], *, identifier: int = BATCH_COMMIT_IDENTIFIER) -> list[int]:
+        """Publish the messages as up to two snapshots (APPEND, then COMPACT); return their ids."""
+        ids = []
+        for changes in split_changes(messages):
+            ids.append(self._commit_changes(changes, identifier))
+        return ids
+
+    def _commit_changes(self, changes: Changes, identifier: int) -> int:
+        delta_metas = self.manifests.write(list(changes.entries)) if changes.entries else []
+        retries = self.options.commit_max_retries
+        min_wait = parse_duration_ms("commit.min-retry-wait", self.options.get("commit.min-retry-wait") or "10 ms")
+        max_wait = parse_duration_ms("commit.max-retry-wait", self.options.get("commit.max-retry-wait") or "10 s")
+        for attempt in range(retries + 1):
+            latest = self.snapshots.latest()
+            if changes.kind == "COMPACT":
+                self._check_deletes_still_live(changes, latest)
+            written: list[str] = []
+            snapshot = self._build_snapshot(changes, latest, delta_metas, identifier, written)
+            if self.snapshots.try_publish(snapshot):
+                self.snapshots.write_latest_hint(snapshot.id)
+                if latest is None:
+                    self.snapshots.write_earliest_hint(snapshot.id)
+                return snapshot.id
+            for name in written:
+                self.io.delete_file(self.paths.manifest(name))
+            wait_ms = min(min_wait * 2**attempt, max_wait)
+            time.sleep(wait_ms * (1 + 0.2 * random.random()) / 1000)
+        for m in delta_metas:
+            self.io.delete_file(self.paths.manifest(m.file_name))
+        raise CommitConflictError(
+            f"table {self.table_name}: gave up publishing a snapshot after {retries + 1} attempts "
+            "(other writers kept winning)"
+        )
+
+    def _previous_metas(self, latest: Snapshot | None) -> list[ManifestFileMeta]:
+        if latest is None:
+            return []
+        metas = read_manifest_list(self.io, self.paths.manifest(latest.base_manifest_list))
+        metas += read_manifest_list(self.io, self.paths.manifest(latest.delta_manifest_list))
+        return metas
+
+    def _check_deletes_still_live(self, changes: Changes, latest: Snapshot | None) -> None:
+        deleting = {e.identifier() for e in changes.entries if e.kind == FileKind.DELETE}
+        if not deleting:
+            return
+        live = set()
+        for meta in self._previous_metas(latest):
+            for e in read_manifest(self.io, self.paths.manifest(meta.file_name)):
+                if e.kind == FileKind.ADD:
+                    live.add(e.identifier())
+                else:
+                    live.discard(e.identifier())
+        gone = deleting - live
+        if gone:
+            names = sorted(str(i[3]) for i in gone)[:3]
+            raise CommitConflictError(
+                f"table {self.table_name}: file deletion conflicts detected: {', '.join(names)} "
+                "no longer live (another commit removed them)"
+            )
+
+    def _build_snapshot(
+        self, changes: Changes, latest: Snapshot | None, delta_metas: list[ManifestFileMeta],
+        identifier: int, written: list[str],
+    ) -> Snapshot:
+        previous = self._previous_metas(latest)
+        base, merged_names = self.manifests.merge(
+            previous, target_size=self.options.manifest_target_size,
+            min_count=self.options.manifest_merge_min_count,
+            full_threshold=self.options.manifest_full_compaction_size,
+        )
+        written.extend(merged_names)
+        base_name = self.paths.new_manifest_list_name()
+        base_size = write_manifest_list(self.io, self.paths.manifest(base_name), base,
+                                        codec=self.options.manifest_codec)
+        delta_name = self.paths.new_manifest_list_name()
+        delta_size = write_manifest_list(self.io, self.paths.manifest(delta_name), delta_metas,
+                                         codec=self.options.manifest_codec)
+        written += [base_name, delta_name]
+        index_manifest = latest.index_manifest if latest else None
+        if changes.index_changes:
+            previous_index = (
+                read_index_manifest(self.io, self.paths.manifest(index_manifest)) if index_manifest else []
+            )
+            combined = combine_index_entries(previous_index, list(changes.index_changes))
+            index_manifest = self.paths.new_index_manifest_name()
+            write_index_manifest(self.io, self.paths.manifest(index_manifest), combined,
+                                 codec=self.options.manifest_codec)
+            written.append(index_manifest)
+        delta_count = sum(
+            e.file.row_count if e.kind == FileKind.ADD else -e.file.row_count for e in changes.entries
+        )
+        return Snapshot(
+            version=3,
+            id=(latest.id + 1) if latest else 1,
+            schema_id=self.schema.id,
+            base_manifest_list=base_name,
+            base_manifest_list_size=base_size,
+            delta_manifest_list=delta_name,
+            delta_manifest_list_size=delta_size,
+            index_manifest=index_manifest,
+            commit_user=self.commit_user,
+            commit_identifier=identifier,
+            commit_kind=changes.kind,
+            time_millis=int(time.time() * 1000),
+            total_record_count=((latest.total_record_count or 0) if latest else 0) + delta_count,
+            delta_record_count=delta_count,
+            watermark=latest.watermark if latest else None,
+            next_row_id=latest.next_row_id if latest and latest.next_row_id is not None else 0,
+            uuid=str(uuid.uuid4()),
+        )

@@ -1,0 +1,81 @@
+"""A Paimon table opened from a warehouse: its schema, options, writers and snapshots."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from lsmlake.core.fileio import FileIO
+from lsmlake.core.options import CoreOptions
+from lsmlake.core.paths import TablePaths
+from lsmlake.core.schema import TableSchema
+from lsmlake.metadata.snapshot import Snapshot
+from lsmlake.metadata.snapshot_manager import SnapshotManager
+from lsmlake.operations.input_rows import WriteData
+from lsmlake.table_writer import TableWriter
+
+
+@dataclass(frozen=True)
+class Table:
+    """One table; cheap to create, holds no open handles. ``with_options`` gives a re-optioned copy."""
+
+    name: str
+    io: FileIO
+    root: str
+    schema: TableSchema
+    dynamic_options: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def options(self) -> CoreOptions:
+        merged = dict(self.schema.effective_options)
+        merged.update(self.dynamic_options)
+        return CoreOptions.of(merged, primary_key_table=bool(self.schema.primary_keys))
+
+    @property
+    def paths(self) -> TablePaths:
+        return TablePaths(self.root)
+
+    @property
+    def snapshot_manager(self) -> SnapshotManager:
+        return SnapshotManager(self.io, self.root)
+
+    @property
+    def primary_keys(self) -> list[str]:
+        return list(self.schema.primary_keys)
+
+    @property
+    def partition_keys(self) -> list[str]:
+        return list(self.schema.partition_keys)
+
+    def with_options(self, options: Mapping[str, str]) -> Table:
+        """A copy of this table that reads and writes with extra (dynamic) options."""
+        merged = dict(self.dynamic_options)
+        merged.update({str(k): str(v) for k, v in options.items()})
+        return Table(self.name, self.io, self.root, self.schema, merged)
+
+    # -- writing
+    def writer(self) -> TableWriter:
+        """A writer for many batches and one commit (use as a context manager)."""
+        return TableWriter(self)
+
+    def write(self, data: WriteData) -> int | None:
+        """Upsert ``data`` in one commit; returns the new snapshot id (None if there was nothing to write)."""
+        with self.writer() as w:
+            w.write(data)
+        return w.snapshot_ids[-1] if w.snapshot_ids else None
+
+    def delete(self, keys: WriteData) -> int | None:
+        """Delete the rows with the given primary keys in one commit; returns the new snapshot id."""
+        with self.writer() as w:
+            w.delete(keys)
+        return w.snapshot_ids[-1] if w.snapshot_ids else None
+
+    # -- snapshots
+    def latest_snapshot(self) -> Snapshot | None:
+        return self.snapshot_manager.latest()
+
+    def snapshot(self, snapshot_id: int) -> Snapshot:
+        return self.snapshot_manager.snapshot(snapshot_id)
+
+    def __repr__(self) -> str:
+        return f"Table({self.name!r}, primary_key={self.primary_keys}, partition_keys={self.partition_keys})"

@@ -1,0 +1,103 @@
+"""A batch writer of one table: many batches of upserts and deletes, one commit."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from types import TracebackType
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from lsmlake.errors import LsmlakeError
+from lsmlake.mergetree.kv_layout import RowKind
+from lsmlake.metadata.manifest import ManifestEntry
+from lsmlake.operations.commit import FileStoreCommit
+from lsmlake.operations.input_rows import WriteData, conform, row_kinds, to_arrow_table
+from lsmlake.operations.live_files import live_entries
+from lsmlake.operations.write import FileStoreWrite
+
+if TYPE_CHECKING:
+    from lsmlake.table import Table
+
+
+class TableWriter:
+    """Collects writes and deletes; ``commit()`` (or leaving the ``with`` block) publishes them once."""
+
+    def __init__(self, table: Table) -> None:
+        self.table = table
+        self._restored: dict[tuple[bytes, int], list[ManifestEntry]] | None = None
+        self._write = FileStoreWrite(
+            table.io, table.root, table.schema, table.options, table_name=table.name, restore=self._restore,
+        )
+        self._closed = False
+        self.snapshot_ids: list[int] = []
+
+    def _restore(self, partition: bytes, bucket: int) -> list[ManifestEntry]:
+        if self._restored is None:
+            grouped: dict[tuple[bytes, int], list[ManifestEntry]] = defaultdict(list)
+            latest = self.table.snapshot_manager.latest()
+            for e in live_entries(self.table.io, self.table.paths, latest):
+                grouped[(e.partition, e.bucket)].append(e)
+            self._restored = dict(grouped)
+        return self._restored.get((partition, bucket), [])
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise LsmlakeError(f"table {self.table.name}: this writer has already committed or aborted")
+
+    def write(self, data: WriteData) -> None:
+        """Upsert rows (every column of the table); row kinds come from ``rowkind.field`` when set."""
+        self._check_open()
+        rows = conform(to_arrow_table(data, "write"), self.table.schema, table_name=self.table.name)
+        kinds = row_kinds(rows, self.table.options, RowKind.INSERT, table_name=self.table.name)
+        self._write.write(rows, kinds)
+
+    def delete(self, keys: WriteData) -> None:
+        """Delete the rows whose primary keys are given (other columns may be omitted)."""
+        self._check_open()
+        schema = self.table.schema
+        if not schema.primary_keys:
+            raise LsmlakeError(f"table {self.table.name}: deleting by key needs a primary-key table")
+        rows = conform(
+            to_arrow_table(keys, "delete"), schema, table_name=self.table.name,
+            required=list(schema.primary_keys), fill_missing=True,
+        )
+        kinds = np.full(rows.num_rows, int(RowKind.DELETE), dtype=np.int8)
+        self._write.write(rows, kinds)
+
+    def commit(self) -> int | None:
+        """Flush and publish; returns the id of the last snapshot written (None if nothing changed)."""
+        self._check_open()
+        self._closed = True
+        try:
+            messages = self._write.prepare_commit()
+            if not messages:
+                return None
+            committer = FileStoreCommit(
+                self.table.io, self.table.root, self.table.schema, self.table.options,
+                table_name=self.table.name,
+            )
+            self.snapshot_ids = committer.commit(messages)
+        except BaseException:
+            self._write.abort()
+            raise
+        return self.snapshot_ids[-1] if self.snapshot_ids else None
+
+    def abort(self) -> None:
+        """Discard everything written so far; no snapshot is created."""
+        if not self._closed:
+            self._closed = True
+            self._write.abort()
+
+    def __enter__(self) -> TableWriter:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if exc_type is None:
+            if not self._closed:
+                self.commit()
+        else:
+            self.abort()
+

@@ -1,0 +1,275 @@
+"""Isolated pypaimon 2.1.0 venv plus subprocess helpers used as an interop oracle in tests."""
+
+from __future__ import annotations
+
+import base64
+import fcntl
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Literal
+
+import pyarrow as pa
+
+PYPAIMON_VERSION = "2.1.0"
+PYPAIMON_SPEC = f"pypaimon=={PYPAIMON_VERSION}"
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+#: Override the venv location with ``LSMLAKE_PYPAIMON_VENV`` (e.g. a shared CI cache).
+VENV_DIR = Path(os.environ.get("LSMLAKE_PYPAIMON_VENV", REPO_ROOT / ".cache" / "pypaimon-venv"))
+CHILD_SCRIPT = Path(__file__).resolve().with_name("_pypaimon_child.py")
+
+_MARKER_NAME = ".lsmlake-installed.json"
+_PIP_TIMEOUT_S = 1800.0
+_CHILD_TIMEOUT_S = 600.0
+
+_ready_specs: set[str] = set()
+_ready_python: Path | None = None
+_process_lock = threading.Lock()
+
+CommitKind = Literal["append", "overwrite"]
+
+
+def _venv_python(venv: Path) -> Path:
+    return venv / "bin" / "python"
+
+
+def _lock_path(venv: Path) -> Path:
+    return venv.with_name(venv.name + ".lock")
+
+
+@contextmanager
+def _file_lock(path: Path) -> Iterator[None]:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a+b") as handle:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
+def _clean_env() -> dict[str, str]:
+    env = dict(os.environ)
+    for key in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "PYTHONSTARTUP"):
+        env.pop(key, None)
+    env["PYTHONNOUSERSITE"] = "1"
+    return env
+
+
+def _run(args: Sequence[str], *, timeout: float, what: str, stdin: str | None = None) -> str:
+    try:
+        proc = subprocess.run(
+            list(args),
+            input=stdin,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env=_clean_env(),
+            check=False,
+        )
+    except subprocess.TimeoutExpired as exc:
+        raise RuntimeError(f"{what} timed out after {timeout:.0f}s: {' '.join(args)}") from exc
+    if proc.returncode != 0:
+        raise RuntimeError(
+            f"{what} failed (exit {proc.returncode}): {' '.join(args)}\n"
+            f"--- stderr ---\n{proc.stderr}\n--- stdout ---\n{proc.stdout[-4000:]}"
+        )
+    return proc.stdout
+
+
+def _probe_pypaimon(python: Path) -> bool:
+    """True when ``pypaimon`` (and its pyarrow) import in ``python`` at the pinned version."""
+    if not python.exists():
+        return False
+    code = (
+        "import importlib.metadata as m, sys\n"
+        "from pypaimon import CatalogFactory, Schema\n"
+        f"sys.exit(0 if m.version('pypaimon') == {PYPAIMON_VERSION!r} else 3)\n"
+    )
+    proc = subprocess.run(
+        [str(python), "-I", "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=_clean_env(),
+        check=False,
+    )
+    return proc.returncode == 0
+
+
+def _read_marker(venv: Path) -> set[str]:
+    try:
+        data = json.loads((venv / _MARKER_NAME).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return set()
+    specs = data.get("specs", []) if isinstance(data, dict) else []
+    return {str(spec) for spec in specs}
+
+
+def _write_marker(venv: Path, specs: set[str]) -> None:
+    tmp = venv / (_MARKER_NAME + ".tmp")
+    tmp.write_text(json.dumps({"specs": sorted(specs)}, indent=1), encoding="utf-8")
+    os.replace(tmp, venv / _MARKER_NAME)
+
+
+def _pip_install(python: Path, specs: Sequence[str]) -> None:
+    _run(
+        [str(python), "-m", "pip", "install", "--disable-pip-version-check", "--no-input", *specs],
+        timeout=_PIP_TIMEOUT_S,
+        what="pip install into pypaimon venv",
+    )
+
+
+def _ensure_venv(venv: Path, extras: Sequence[str]) -> Path:
+    """Create/repair the venv and install missing specs; caller holds the file lock."""
+    python = _venv_python(venv)
+    installed = _read_marker(venv)
+    base_ok = PYPAIMON_SPEC in installed and _probe_pypaimon(python)
+    if not base_ok:
+        if not _probe_pypaimon(python):
+            # Missing or half-built venv: start from scratch.
+            if venv.exists():
+                shutil.rmtree(venv)
+            _run([sys.executable, "-m", "venv", str(venv)], timeout=600, what="python -m venv")
+            installed = set()
+        # Idempotent when pypaimon already imports (pip just verifies the deps).
+        _pip_install(python, [PYPAIMON_SPEC])
+        if not _probe_pypaimon(python):
+            raise RuntimeError(f"{PYPAIMON_SPEC} installed into {venv} but does not import")
+        installed.add(PYPAIMON_SPEC)
+        _write_marker(venv, installed)
+    missing = [spec for spec in extras if spec not in installed]
+    if missing:
+        _pip_install(python, missing)
+        installed.update(missing)
+        _write_marker(venv, installed)
+    return python
+
+
+def pypaimon_python(extras: Sequence[str] = ()) -> Path:
+    """Return the python executable of the pypaimon venv, creating it on first use.
+
+    ``extras`` are additional pip requirement specs (e.g. ``"pypaimon-rust"``)
+    installed into the same venv once; they are remembered by their exact spec
+    string.  Safe under pytest-xdist: creation is serialised by an fcntl lock.
+    """
+    global _ready_python
+    wanted = {PYPAIMON_SPEC, *extras}
+    with _process_lock:
+        if _ready_python is not None and wanted <= _ready_specs:
+            return _ready_python
+        with _file_lock(_lock_path(VENV_DIR)):
+            python = _ensure_venv(VENV_DIR, list(extras))
+        _ready_specs.update(wanted)
+        _ready_python = python
+        return python
+
+
+def _call_child(command: dict[str, Any], workdir: Path) -> dict[str, Any]:
+    python = pypaimon_python()
+    result_path = workdir / "result.json"
+    payload = dict(command, result_path=str(result_path))
+    _run(
+        [str(python), "-I", str(CHILD_SCRIPT)],
+        stdin=json.dumps(payload),
+        timeout=_CHILD_TIMEOUT_S,
+        what=f"pypaimon child op={command.get('op')!r}",
+    )
+    result = json.loads(result_path.read_text(encoding="utf-8"))
+    if not isinstance(result, dict):
+        raise RuntimeError(f"pypaimon child returned a non-object result: {result!r}")
+    return result
+
+
+def _base_command(op: str, warehouse: str | Path, identifier: str) -> dict[str, Any]:
+    return {"op": op, "warehouse": str(Path(warehouse).resolve()), "identifier": identifier}
+
+
+def pypaimon_version() -> dict[str, str]:
+    """Versions of pypaimon and pyarrow inside the pypaimon venv."""
+    with tempfile.TemporaryDirectory(prefix="pypaimon-") as tmp:
+        result = _call_child({"op": "version"}, Path(tmp))
+    return {str(k): str(v) for k, v in result.items()}
+
+
+def pypaimon_create_table(
+    warehouse: str | Path,
+    identifier: str,
+    schema: pa.Schema,
+    primary_keys: Sequence[str] = (),
+    partition_keys: Sequence[str] = (),
+    options: Mapping[str, str] | None = None,
+    *,
+    ignore_if_exists: bool = False,
+) -> None:
+    """Create ``identifier`` ("db.table") via ``Schema.from_pyarrow_schema``; creates the db too."""
+    command = _base_command("create_table", warehouse, identifier)
+    command.update(
+        schema_b64=base64.b64encode(schema.serialize().to_pybytes()).decode("ascii"),
+        primary_keys=list(primary_keys),
+        partition_keys=list(partition_keys),
+        table_options={str(k): str(v) for k, v in (options or {}).items()},
+        ignore_if_exists=ignore_if_exists,
+    )
+    with tempfile.TemporaryDirectory(prefix="pypaimon-") as tmp:
+        _call_child(command, Path(tmp))
+
+
+def pypaimon_read(
+    warehouse: str | Path,
+    identifier: str,
+    *,
+    options: Mapping[str, str] | None = None,
+    projection: Sequence[str] | None = None,
+) -> pa.Table:
+    """Full batch read of ``identifier`` with pypaimon; ``options`` are dynamic (``table.copy``)."""
+    command = _base_command("read", warehouse, identifier)
+    command["options"] = {str(k): str(v) for k, v in (options or {}).items()}
+    if projection is not None:
+        command["projection"] = list(projection)
+    with tempfile.TemporaryDirectory(prefix="pypaimon-") as tmp:
+        output = Path(tmp) / "result.arrows"
+        command["output_path"] = str(output)
+        _call_child(command, Path(tmp))
+        with pa.OSFile(str(output), "rb") as source:
+            return pa.ipc.open_stream(source).read_all()
+
+
+def pypaimon_write(
+    warehouse: str | Path,
+    identifier: str,
+    data: pa.Table,
+    *,
+    commit_kind: CommitKind = "append",
+    overwrite_partition: Mapping[str, Any] | None = None,
+    options: Mapping[str, str] | None = None,
+) -> int | None:
+    """Write ``data`` in one pypaimon batch commit; returns the latest snapshot id afterwards.
+
+    ``commit_kind="overwrite"`` uses ``BatchWriteBuilder.overwrite(overwrite_partition)``
+    (``None`` = whole table; values are typed JSON scalars compared against the
+    partition columns, ``None`` = null partition).  ``options`` are dynamic table options.
+    """
+    if commit_kind not in ("append", "overwrite"):
+        raise ValueError(f"commit_kind must be 'append' or 'overwrite', got {commit_kind!r}")
+    command = _base_command("write", warehouse, identifier)
+    command["options"] = {str(k): str(v) for k, v in (options or {}).items()}
+    command["commit_kind"] = commit_kind
+    if overwrite_partition is not None:
+        command["overwrite_partition"] = dict(overwrite_partition)
+    with tempfile.TemporaryDirectory(prefix="pypaimon-") as tmp:
+        input_path = Path(tmp) / "input.arrows"
+        with pa.OSFile(str(input_path), "wb") as sink, pa.ipc.new_stream(sink, data.schema) as writer:
+            writer.write_table(data)
+        command["input_path"] = str(input_path)
+        result = _call_child(command, Path(tmp))
+    snapshot_id = result.get("snapshot_id")
+    return None if snapshot_id is None else int(snapshot_id)
