@@ -29,7 +29,7 @@ def require_fixtures() -> Path:
 
 
 def copy_fixture(relpath: str | os.PathLike[str], tmp_path: Path) -> Path:
-    """Copy ``FIXTURES/relpath`` (a file or directory) to ``tmp_path/<its name>``, writable; skip if absent."""
+    """Copy ``FIXTURES/relpath`` (file or directory) to ``tmp_path/<its name>``, writable; skip if absent."""
     src = require_fixtures() / relpath
     if not src.exists():
         pytest.skip(f"fixture {relpath} not found")
@@ -47,7 +47,9 @@ def table_roots() -> list[Path]:
     """Every table (and branch) root in the fixtures: a directory holding `schema/` and `snapshot/`."""
     if not FIXTURES.is_dir():
         return []
-    return sorted(p.parent for p in FIXTURES.rglob("snapshot") if p.is_dir() and (p.parent / "schema").is_dir())
+    return sorted(
+        p.parent for p in FIXTURES.rglob("snapshot") if p.is_dir() and (p.parent / "schema").is_dir()
+    )
 
 
 def _metadata_files(prefix_test: str) -> Iterator[Path]:

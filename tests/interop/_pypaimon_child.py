@@ -107,11 +107,27 @@ def cmd_write(command: dict[str, Any]) -> dict[str, Any]:
     return {"snapshot_id": _latest_snapshot_id(table)}
 
 
+def cmd_batch(command: dict[str, Any]) -> dict[str, Any]:
+    """Run several commands in order in this one process (saves the interpreter start-up per step)."""
+    results = []
+    for index, step in enumerate(command.get("commands") or []):
+        handler = COMMANDS.get(step.get("op", ""))
+        if handler is None or handler is cmd_batch:
+            raise SystemExit(f"batch step {index}: unknown op {step.get('op')!r}")
+        try:
+            results.append(handler(step))
+        except Exception as exc:
+            raise RuntimeError(f"batch step {index} (op={step.get('op')!r}, {step.get('identifier')!r}) failed") \
+                from exc
+    return {"results": results}
+
+
 COMMANDS = {
     "version": cmd_version,
     "create_table": cmd_create_table,
     "read": cmd_read,
     "write": cmd_write,
+    "batch": cmd_batch,
 }
 
 

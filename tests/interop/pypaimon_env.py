@@ -273,3 +273,107 @@ def pypaimon_write(
         result = _call_child(command, Path(tmp))
     snapshot_id = result.get("snapshot_id")
     return None if snapshot_id is None else int(snapshot_id)
+
+
+class PypaimonBatch:
+    """Queue several pypaimon operations and run them in ONE child process, in order.
+
+    Each queued call returns the index of its result in the list that :meth:`run` returns:
+    ``None`` for ``create_table``, the latest snapshot id for ``write`` and a ``pa.Table``
+    for ``read``.  A failing step aborts the batch (``RuntimeError`` naming the step).
+    """
+
+    def __init__(self) -> None:
+        self._steps: list[tuple[str, dict[str, Any], pa.Table | None]] = []
+
+    def __len__(self) -> int:
+        return len(self._steps)
+
+    def create_table(
+        self,
+        warehouse: str | Path,
+        identifier: str,
+        schema: pa.Schema,
+        primary_keys: Sequence[str] = (),
+        partition_keys: Sequence[str] = (),
+        options: Mapping[str, str] | None = None,
+        *,
+        ignore_if_exists: bool = False,
+    ) -> int:
+        command = _base_command("create_table", warehouse, identifier)
+        command.update(
+            schema_b64=base64.b64encode(schema.serialize().to_pybytes()).decode("ascii"),
+            primary_keys=list(primary_keys),
+            partition_keys=list(partition_keys),
+            table_options={str(k): str(v) for k, v in (options or {}).items()},
+            ignore_if_exists=ignore_if_exists,
+        )
+        self._steps.append(("create_table", command, None))
+        return len(self._steps) - 1
+
+    def write(
+        self,
+        warehouse: str | Path,
+        identifier: str,
+        data: pa.Table,
+        *,
+        commit_kind: CommitKind = "append",
+        overwrite_partition: Mapping[str, Any] | None = None,
+        options: Mapping[str, str] | None = None,
+    ) -> int:
+        if commit_kind not in ("append", "overwrite"):
+            raise ValueError(f"commit_kind must be 'append' or 'overwrite', got {commit_kind!r}")
+        command = _base_command("write", warehouse, identifier)
+        command["options"] = {str(k): str(v) for k, v in (options or {}).items()}
+        command["commit_kind"] = commit_kind
+        if overwrite_partition is not None:
+            command["overwrite_partition"] = dict(overwrite_partition)
+        self._steps.append(("write", command, data))
+        return len(self._steps) - 1
+
+    def read(
+        self,
+        warehouse: str | Path,
+        identifier: str,
+        *,
+        options: Mapping[str, str] | None = None,
+        projection: Sequence[str] | None = None,
+    ) -> int:
+        command = _base_command("read", warehouse, identifier)
+        command["options"] = {str(k): str(v) for k, v in (options or {}).items()}
+        if projection is not None:
+            command["projection"] = list(projection)
+        self._steps.append(("read", command, None))
+        return len(self._steps) - 1
+
+    def run(self) -> list[Any]:
+        """Run the queued steps (then forget them); returns one result per step."""
+        steps, self._steps = self._steps, []
+        if not steps:
+            return []
+        with tempfile.TemporaryDirectory(prefix="pypaimon-") as tmp:
+            tmp_path = Path(tmp)
+            commands = []
+            for index, (op, command, data) in enumerate(steps):
+                command = dict(command)
+                if op == "write":
+                    assert data is not None
+                    input_path = tmp_path / f"input-{index}.arrows"
+                    with pa.OSFile(str(input_path), "wb") as sink, pa.ipc.new_stream(sink, data.schema) as w:
+                        w.write_table(data)
+                    command["input_path"] = str(input_path)
+                elif op == "read":
+                    command["output_path"] = str(tmp_path / f"output-{index}.arrows")
+                commands.append(command)
+            result = _call_child({"op": "batch", "commands": commands}, tmp_path)
+            out: list[Any] = []
+            for (op, _, _), command, step_result in zip(steps, commands, result["results"], strict=True):
+                if op == "read":
+                    with pa.OSFile(command["output_path"], "rb") as source:
+                        out.append(pa.ipc.open_stream(source).read_all())
+                elif op == "write":
+                    sid = step_result.get("snapshot_id")
+                    out.append(None if sid is None else int(sid))
+                else:
+                    out.append(None)
+            return out

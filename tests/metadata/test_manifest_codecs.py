@@ -156,7 +156,9 @@ def test_orc_manifest_creation_time_is_raw_wall_clock() -> None:
 
 
 @pytest.mark.parametrize(
-    "path", [p for k, p in ALL_FILES if k == "index"], ids=[fixture_id(p) for k, p in ALL_FILES if k == "index"]
+    "path",
+    [p for k, p in ALL_FILES if k == "index"],
+    ids=[fixture_id(p) for k, p in ALL_FILES if k == "index"],
 )
 def test_dv_index_entries_have_cardinalities(path: Path) -> None:
     """DV ranges decode; files written with `_CARDINALITY` carry it and it matches the bitmap."""
@@ -177,9 +179,9 @@ def test_dv_index_entries_have_cardinalities(path: Path) -> None:
             if blob is None:
                 continue
             assert len(blob) == f.file_size and blob[0] == 1
-            size = int.from_bytes(blob[dv.offset:dv.offset + 4], "big")
-            assert size == dv.length and blob[dv.offset + 4:dv.offset + 8] == bytes.fromhex("5e43f2d0")
-            bitmap = pyroaring.BitMap.deserialize(blob[dv.offset + 8:dv.offset + 4 + size])
+            size = int.from_bytes(blob[dv.offset : dv.offset + 4], "big")
+            assert size == dv.length and blob[dv.offset + 4 : dv.offset + 8] == bytes.fromhex("5e43f2d0")
+            bitmap = pyroaring.BitMap.deserialize(blob[dv.offset + 8 : dv.offset + 4 + size])
             if dv.cardinality is not None:
                 assert len(bitmap) == dv.cardinality
 
@@ -188,7 +190,8 @@ def test_dv_cardinalities_present() -> None:
     """At least the 1.x DV tables expose non-null cardinalities (e.g. pk_table_with_dv-style 1/2/3)."""
     seen = [
         dv.cardinality
-        for k, p in ALL_FILES if k == "index"
+        for k, p in ALL_FILES
+        if k == "index"
         for e in decode_index_manifest(p.read_bytes(), name=str(p))
         for dv in e.index_file.dv_ranges or ()
     ]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import struct
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple, TypeAlias
 
@@ -24,11 +24,13 @@ __all__ = ["BinaryRows", "binary_rows", "bucket_for_hash", "bucket_ids", "hash_b
            "hash_rows"]
 
 U8 = npt.NDArray[np.uint8]
+U32 = npt.NDArray[np.uint32]
 U64 = npt.NDArray[np.uint64]
 I64 = npt.NDArray[np.int64]
 Bools = npt.NDArray[np.bool_]
 Columns: TypeAlias = pa.Table | pa.RecordBatch | Sequence[pa.Array | pa.ChunkedArray]
-Writer: TypeAlias = Callable[[U8, I64], None]
+Rows: TypeAlias = I64 | slice  # an index array of rows, or slice(None) for all rows
+WordFn: TypeAlias = Callable[[int, Rows], U64]
 
 SEED = 42
 _C1, _C2, _C3 = np.uint32(0xCC9E2D51), np.uint32(0x1B873593), np.uint32(0xE6546B64)
@@ -38,6 +40,7 @@ _FIXED_DTYPES = {
     "FLOAT": np.uint32, "BIGINT": np.uint64, "DOUBLE": np.uint64,
 }
 _BYTES_ROOTS = frozenset({"CHAR", "VARCHAR", "BINARY", "VARBINARY", "BLOB"})
+_LOW_BYTES = np.array([(1 << (8 * i)) - 1 for i in range(9)], dtype=np.uint64)  # mask of the low i bytes
 _UNIT_NANOS = {"s": 1_000_000_000, "ms": 1_000_000, "us": 1_000, "ns": 1}
 
 
@@ -51,27 +54,29 @@ class BinaryRows(NamedTuple):
     def num_rows(self) -> int:
         return len(self.offsets) - 1
 
-    @property
-    def fixed_length(self) -> int | None:
-        """The common row length when every row has the same length, else None."""
-        lengths = np.diff(self.offsets)
-        if len(lengths) == 0 or bool((lengths == lengths[0]).all()):
-            return int(lengths[0]) if len(lengths) else 0
-        return None
-
     def row(self, i: int) -> bytes:
         return self.data[self.offsets[i] : self.offsets[i + 1]].tobytes()
 
 
 @dataclass
 class _Col:
-    """One encoded column: slot words, null mask and (for var-part fields) the var-part chunk per row."""
+    """One encoded field: its slot word and null mask, plus the chunk it appends to the var part."""
 
     slot: U64
     null: Bools
-    var_len: I64 | None = None  # bytes appended to the var part per row
-    uses_offset: Bools | None = None  # rows whose slot gets ``offset << 32`` (None: all rows)
-    writer: Writer | None = None  # writes the chunks, given each row's absolute chunk position
+    var_words: int | I64 = 0  # 8-byte words appended to the var part (per row, or the same for all rows)
+    uses_offset: Bools | None = None  # rows whose slot gets ``offset << 32`` (None: every row)
+    word: WordFn | None = None  # word(m, rows): word m of the chunk for those rows (only rows that have it)
+
+
+@dataclass
+class _Encoded:
+    """All fields of all rows, with var-part offsets resolved into the slots."""
+
+    cols: list[_Col]
+    header: list[U64] | None  # header words per row; None when no field is null (all zero)
+    var_start: list[I64 | None]  # per field: the row-relative word index of its chunk
+    lengths: I64  # row lengths in bytes
 
 
 # --------------------------------------------------------------------------- Arrow -> numpy
@@ -156,13 +161,11 @@ def _encode_timestamp(arr: pa.Array, t: DataType, null: Bools) -> _Col:
         nanos = rest * per
     millis[null] = 0
     nanos[null] = 0
+    millis_bits = millis.view(np.uint64)
     if is_compact_timestamp(t):
-        return _Col(millis.view(np.uint64), null)
-
-    def write(flat: U8, pos: I64) -> None:
-        flat.view(np.int64)[pos >> 3] = millis
-
-    return _Col(nanos.view(np.uint64), null, np.full(len(raw), 8, dtype=np.int64), None, write)
+        return _Col(millis_bits, null)
+    # Slot: offset | nanos-of-milli; var part: the epoch millis (reserved, zero, for nulls).
+    return _Col(nanos.view(np.uint64), null, 1, None, lambda m, rows: millis_bits[rows])
 
 
 def _bit_length(x: U64) -> I64:
@@ -190,51 +193,45 @@ def _encode_decimal(arr: pa.Array, t: DataType, null: Bools) -> _Col:
     src = np.minimum((16 - width)[:, None] + cols, 15)
     chunk = np.where(cols < width[:, None], np.take_along_axis(big_endian, src, axis=1), 0).astype(np.uint8)
     words = np.ascontiguousarray(chunk).view(np.uint64)
+    return _Col(width.astype(np.uint64), null, 2, None, lambda m, rows: words[rows, m])
 
-    def write(flat: U8, pos: I64) -> None:
-        flat64 = flat.view(np.uint64)
-        flat64[pos >> 3] = words[:, 0]
-        flat64[(pos >> 3) + 1] = words[:, 1]
 
-    return _Col(width.astype(np.uint64), null, np.full(len(arr), 16, dtype=np.int64), None, write)
+def _byte_windows(data: U8) -> U64:
+    """``out[i]`` = the 8 bytes at ``data[i:i+8]`` as a little-endian uint64 (zero past the end)."""
+    padded = np.zeros(len(data) + 8, dtype=np.uint8)
+    padded[: len(data)] = data
+    return np.ndarray(shape=(len(data) + 1,), dtype="<u8", buffer=padded, strides=(1,))
 
 
 def _encode_bytes(arr: pa.Array, null: Bools) -> _Col:
     n = len(arr)
     bufs = arr.buffers()
     large = pa.types.is_large_string(arr.type) or pa.types.is_large_binary(arr.type)
-    raw_offsets = np.frombuffer(bufs[1], dtype=np.int64 if large else np.int32)
-    offsets = raw_offsets[arr.offset : arr.offset + n + 1].astype(np.int64)
-    starts = offsets[:-1]
-    lengths = np.where(null, 0, offsets[1:] - offsets[:-1]).astype(np.int64)
-    has_data = bufs[2] is not None and bufs[2].size > 0
-    data = np.frombuffer(bufs[2], dtype=np.uint8) if has_data else np.zeros(1, dtype=np.uint8)
-    slot = np.zeros(n, dtype=np.uint64)
-    inline = ~null & (lengths <= 7)
-    if inline.any():
-        ix = np.nonzero(inline)[0]
-        cols = np.arange(8)
-        src = np.minimum(starts[ix, None] + cols[:7], len(data) - 1)
-        ln = lengths[ix]
-        packed = np.zeros((len(ix), 8), dtype=np.uint8)
-        packed[:, :7] = np.where(cols[:7] < ln[:, None], data[src], 0)
-        packed[:, 7] = 0x80 | ln
-        slot[ix] = packed.view(np.uint64)[:, 0]
-    long = ~null & (lengths >= 8)
+    if bufs[1] is None:
+        offsets = np.zeros(n + 1, dtype=np.int64)
+    else:
+        raw_offsets = np.frombuffer(bufs[1], dtype=np.int64 if large else np.int32)
+        offsets = raw_offsets[arr.offset : arr.offset + n + 1].astype(np.int64)
+    base, end = int(offsets[0]), int(offsets[-1])
+    data = np.frombuffer(bufs[2], dtype=np.uint8)[base:end] if end > base else np.zeros(0, dtype=np.uint8)
+    windows = _byte_windows(data)
+    starts = offsets[:-1] - base
+    lengths = np.where(null, 0, offsets[1:] - offsets[:-1])
+    # Up to 7 bytes inline: the data in the low bytes, 0x80 | len in the top byte.
+    short = np.minimum(lengths, 7)
+    slot = (windows[starts] & _LOW_BYTES[short]) | ((short | 0x80).astype(np.uint64) << np.uint64(56))
+    slot[null] = 0
+    long = lengths >= 8
     if not long.any():
         return _Col(slot, null)
     slot[long] = lengths[long].astype(np.uint64)
-    var_len = np.where(long, (lengths + 7) & ~7, 0)
 
-    def write(flat: U8, pos: I64) -> None:
-        ln = lengths[long]
-        before = np.cumsum(ln) - ln
-        step = np.arange(int(ln.sum()), dtype=np.int64)
-        dst = np.repeat(pos[long] - before, ln) + step
-        src = np.repeat(starts[long] - before, ln) + step
-        flat[dst] = data[src]
+    def word(m: int, rows: Rows) -> U64:
+        rest = lengths[rows] - 8 * m
+        out: U64 = windows[starts[rows] + 8 * m] & _LOW_BYTES[np.minimum(rest, 8)]
+        return out
 
-    return _Col(slot, null, var_len, long, write)
+    return _Col(slot, null, np.where(long, (lengths + 7) >> 3, 0), long, word)
 
 
 def _encode_column(arr: pa.Array, t: DataType) -> _Col:
@@ -252,11 +249,7 @@ def _encode_column(arr: pa.Array, t: DataType) -> _Col:
     raise ValueError(f"type {root} is not supported as a bucket key / BinaryRow field")
 
 
-# --------------------------------------------------------------------------- rows
-
-
-def binary_rows(columns: Columns, types: Sequence[DataType]) -> BinaryRows:
-    """Every row's BinaryRow bytes (RowKind 0), byte-identical to ``encode_row`` of that row's values."""
+def _encode(columns: Columns, types: Sequence[DataType]) -> _Encoded:
     arrays = _columns(columns)
     if len(arrays) != len(types) or not arrays:
         raise ValueError(f"{len(arrays)} columns for {len(types)} types (need at least one)")
@@ -264,49 +257,87 @@ def binary_rows(columns: Columns, types: Sequence[DataType]) -> BinaryRows:
     if any(len(a) != n for a in arrays):
         raise ValueError("columns have different lengths")
     cols = [_encode_column(a, t) for a, t in zip(arrays, types, strict=True)]
-    arity = len(types)
-    if n == 0:
-        return BinaryRows(np.zeros(0, dtype=np.uint8), np.zeros(1, dtype=np.int64))
-    head_words, fixed_words = header_size(arity) // 8, fixed_part_size(arity) // 8
-
-    cursor = np.full(n, fixed_words * 8, dtype=np.int64)
-    positions: list[I64 | None] = []
+    cursor: int | I64 = fixed_part_size(len(types)) // 8  # in words, row-relative
+    var_start: list[I64 | None] = []
     for col in cols:
-        if col.var_len is None:
-            positions.append(None)
+        if col.word is None:
+            var_start.append(None)
             continue
-        positions.append(cursor.copy())
-        shifted = cursor.astype(np.uint64) << np.uint64(32)
+        start = np.broadcast_to(np.asarray(cursor, dtype=np.int64), (n,))
+        var_start.append(start)
+        shifted = start.astype(np.uint64) << np.uint64(35)  # byte offset << 32
         if col.uses_offset is None:
             col.slot |= shifted
         else:
             col.slot[col.uses_offset] |= shifted[col.uses_offset]
-        cursor += col.var_len
+        cursor = cursor + col.var_words
+    lengths = np.broadcast_to(np.asarray(cursor, dtype=np.int64) * 8, (n,))
+    header: list[U64] | None = None
+    if any(col.null.any() for col in cols):
+        header = [np.zeros(n, dtype=np.uint64) for _ in range(header_size(len(types)) // 8)]
+        for i, col in enumerate(cols):
+            bit = i + 8
+            header[bit // 64] |= col.null.astype(np.uint64) << np.uint64(bit % 64)
+    return _Encoded(cols, header, var_start, lengths)
+
+
+def _chunk_steps(col: _Col, n: int) -> Iterator[tuple[int, Rows]]:
+    """(m, rows) for every word m of a field's var chunk, with the rows whose chunk has a word m."""
+    if isinstance(col.var_words, int):
+        for m in range(col.var_words):
+            yield m, slice(None)
+        return
+    for m in range(int(col.var_words.max(initial=0))):
+        rows = np.flatnonzero(col.var_words > m)
+        yield m, slice(None) if len(rows) == n else rows
+
+
+# --------------------------------------------------------------------------- rows
+
+
+def binary_rows(columns: Columns, types: Sequence[DataType]) -> BinaryRows:
+    """Every row's BinaryRow bytes (RowKind 0), byte-identical to ``encode_row`` of that row's values."""
+    enc = _encode(columns, types)
+    n = len(enc.lengths)
     offsets = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(cursor, out=offsets[1:])
+    np.cumsum(enc.lengths, out=offsets[1:])
     data = np.zeros(int(offsets[-1]), dtype=np.uint8)
     flat64 = data.view(np.uint64)
-
-    uniform = bool((cursor == cursor[0]).all())
-    fixed = flat64.reshape(n, -1)[:, :fixed_words] if uniform else np.zeros((n, fixed_words), np.uint64)
-    for i, col in enumerate(cols):
-        fixed[:, head_words + i] = col.slot
-        if col.null.any():
-            bit = i + 8
-            fixed[:, bit // 64] |= col.null.astype(np.uint64) << np.uint64(bit % 64)
-    if not uniform:
-        flat64[(offsets[:-1, None] >> 3) + np.arange(fixed_words)] = fixed
-    starts = offsets[:-1]
-    for col, pos in zip(cols, positions, strict=True):
-        if col.writer is not None and pos is not None:
-            col.writer(data, starts + pos)
+    row_word = offsets[:-1] >> 3
+    no_nulls: list[U64 | None] = [None] * (header_size(len(types)) // 8)
+    fixed = [*(enc.header or no_nulls), *(c.slot for c in enc.cols)]
+    uniform = n == 0 or bool((enc.lengths == enc.lengths[0]).all())
+    matrix = flat64.reshape(n, -1) if uniform and n else None
+    for j, values in enumerate(fixed):
+        if values is None:
+            continue
+        if matrix is not None:
+            matrix[:, j] = values
+        else:
+            flat64[row_word + j] = values
+    for col, start in zip(enc.cols, enc.var_start, strict=True):
+        if col.word is None or start is None:
+            continue
+        base = row_word + start
+        for m, rows in _chunk_steps(col, n):
+            flat64[base[rows] + m] = col.word(m, rows)
     return BinaryRows(data, offsets)
 
 
 # --------------------------------------------------------------------------- hashing
 
 
-def _mix(h: npt.NDArray[np.uint32], w: npt.NDArray[np.uint32]) -> None:
+def _scalar_mix(h: int, w: int) -> int:
+    m = 0xFFFFFFFF
+    k = (w * 0xCC9E2D51) & m
+    k = ((k << 15) | (k >> 17)) & m
+    k = (k * 0x1B873593) & m
+    h ^= k
+    h = ((h << 13) | (h >> 19)) & m
+    return (h * 5 + 0xE6546B64) & m
+
+
+def _mix(h: U32, w: U32) -> None:
     """One MurmurHash3 x86_32 body step over word column ``w``, in place on ``h``."""
     k = w * _C1
     k = (k << np.uint32(15)) | (k >> np.uint32(17))
@@ -319,7 +350,14 @@ def _mix(h: npt.NDArray[np.uint32], w: npt.NDArray[np.uint32]) -> None:
     h += _C3
 
 
-def _fmix(h: npt.NDArray[np.uint32], lengths: npt.NDArray[np.uint32]) -> npt.NDArray[np.int32]:
+def _mix64(h: U32, w: U64) -> None:
+    """Mix an 8-byte word per row: its low (little-endian first) then its high 4 bytes."""
+    halves = np.ascontiguousarray(w).view(np.uint32)
+    _mix(h, halves[0::2])
+    _mix(h, halves[1::2])
+
+
+def _fmix(h: U32, lengths: U32) -> npt.NDArray[np.int32]:
     h ^= lengths
     h ^= h >> np.uint32(16)
     h *= _F1
@@ -329,36 +367,52 @@ def _fmix(h: npt.NDArray[np.uint32], lengths: npt.NDArray[np.uint32]) -> npt.NDA
     return h.view(np.int32)
 
 
-def hash_binary_rows(rows: BinaryRows) -> npt.NDArray[np.int32]:
-    """Java ``BinaryRow.hashCode()`` (MurmurHashUtils.hashBytesByWords, seed 42) of every row."""
-    n = rows.num_rows
-    words = rows.data.view("<u4")
-    lengths = np.diff(rows.offsets)
-    length = rows.fixed_length
-    if length is not None:
-        h = np.full(n, SEED, dtype=np.uint32)
-        if n == 0:
-            return h.view(np.int32)
-        matrix = words.reshape(n, -1)
-        for j in range(length // 4):
-            _mix(h, matrix[:, j])
-        return _fmix(h, lengths.astype(np.uint32))
-    # Variable lengths: longest rows first, so the rows still hashing at word j are a prefix.
-    nwords = lengths // 4
-    order = np.argsort(-nwords, kind="stable")
-    word_start = (rows.offsets[:-1] // 4)[order]
-    active = np.searchsorted(-nwords[order], -np.arange(int(nwords.max())), side="left")
-    hs = np.full(n, SEED, dtype=np.uint32)
-    for j, k in enumerate(active.tolist()):
-        _mix(hs[:k], words[word_start[:k] + j])
-    out = np.empty(n, dtype=np.int32)
-    out[order] = _fmix(hs, lengths[order].astype(np.uint32))
-    return out
-
-
 def hash_rows(columns: Columns, types: Sequence[DataType]) -> npt.NDArray[np.int32]:
-    """The BinaryRow hash of every row of ``columns`` (the bucket-key columns, in bucket-key order)."""
-    return hash_binary_rows(binary_rows(columns, types))
+    """Java ``BinaryRow.hashCode()`` of every row of ``columns`` (the bucket-key columns, in key order).
+
+    Streams the MurmurHash3 words field by field (fixed part, then each var chunk) without building rows.
+    """
+    enc = _encode(columns, types)
+    n = len(enc.lengths)
+    if enc.header is None:  # all-zero header words: the same state for every row
+        start = SEED
+        for _ in range(header_size(len(types)) // 4):
+            start = _scalar_mix(start, 0)
+        h = np.full(n, start, dtype=np.uint32)
+    else:
+        h = np.full(n, SEED, dtype=np.uint32)
+        for values in enc.header:
+            _mix64(h, values)
+    for col in enc.cols:
+        _mix64(h, col.slot)
+    for col in enc.cols:
+        if col.word is None:
+            continue
+        for m, rows in _chunk_steps(col, n):
+            if isinstance(rows, slice):
+                _mix64(h, col.word(m, rows))
+            else:
+                part = h[rows]
+                _mix64(part, col.word(m, rows))
+                h[rows] = part
+    return _fmix(h, enc.lengths.astype(np.uint32))
+
+
+def hash_binary_rows(rows: BinaryRows) -> npt.NDArray[np.int32]:
+    """``hashBytesByWords`` (seed 42) of every row of an already built :class:`BinaryRows`."""
+    words = rows.data.view("<u4")
+    nwords = np.diff(rows.offsets) // 4
+    first = rows.offsets[:-1] // 4
+    h = np.full(rows.num_rows, SEED, dtype=np.uint32)
+    for j in range(int(nwords.max(initial=0))):
+        active = np.flatnonzero(nwords > j)
+        if len(active) == len(h):
+            _mix(h, words[first + j])
+        else:
+            part = h[active]
+            _mix(part, words[first[active] + j])
+            h[active] = part
+    return _fmix(h, (nwords * 4).astype(np.uint32))
 
 
 def bucket_ids(columns: Columns, types: Sequence[DataType], num_buckets: int) -> npt.NDArray[np.int32]:
@@ -373,23 +427,17 @@ def bucket_ids(columns: Columns, types: Sequence[DataType], num_buckets: int) ->
 
 
 def hash_bytes(row_bytes: bytes) -> int:
-    """Scalar ``hashBytesByWords`` (seed 42) of one row's bytes (length a multiple of 4), as Java int."""
+    """Scalar ``hashBytesByWords`` (seed 42) of one row's bytes (length a multiple of 4), as a Java int."""
     if len(row_bytes) % 4:
         raise ValueError("hashBytesByWords needs a length that is a multiple of 4")
-    m = 0xFFFFFFFF
     h = SEED
     for (w,) in struct.iter_unpack("<I", row_bytes):
-        k = (w * 0xCC9E2D51) & m
-        k = ((k << 15) | (k >> 17)) & m
-        k = (k * 0x1B873593) & m
-        h ^= k
-        h = ((h << 13) | (h >> 19)) & m
-        h = (h * 5 + 0xE6546B64) & m
+        h = _scalar_mix(h, w)
     h ^= len(row_bytes)
     h ^= h >> 16
-    h = (h * 0x85EBCA6B) & m
+    h = (h * 0x85EBCA6B) & 0xFFFFFFFF
     h ^= h >> 13
-    h = (h * 0xC2B2AE35) & m
+    h = (h * 0xC2B2AE35) & 0xFFFFFFFF
     h ^= h >> 16
     return h - (1 << 32) if h & 0x80000000 else h
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Mapping
-import dataclasses
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
@@ -12,7 +12,14 @@ from typing import Any
 import pyarrow as pa
 
 from lsmlake.core.fileio import FileIO
-from lsmlake.core.types import DataField, DataType, field_from_json, field_to_json, to_arrow_field, type_from_json
+from lsmlake.core.types import (
+    DataField,
+    DataType,
+    field_from_json,
+    field_to_json,
+    to_arrow_field,
+    type_from_json,
+)
 from lsmlake.errors import CorruptFileError, UnsupportedError
 
 CURRENT_VERSION = 3
@@ -61,8 +68,15 @@ class TableSchema:
 
     def _key(self) -> tuple[Any, ...]:
         return (
-            self.version, self.id, self.fields, self.highest_field_id, self.partition_keys,
-            self.primary_keys, tuple(self.options.items()), self.comment, self.time_millis,
+            self.version,
+            self.id,
+            self.fields,
+            self.highest_field_id,
+            self.partition_keys,
+            self.primary_keys,
+            tuple(self.options.items()),
+            self.comment,
+            self.time_millis,
         )
 
     @property
@@ -190,7 +204,9 @@ def _field_from_json(obj: dict[str, Any]) -> DataField:
     if isinstance(t, dict) and str(t.get("type", "")).strip().upper().split(" ")[0] == "VECTOR":
         head = str(t["type"]).strip().upper()
         vector = DataType(
-            "VECTOR", not head.endswith("NOT NULL"), length=int(t["length"]),
+            "VECTOR",
+            not head.endswith("NOT NULL"),
+            length=int(t["length"]),
             element=type_from_json(t["element"]),
         )
         return DataField(int(obj["id"]), str(obj["name"]), vector, obj.get("description"))

@@ -63,14 +63,18 @@ def to_kv_table(rows: pa.Table, kinds: np.ndarray, sequence: np.ndarray, schema:
 
 def sort_by_key(
     table: pa.Table, key_names: Sequence[str], sequence_fields: Sequence[str] = (),
-    *, descending_sequence: bool = False, seq_column: str = SEQUENCE_NUMBER,
+    *, descending_sequence: bool = False, seq_column: str | None = SEQUENCE_NUMBER,
 ) -> pa.Table:
-    """Sort rows by key (nulls first), then user sequence fields, then the system sequence number."""
+    """Sort rows by key (nulls first), then user sequence fields, then the system sequence number.
+
+    Arrow's sort is stable, so rows already in sequence order may pass ``seq_column=None``.
+    """
     order = "descending" if descending_sequence else "ascending"
-    keys = [(k, "ascending") for k in key_names]
-    keys += [(s, order) for s in sequence_fields]
-    keys.append((seq_column, "ascending"))
-    idx = pc.sort_indices(table, sort_keys=keys, null_placement="at_start")
+    keys = [(k, "ascending", "at_start") for k in key_names]
+    keys += [(s, order, "at_start") for s in sequence_fields]
+    if seq_column is not None:
+        keys.append((seq_column, "ascending", "at_start"))
+    idx = pc.sort_indices(table, sort_keys=keys)
     return table.take(idx)
 
 

@@ -91,7 +91,11 @@ DATA_FILE_AVRO_FIELDS: list[dict[str, Any]] = [
 ]
 """The `_FILE` record fields of the 2.0 layout (stops at `_WRITE_COLS`)."""
 
-DATA_FILE_AVRO_SCHEMA: dict[str, Any] = {"type": "record", "name": "record__FILE", "fields": DATA_FILE_AVRO_FIELDS}
+DATA_FILE_AVRO_SCHEMA: dict[str, Any] = {
+    "type": "record",
+    "name": "record__FILE",
+    "fields": DATA_FILE_AVRO_FIELDS,
+}
 
 
 def data_file_to_avro(f: DataFileMeta) -> dict[str, Any]:

@@ -16,7 +16,12 @@ DELETION_VECTORS_INDEX = "DELETION_VECTORS"
 HASH_INDEX = "HASH"
 
 GLOBAL_INDEX_KEYS = (
-    "_ROW_RANGE_START", "_ROW_RANGE_END", "_INDEX_FIELD_ID", "_EXTRA_FIELD_IDS", "_INDEX_META", "_SOURCE_META",
+    "_ROW_RANGE_START",
+    "_ROW_RANGE_END",
+    "_INDEX_FIELD_ID",
+    "_EXTRA_FIELD_IDS",
+    "_INDEX_META",
+    "_SOURCE_META",
 )
 
 
@@ -82,29 +87,45 @@ INDEX_MANIFEST_AVRO_SCHEMA: dict[str, Any] = {
         {"name": "_FILE_NAME", "type": "string"},
         {"name": "_FILE_SIZE", "type": "long"},
         {"name": "_ROW_COUNT", "type": "long"},
-        {"name": "_DELETIONS_VECTORS_RANGES", **_nullable({"type": "array", "items": ["null", {
-            "type": "record",
-            "name": "record__DELETIONS_VECTORS_RANGES",
-            "fields": [
-                {"name": "f0", "type": "string"},
-                {"name": "f1", "type": "int"},
-                {"name": "f2", "type": "int"},
-                {"name": "_CARDINALITY", **_nullable("long")},
-            ],
-        }]})},
+        {
+            "name": "_DELETIONS_VECTORS_RANGES",
+            **_nullable(
+                {
+                    "type": "array",
+                    "items": [
+                        "null",
+                        {
+                            "type": "record",
+                            "name": "record__DELETIONS_VECTORS_RANGES",
+                            "fields": [
+                                {"name": "f0", "type": "string"},
+                                {"name": "f1", "type": "int"},
+                                {"name": "f2", "type": "int"},
+                                {"name": "_CARDINALITY", **_nullable("long")},
+                            ],
+                        },
+                    ],
+                }
+            ),
+        },
         {"name": "_EXTERNAL_PATH", **_nullable("string")},
-        {"name": "_GLOBAL_INDEX", **_nullable({
-            "type": "record",
-            "name": "record__GLOBAL_INDEX",
-            "fields": [
-                {"name": "_ROW_RANGE_START", "type": "long"},
-                {"name": "_ROW_RANGE_END", "type": "long"},
-                {"name": "_INDEX_FIELD_ID", "type": "int"},
-                {"name": "_EXTRA_FIELD_IDS", **_nullable({"type": "array", "items": "int"})},
-                {"name": "_INDEX_META", **_nullable("bytes")},
-                {"name": "_SOURCE_META", **_nullable("bytes")},
-            ],
-        })},
+        {
+            "name": "_GLOBAL_INDEX",
+            **_nullable(
+                {
+                    "type": "record",
+                    "name": "record__GLOBAL_INDEX",
+                    "fields": [
+                        {"name": "_ROW_RANGE_START", "type": "long"},
+                        {"name": "_ROW_RANGE_END", "type": "long"},
+                        {"name": "_INDEX_FIELD_ID", "type": "int"},
+                        {"name": "_EXTRA_FIELD_IDS", **_nullable({"type": "array", "items": "int"})},
+                        {"name": "_INDEX_META", **_nullable("bytes")},
+                        {"name": "_SOURCE_META", **_nullable("bytes")},
+                    ],
+                }
+            ),
+        },
     ],
 }
 INDEX_MANIFEST_SCHEMA_JSON = java_schema_json(INDEX_MANIFEST_AVRO_SCHEMA)
@@ -262,11 +283,10 @@ def combine_index_entries(
         key = _bucket_key if t in (DELETION_VECTORS_INDEX, HASH_INDEX) else _file_key
         live = {key(e): e for e in prev}
         for e in new:
-            if e.kind == FileKind.DELETE:
-                if live.pop(key(e), None) is None and key is _file_key:
-                    raise CorruptFileError(
-                        f"trying to delete global index file {e.index_file.file_name} which does not exist"
-                    )
+            if e.kind == FileKind.DELETE and live.pop(key(e), None) is None and key is _file_key:
+                raise CorruptFileError(
+                    f"trying to delete global index file {e.index_file.file_name} which does not exist"
+                )
         for e in new:
             if e.kind == FileKind.ADD:
                 live[key(e)] = e

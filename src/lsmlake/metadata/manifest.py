@@ -10,7 +10,12 @@ from typing import Any
 
 from lsmlake.core.fileio import FileIO
 from lsmlake.errors import CorruptFileError
-from lsmlake.metadata.data_file import DATA_FILE_AVRO_SCHEMA, DataFileMeta, data_file_from_avro, data_file_to_avro
+from lsmlake.metadata.data_file import (
+    DATA_FILE_AVRO_SCHEMA,
+    DataFileMeta,
+    data_file_from_avro,
+    data_file_to_avro,
+)
 from lsmlake.metadata.stats import decode_records, encode_avro_container, java_schema_json
 
 MANIFEST_VERSION = 2
@@ -43,7 +48,12 @@ class ManifestEntry:
         """(partition, bucket, level, file name, extra files, embedded index, external path)."""
         f = self.file
         return (
-            self.partition, self.bucket, f.level, f.file_name, f.extra_files, f.embedded_index,
+            self.partition,
+            self.bucket,
+            f.level,
+            f.file_name,
+            f.extra_files,
+            f.embedded_index,
             f.external_path,
         )
 

@@ -85,8 +85,16 @@ _JSON_NAMES: dict[str, str] = {
 }
 _STR_FIELDS = frozenset(
     {
-        "uuid", "base_manifest_list", "delta_manifest_list", "changelog_manifest_list", "index_manifest",
-        "commit_user", "writer_version", "commit_kind", "statistics", "operation",
+        "uuid",
+        "base_manifest_list",
+        "delta_manifest_list",
+        "changelog_manifest_list",
+        "index_manifest",
+        "commit_user",
+        "writer_version",
+        "commit_kind",
+        "statistics",
+        "operation",
     }
 )
 _REQUIRED = ("id", "base_manifest_list", "delta_manifest_list", "commit_user", "commit_kind")

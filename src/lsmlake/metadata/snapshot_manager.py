@@ -7,7 +7,13 @@ from collections.abc import Callable
 
 from lsmlake.core.fileio import FileIO
 from lsmlake.errors import NoSuchSnapshotError
-from lsmlake.metadata.snapshot import SNAPSHOT_PREFIX, Snapshot, decode_snapshot, encode_snapshot, snapshot_file_name
+from lsmlake.metadata.snapshot import (
+    SNAPSHOT_PREFIX,
+    Snapshot,
+    decode_snapshot,
+    encode_snapshot,
+    snapshot_file_name,
+)
 
 EARLIEST = "EARLIEST"
 LATEST = "LATEST"
@@ -37,7 +43,7 @@ class SnapshotManager:
             name = status.name
             if status.is_dir or not name.startswith(SNAPSHOT_PREFIX):
                 continue
-            suffix = name[len(SNAPSHOT_PREFIX):]
+            suffix = name[len(SNAPSHOT_PREFIX) :]
             if suffix.isdigit():
                 ids.append(int(suffix))
         return sorted(ids)

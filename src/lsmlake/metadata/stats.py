@@ -7,7 +7,7 @@ import datetime as dt
 import io
 import json
 import lzma
-import os
+import secrets
 import struct
 import zlib
 from collections.abc import Iterable, Mapping
@@ -54,8 +54,11 @@ def stats_avro_schema(name: str) -> dict[str, Any]:
         "fields": [
             {"name": "_MIN_VALUES", "type": "bytes"},
             {"name": "_MAX_VALUES", "type": "bytes"},
-            {"name": "_NULL_COUNTS", "type": ["null", {"type": "array", "items": ["null", "long"]}],
-             "default": None},
+            {
+                "name": "_NULL_COUNTS",
+                "type": ["null", {"type": "array", "items": ["null", "long"]}],
+                "default": None,
+            },
         ],
     }
 
@@ -145,7 +148,7 @@ def _read_bytes(buf: memoryview, pos: int) -> tuple[bytes, int]:
     n, pos = _read_long(buf, pos)
     if n < 0 or pos + n > len(buf):
         raise ValueError("length out of range")
-    return bytes(buf[pos:pos + n]), pos + n
+    return bytes(buf[pos : pos + n]), pos + n
 
 
 def _snappy_compress(raw: bytes) -> bytes:
@@ -178,7 +181,8 @@ def _compress(codec: str, raw: bytes, level: int | None) -> bytes:
         return raw
     if codec == "zstandard":
         # Streaming compressor, no content size: the frame layout Java's ZstdOutputStream produces.
-        c = zstandard.ZstdCompressor(level=level or _DEFAULT_ZSTD_LEVEL, write_content_size=False).compressobj()
+        zstd = zstandard.ZstdCompressor(level=level or _DEFAULT_ZSTD_LEVEL, write_content_size=False)
+        c = zstd.compressobj()
         return c.compress(raw) + c.flush()
     if codec == "deflate":
         d = zlib.compressobj(-1 if level is None else level, zlib.DEFLATED, -15)
@@ -209,6 +213,16 @@ def _decompress(codec: str, data: bytes) -> bytes:
     raise UnsupportedError(f"unsupported Avro codec {codec!r}")
 
 
+_CODECS = frozenset({"null", "zstandard", "deflate", "snappy", "bzip2", "xz"})
+_CODEC_ALIASES = {"zstd": "zstandard", "none": "null", "uncompressed": "null"}
+
+
+def avro_codec_name(codec: str) -> str:
+    """The Avro codec name for a `manifest.compression` value (Paimon says `zstd`, Avro `zstandard`)."""
+    lowered = codec.strip().lower()
+    return _CODEC_ALIASES.get(lowered, lowered)
+
+
 def encode_avro_container(
     schema_json: str,
     records: Iterable[Mapping[str, Any]],
@@ -218,7 +232,10 @@ def encode_avro_container(
     sync_marker: bytes | None = None,
 ) -> bytes:
     """An Avro object container file with one data block, header ordered like Java's DataFileWriter."""
-    sync = sync_marker if sync_marker is not None else os.urandom(16)
+    codec = avro_codec_name(codec)
+    if codec not in _CODECS:
+        raise ValueError(f"unknown Avro codec {codec!r} (expected one of {sorted(_CODECS)})")
+    sync = sync_marker if sync_marker is not None else secrets.token_bytes(16)
     if len(sync) != 16:
         raise ValueError("an Avro sync marker has 16 bytes")
     parsed = _parsed(schema_json)
@@ -266,7 +283,7 @@ def decode_avro_container(data: bytes, *, name: str) -> AvroContents:
             for _ in range(n):
                 key, pos = _read_bytes(buf, pos)
                 meta[key.decode()], pos = _read_bytes(buf, pos)
-        sync = bytes(buf[pos:pos + 16])
+        sync = bytes(buf[pos : pos + 16])
         pos += 16
         if len(sync) != 16:
             raise ValueError("truncated header")
@@ -279,15 +296,24 @@ def decode_avro_container(data: bytes, *, name: str) -> AvroContents:
             size, pos = _read_long(buf, pos)
             if size < 0 or pos + size + 16 > len(buf):
                 raise ValueError("truncated data block")
-            block = _decompress(codec, bytes(buf[pos:pos + size]))
+            block = _decompress(codec, bytes(buf[pos : pos + size]))
             pos += size
-            if bytes(buf[pos:pos + 16]) != sync:
+            if bytes(buf[pos : pos + 16]) != sync:
                 raise ValueError("sync marker mismatch")
             pos += 16
             stream = io.BytesIO(block)
             records.extend(fastavro.schemaless_reader(stream, parsed, None) for _ in range(count))
-    except (ValueError, KeyError, IndexError, EOFError, zstandard.ZstdError, lzma.LZMAError,
-            zlib.error, OSError, pa.ArrowException) as e:
+    except (
+        ValueError,
+        KeyError,
+        IndexError,
+        EOFError,
+        zstandard.ZstdError,
+        lzma.LZMAError,
+        zlib.error,
+        OSError,
+        pa.ArrowException,
+    ) as e:
         raise CorruptFileError(f"cannot decode Avro file {name}: {e}") from e
     return AvroContents(schema_json, codec, sync, records)
 

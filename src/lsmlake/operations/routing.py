@@ -35,6 +35,21 @@ def _partition_codes(table: pa.Table, keys: Sequence[str]) -> np.ndarray:
     return codes
 
 
+def _dense_codes(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct keys and each row's index among them, as the narrowest integers (radix-sortable)."""
+    top = int(keys.max())
+    if top < (1 << 22):
+        counts = np.bincount(keys, minlength=top + 1)
+        uniq = np.flatnonzero(counts)
+        lookup = np.zeros(top + 1, dtype=np.int64)
+        lookup[uniq] = np.arange(len(uniq))
+        inverse = lookup[keys]
+    else:
+        uniq, inverse = np.unique(keys, return_inverse=True)
+    dtype = np.uint8 if len(uniq) <= 256 else np.uint16 if len(uniq) <= 65536 else np.int64
+    return uniq, inverse.astype(dtype)
+
+
 def route_rows(table: pa.Table, schema: TableSchema, num_buckets: int) -> list[RowGroup]:
     """Split rows by partition and bucket; a fixed bucket count hashes the bucket key like Java."""
     n = table.num_rows
@@ -51,7 +66,7 @@ def route_rows(table: pa.Table, schema: TableSchema, num_buckets: int) -> list[R
         buckets = np.zeros(n, dtype=np.int64)
     width = max(num_buckets, 1)
     group_key = part_codes * width + buckets
-    uniq, inverse = np.unique(group_key, return_inverse=True)
+    uniq, inverse = _dense_codes(group_key)
     order = np.argsort(inverse, kind="stable")
     bounds = np.searchsorted(inverse[order], np.arange(len(uniq) + 1))
     ptypes = [schema.field(k).type for k in pkeys]

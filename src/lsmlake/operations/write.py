@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 import numpy as np
 import pyarrow as pa
@@ -21,6 +24,11 @@ from lsmlake.operations.commit_message import CommitMessage
 from lsmlake.operations.data_file_writer import DataFileWriter
 from lsmlake.operations.routing import route_rows
 
+T = TypeVar("T")
+R = TypeVar("R")
+# Below this many rows a write is not worth spreading over threads.
+PARALLEL_MIN_ROWS = 50_000
+
 BucketId = tuple[bytes, int]
 
 
@@ -31,7 +39,7 @@ class _BucketBuffer:
     partition_values: tuple[object, ...]
     directory: str
     tables: list[pa.Table] = field(default_factory=list)
-    kinds: list[np.ndarray] = field(default_factory=list)
+    first_sequence: int = 0
     nbytes: int = 0
     next_sequence: int = 0
     new_files: list = field(default_factory=list)  # list[DataFileMeta]
@@ -83,14 +91,50 @@ class FileStoreWrite:
         elif self.options.get_bool("ignore-update-before") and self.schema.primary_keys:
             keep = kinds != RowKind.UPDATE_BEFORE
             rows, kinds = rows.filter(pa.array(keep)), kinds[keep]
-        for group in route_rows(rows, self.schema, self.num_buckets):
+        groups = route_rows(rows, self.schema, self.num_buckets)
+        starts = []
+        for group in groups:
             buf = self._buffer(group.partition, group.partition_values, group.bucket)
-            part = rows.take(pa.array(group.indices))
+            starts.append(buf.next_sequence)
+            buf.next_sequence += len(group.indices)
+
+        def prepare(i: int) -> pa.Table:
+            if self.schema.primary_keys:
+                return self._sorted_kv(rows, kinds, groups[i].indices, starts[i])
+            return rows.take(pa.array(groups[i].indices))
+
+        parts = self._map(prepare, range(len(groups)), parallel=rows.num_rows >= PARALLEL_MIN_ROWS)
+        for group, first, part in zip(groups, starts, parts, strict=True):
+            buf = self._buffers[(group.partition, group.bucket)]
+            if not buf.tables:
+                buf.first_sequence = first
             buf.tables.append(part)
-            buf.kinds.append(kinds[group.indices])
             buf.nbytes += part.nbytes
             if buf.nbytes >= self._buffer_limit:
-                self._flush(group.partition, group.bucket, buf)
+                self._flush(buf)
+
+    @staticmethod
+    def _map(fn: Callable[[T], R], items: Iterable[T], *, parallel: bool) -> list[R]:
+        """Apply ``fn`` to each item, on a thread pool when asked (Arrow kernels release the GIL)."""
+        items = list(items)
+        if not parallel or len(items) < 2:
+            return [fn(x) for x in items]
+        with ThreadPoolExecutor(max_workers=min(len(items), os.cpu_count() or 1)) as pool:
+            return list(pool.map(fn, items))
+
+    def _sorted_kv(self, rows: pa.Table, kinds: np.ndarray, indices: np.ndarray, first: int) -> pa.Table:
+        """One bucket's rows in key-value layout, sorted by key (then user sequence, then arrival)."""
+        names = list(self.schema.trimmed_primary_keys) + list(self.options.sequence_fields)
+        descending = (self.options.get("sequence.field.sort-order") or "").lower() == "descending"
+        sort_keys = sort_by_key(
+            rows.select(names).take(pa.array(indices)).append_column("__pos", pa.array(np.arange(len(indices)))),
+            self.schema.trimmed_primary_keys, self.options.sequence_fields,
+            descending_sequence=descending, seq_column=None,
+        )
+        order = sort_keys.column("__pos").to_numpy()
+        final = indices[order]
+        sequence = np.arange(first, first + len(indices), dtype=np.int64)[order]
+        return to_kv_table(rows.take(pa.array(final)), kinds[final], sequence, self.schema)
 
     def _buffer(self, partition: bytes, values: tuple[object, ...], bucket: int) -> _BucketBuffer:
         key = (partition, bucket)
@@ -113,27 +157,24 @@ class FileStoreWrite:
             return 0
         return max(e.file.max_sequence_number for e in entries) + 1
 
-    def _flush(self, partition: bytes, bucket: int, buf: _BucketBuffer) -> None:
+    def _flush(self, buf: _BucketBuffer) -> None:
         if not buf.tables:
             return
-        rows = pa.concat_tables(buf.tables)
-        kinds = np.concatenate(buf.kinds)
-        n = rows.num_rows
-        first_sequence = buf.next_sequence
-        buf.next_sequence += n
-        buf.tables, buf.kinds, buf.nbytes = [], [], 0
+        parts, buf.tables, buf.nbytes = buf.tables, [], 0
         writer = DataFileWriter(self.io, self.paths, self.schema, self.options, buf.directory)
         if self.schema.primary_keys:
-            sequence = np.arange(first_sequence, first_sequence + n, dtype=np.int64)
-            kv = to_kv_table(rows, kinds, sequence, self.schema)
+            kv = parts[0]
             knames = [f.name for f in key_fields(self.schema)]
-            seq_fields = self.options.sequence_fields
-            descending = (self.options.get("sequence.field.sort-order") or "").lower() == "descending"
-            kv = sort_by_key(kv, knames, seq_fields, descending_sequence=descending, seq_column=SEQUENCE_NUMBER)
+            if len(parts) > 1:
+                descending = (self.options.get("sequence.field.sort-order") or "").lower() == "descending"
+                kv = sort_by_key(
+                    pa.concat_tables(parts), knames, self.options.sequence_fields,
+                    descending_sequence=descending, seq_column=SEQUENCE_NUMBER,
+                )
             kv = kv.filter(pa.array(last_of_each_key(kv, knames)))
             written = writer.write(kv)
         else:
-            written = writer.write(rows, first_sequence=first_sequence)
+            written = writer.write(pa.concat_tables(parts), first_sequence=buf.first_sequence)
         buf.new_files.extend(written)
         self.written_paths.extend(f"{buf.directory}/{m.file_name}" for m in written)
 
@@ -146,9 +187,11 @@ class FileStoreWrite:
 
     def prepare_commit(self) -> list[CommitMessage]:
         """Flush every buffer and return one message per bucket that wrote files."""
+        items = list(self._buffers.items())
+        self._map(lambda item: self._flush(item[1]), items, parallel=True)
         messages = []
-        for (partition, bucket), buf in self._buffers.items():
-            self._flush(partition, bucket, buf)
+        for (partition, bucket), buf in items:
+            self._flush(buf)
             if buf.new_files:
                 messages.append(
                     CommitMessage(partition, bucket, self.total_buckets, new_files=tuple(buf.new_files))
@@ -159,7 +202,7 @@ class FileStoreWrite:
     def abort(self) -> None:
         """Drop buffered rows and delete every file this writer wrote."""
         for buf in self._buffers.values():
-            buf.tables, buf.kinds, buf.new_files = [], [], []
+            buf.tables, buf.new_files = [], []
         for path in self.written_paths:
             self.io.delete_file(path)
         self.written_paths = []

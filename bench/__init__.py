@@ -1,0 +1,1 @@
+"""Benchmarks of lsmlake against a baseline measured in the same run."""
