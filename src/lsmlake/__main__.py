@@ -1,0 +1,5 @@
+"""``python -m lsmlake`` runs the command line."""
+
+from lsmlake.cli import run
+
+run()
