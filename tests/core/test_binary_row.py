@@ -34,7 +34,7 @@ def h(text: str) -> bytes:
 
 
 def test_empty_row() -> None:
-    assert EMPTY_ROW == h("00000000 | 00 00 00 00 00 00 00 00")
+    assert h("00000000 | 00 00 00 00 00 00 00 00") == EMPTY_ROW
     assert len(EMPTY_ROW) == 12
     assert deserialize_row(EMPTY_ROW, []) == []
 
@@ -102,8 +102,10 @@ def test_scalar_encodings() -> None:
     assert encode_row([-2], [DataType("SMALLINT")])[8:] == h("feff000000000000")
     assert encode_row([True], [DataType("BOOLEAN")])[8:] == h("0100000000000000")
     assert encode_row([1.0], [DataType("FLOAT")])[8:] == struct.pack("<f", 1.0) + bytes(4)
-    assert encode_row([dt.time(0, 0, 1, 500_999)], [DataType("TIME", precision=3)])[8:12] == struct.pack("<i", 1500)
-    assert encode_row([Decimal("1.5")], [DataType("DECIMAL", precision=5, scale=2)])[8:] == struct.pack("<q", 150)
+    time_row = encode_row([dt.time(0, 0, 1, 500_999)], [DataType("TIME", precision=3)])
+    assert time_row[8:] == struct.pack("<i", 1500) + bytes(4)
+    decimal_row = encode_row([Decimal("1.5")], [DataType("DECIMAL", precision=5, scale=2)])
+    assert decimal_row[8:] == struct.pack("<q", 150)
     assert encode_row([b"\x00\x01"], [BYTES])[8:] == h("0001000000000082")
 
 
@@ -177,6 +179,10 @@ def _dec(p: int, s: int) -> tuple[DataType, st.SearchStrategy[object]]:
     )
 
 
+def _millis_time(t: dt.time) -> dt.time:
+    return t.replace(microsecond=t.microsecond // 1000 * 1000)
+
+
 COLUMN_KINDS: list[tuple[DataType, st.SearchStrategy[object]]] = [
     (DataType("BOOLEAN"), st.booleans()),
     (DataType("TINYINT"), st.integers(-128, 127)),
@@ -186,7 +192,7 @@ COLUMN_KINDS: list[tuple[DataType, st.SearchStrategy[object]]] = [
     (DataType("FLOAT"), st.floats(width=32)),
     (DataType("DOUBLE"), st.floats()),
     (DataType("DATE"), st.dates()),
-    (DataType("TIME", precision=3), st.times().map(lambda t: t.replace(microsecond=t.microsecond // 1000 * 1000))),
+    (DataType("TIME", precision=3), st.times().map(_millis_time)),
     _dec(5, 2), _dec(18, 4), _dec(19, 0), _dec(30, 20), _dec(38, 10),
     _ts(0), _ts(3), _ts(6), _ts(9), _ts(3, True), _ts(9, True),
     (STRING, st.text(max_size=40)),

@@ -109,7 +109,7 @@ def random_value(rng: np.random.RandomState, t: pa.DataType) -> Any:
         else:
             digits = rng.randint(1, t.precision + 1)
             unscaled = int("".join(str(d) for d in rng.randint(0, 10, size=digits))) * int(rng.choice([1, -1]))
-        return decimal.Decimal(unscaled).scaleb(-t.scale)
+        return decimal.Decimal(unscaled).scaleb(-t.scale, decimal.Context(prec=60))  # exact
     if t == pa.date32():
         return EPOCH_DATE + dt.timedelta(days=int(rng.randint(-40_000, 40_000)))
     if pa.types.is_timestamp(t):

@@ -1,0 +1,125 @@
+"""What to compact: Paimon's universal compaction, force-up-level-0 and full compaction (pure policy)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from lsmlake.mergetree.levels import LevelSortedRun
+from lsmlake.metadata.data_file import DataFileMeta
+
+
+@dataclass(frozen=True)
+class CompactUnit:
+    """Files to merge together and the level their result goes to."""
+
+    output_level: int
+    files: tuple[DataFileMeta, ...]
+
+    @staticmethod
+    def of_runs(output_level: int, runs: Sequence[LevelSortedRun]) -> CompactUnit:
+        return CompactUnit(output_level, tuple(f for r in runs for f in r.files))
+
+
+@dataclass(frozen=True)
+class UniversalCompaction:
+    """RocksDB-style universal compaction as Paimon configures it."""
+
+    max_size_amp: int = 200  # compaction.max-size-amplification-percent
+    size_ratio: int = 1  # compaction.size-ratio
+    run_trigger: int = 5  # num-sorted-run.compaction-trigger
+
+    def pick(self, num_levels: int, runs: Sequence[LevelSortedRun]) -> CompactUnit | None:
+        max_level = num_levels - 1
+        if len(runs) >= self.run_trigger:
+            unit = self._size_amplification(max_level, runs)
+            if unit is not None:
+                return unit
+            unit = self.pick_for_size_ratio(max_level, runs, 1, force=False)
+            if unit is not None:
+                return unit
+        if len(runs) > self.run_trigger:
+            return self.pick_for_size_ratio(max_level, runs, len(runs) - self.run_trigger + 1, force=False)
+        return None
+
+    def _size_amplification(self, max_level: int, runs: Sequence[LevelSortedRun]) -> CompactUnit | None:
+        candidate = sum(r.total_size for r in runs[:-1])
+        earliest = runs[-1].total_size
+        if candidate * 100 > self.max_size_amp * earliest:
+            return CompactUnit.of_runs(max_level, runs)
+        return None
+
+    def pick_for_size_ratio(
+        self, max_level: int, runs: Sequence[LevelSortedRun], count: int, *, force: bool
+    ) -> CompactUnit | None:
+        size = sum(r.total_size for r in runs[:count])
+        triggered = force or count > 1
+        for run in runs[count:]:
+            if size * (100 + self.size_ratio) / 100 < run.total_size and (not triggered or run.level > 1):
+                break
+            size += run.total_size
+            count += 1
+            triggered = True
+        return create_unit(max_level, runs, count) if triggered else None
+
+
+def create_unit(max_level: int, runs: Sequence[LevelSortedRun], count: int) -> CompactUnit:
+    """The unit of the newest ``count`` runs; level 0 is never an output level."""
+    if count == len(runs):
+        return CompactUnit.of_runs(max_level, runs)
+    output = max(0, runs[count].level - 1)
+    if output == 0:
+        while count < len(runs):
+            nxt = runs[count]
+            count += 1
+            if nxt.level != 0:
+                output = nxt.level
+                break
+    if count == len(runs):
+        output = max_level
+    return CompactUnit.of_runs(output, runs[:count])
+
+
+@dataclass(frozen=True)
+class ForceUpLevel0Compaction:
+    """Universal compaction, and when it picks nothing, every level-0 file goes up anyway (lookup tables)."""
+
+    universal: UniversalCompaction
+
+    def pick(self, num_levels: int, runs: Sequence[LevelSortedRun]) -> CompactUnit | None:
+        unit = self.universal.pick(num_levels, runs)
+        if unit is not None:
+            return unit
+        leading_level0 = 0
+        for run in runs:
+            if run.level > 0:
+                break
+            leading_level0 += 1
+        if leading_level0 == 0:
+            return None
+        return self.universal.pick_for_size_ratio(num_levels - 1, runs, leading_level0, force=True)
+
+
+def pick_full_compaction(
+    num_levels: int, runs: Sequence[LevelSortedRun], *, files_with_deletion_vectors: frozenset[str] = frozenset()
+) -> CompactUnit | None:
+    """Everything to the max level; a lone max-level run only rewrites its files that carry deletion vectors."""
+    max_level = num_levels - 1
+    if not runs:
+        return None
+    if len(runs) == 1 and runs[0].level == max_level:
+        files = tuple(f for f in runs[0].files if f.file_name in files_with_deletion_vectors)
+        return CompactUnit(max_level, files) if files else None
+    return CompactUnit.of_runs(max_level, runs)
+
+
+def is_worth_running(unit: CompactUnit | None) -> bool:
+    """Discard empty units and a single file already at the output level (as Paimon's manager does)."""
+    if unit is None or not unit.files:
+        return False
+    return not (len(unit.files) == 1 and unit.files[0].level == unit.output_level)
+
+
+def drop_delete(output_level: int, highest_non_empty_level: int, *, deletion_vectors: bool) -> bool:
+    """Whether a compaction may drop delete rows: nothing older can exist below its output."""
+    return output_level != 0 and (output_level >= highest_non_empty_level or deletion_vectors)

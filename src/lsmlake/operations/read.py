@@ -1,0 +1,312 @@
+"""Split readers: raw reads with deletion vectors, and merge-on-read section by section, in Arrow."""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from functools import cached_property, lru_cache
+from typing import Any
+
+import fastavro
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.dataset as ds
+
+from lsmlake.core.fileio import FileIO
+from lsmlake.core.options import CoreOptions
+from lsmlake.core.predicate import Predicate
+from lsmlake.core.schema import TableSchema, read_schema, schema_file_name
+from lsmlake.core.types import DataField, to_arrow_type
+from lsmlake.errors import CorruptFileError, LsmlakeError, UnsupportedError
+from lsmlake.mergetree.kv_layout import SEQUENCE_NUMBER, VALUE_KIND, is_retract, key_group_starts, last_of_each_key, sort_by_key
+from lsmlake.metadata.data_file import DataFileMeta
+from lsmlake.metadata.deletion_vector import check_cardinality, read_deletion_vector
+from lsmlake.operations.scan import ScanFilters
+from lsmlake.operations.split import DeletionFile, Section, Split
+
+_FORMATS = {"parquet": ds.ParquetFileFormat(), "orc": ds.OrcFileFormat()}
+_SYSTEM = (SEQUENCE_NUMBER, VALUE_KIND)
+
+
+@lru_cache(maxsize=256)
+def _load_schema(io: FileIO, root: str, schema_id: int) -> TableSchema:
+    return read_schema(io, posixpath.join(root, "schema", schema_file_name(schema_id)))
+
+
+def output_schema(schema: TableSchema, columns: Sequence[str] | None = None) -> pa.Schema:
+    """The table's logical Arrow schema (no field-id metadata), optionally projected."""
+    fields = {f.name: pa.field(f.name, f.type, f.nullable) for f in schema.logical_arrow_schema()}
+    names = list(columns) if columns is not None else list(fields)
+    return pa.schema([fields[n] for n in names])
+
+
+@dataclass(frozen=True)
+class ReadContext:
+    """Everything a split reader needs besides the split: plain data, picklable."""
+
+    io: FileIO
+    root: str
+    schema: TableSchema
+    options: CoreOptions
+    columns: tuple[str, ...]
+    filters: ScanFilters = ScanFilters()
+
+    def __post_init__(self) -> None:
+        known = set(self.schema.field_names)
+        for name in self.columns:
+            if name not in known:
+                raise ValueError(f"unknown column {name!r}; table columns are {self.schema.field_names}")
+
+    @cached_property
+    def output_schema(self) -> pa.Schema:
+        return output_schema(self.schema, self.columns)
+
+    @cached_property
+    def key_names(self) -> list[str]:
+        return list(self.schema.trimmed_primary_keys) if self.schema.primary_keys else []
+
+    @cached_property
+    def sequence_fields(self) -> list[str]:
+        return list(self.options.sequence_fields)
+
+    def read_columns(self, *, merge: bool) -> list[str]:
+        """Table columns to read: projection, filter columns, and for merges keys and sequence fields."""
+        wanted = set(self.columns)
+        if self.filters.full is not None:
+            wanted |= set(self.filters.full.fields())
+        if merge:
+            wanted |= set(self.key_names) | set(self.sequence_fields)
+        return [n for n in self.schema.field_names if n in wanted]
+
+
+# --------------------------------------------------------------------------- one data file
+
+
+def data_file_path(split: Split, f: DataFileMeta) -> str:
+    return f.external_path or posixpath.join(split.bucket_path, f.file_name)
+
+
+def _io_for(ctx: ReadContext, path: str) -> tuple[FileIO, str]:
+    if "://" in path or path.lower().startswith("file:"):
+        return FileIO.for_uri("file://" + path[5:].lstrip("/").join(["/", ""]) if path[:5].lower() == "file:"
+                              and "://" not in path else path)
+    return ctx.io, path
+
+
+@dataclass(frozen=True)
+class _Mapping:
+    """How the table columns wanted by a read map onto one file's columns."""
+
+    targets: list[tuple[str, pa.DataType, str | None]]  # (table name, arrow type, file name or None)
+    identity: bool  # every mapped column has the table's name and type
+
+
+def _mapping(ctx: ReadContext, f: DataFileMeta, names: Sequence[str]) -> _Mapping:
+    schema = ctx.schema
+    file_schema = schema if f.schema_id == schema.id else _load_schema(ctx.io, ctx.root, f.schema_id)
+    by_id: dict[int, DataField] = {fld.id: fld for fld in file_schema.fields}
+    targets: list[tuple[str, pa.DataType, str | None]] = []
+    identity = True
+    for name in names:
+        fld = schema.field(name)
+        src = by_id.get(fld.id)
+        if f.write_cols is not None and src is not None and src.name not in f.write_cols:
+            src = None
+        if src is None or src.name != name or src.type.copy(nullable=True) != fld.type.copy(nullable=True):
+            identity = False
+        targets.append((name, to_arrow_type(fld.type), None if src is None else src.name))
+    return _Mapping(targets, identity)
+
+
+def _deletion_mask(ctx: ReadContext, d: DeletionFile | None, f: DataFileMeta, cache: dict[str, bytes]) -> Any:
+    if d is None:
+        return None
+    io, path = _io_for(ctx, d.path)
+    data = cache.get(d.path)
+    if data is None:
+        data = cache[d.path] = io.read_bytes(path)
+    dv = read_deletion_vector(data, d.offset, d.length, name=d.path)
+    check_cardinality(dv, d.cardinality, name=d.path, data_file=f.file_name)
+    return None if dv.is_empty else dv.to_numpy_mask(f.row_count)
+
+
+def _read_avro(io: FileIO, path: str, columns: list[str]) -> pa.Table:
+    with io.open_input_file(path) as stream:
+        records = list(fastavro.reader(stream))
+    return pa.table({c: pa.array([r.get(c) for r in records]) for c in columns}) if columns else pa.table(
+        {"__rows": pa.nulls(len(records))})
+
+
+def _read_physical(
+    io: FileIO, path: str, columns: list[str], pushed: pc.Expression | None, deleted: Any, f: DataFileMeta,
+) -> pa.Table:
+    """Read ``columns`` of a file; drop rows marked in the deletion mask, then rows failing ``pushed``."""
+    fmt = posixpath.splitext(path)[1].lstrip(".").lower()
+    if fmt == "avro":
+        table = _read_avro(io, path, columns)
+        positions = None
+    elif fmt in _FORMATS:
+        frag = _FORMATS[fmt].make_fragment(path, filesystem=io.fs)
+        if deleted is None:
+            return frag.to_table(columns=columns, filter=pushed)
+        table, positions = _read_with_positions(frag, fmt, columns, pushed)
+    else:
+        raise UnsupportedError(f"data file {path} has unknown format {fmt!r}")
+    if deleted is not None:
+        if len(deleted) != f.row_count or (positions is None and table.num_rows != f.row_count):
+            raise CorruptFileError(f"data file {path} has {table.num_rows} rows, its manifest says {f.row_count}")
+        keep = ~deleted if positions is None else ~deleted[positions]
+        table = table.filter(pa.array(keep))
+    if pushed is not None and table.num_rows:
+        table = table.filter(pushed)
+    return table
+
+
+def _read_with_positions(
+    frag: ds.FileFragment, fmt: str, columns: list[str], pushed: pc.Expression | None,
+) -> tuple[pa.Table, np.ndarray[Any, Any] | None]:
+    """Read whole row groups that may match ``pushed`` with each row's position in the file."""
+    if fmt != "parquet" or pushed is None:
+        return frag.to_table(columns=columns), None
+    meta = frag.metadata
+    starts = np.cumsum([0] + [meta.row_group(i).num_rows for i in range(meta.num_row_groups)])
+    ids = sorted(rg.id for piece in frag.split_by_row_group(filter=pushed) for rg in piece.row_groups)
+    if len(ids) == meta.num_row_groups:
+        return frag.to_table(columns=columns), None
+    table = frag.subset(row_group_ids=ids).to_table(columns=columns) if ids else frag.to_table(
+        columns=columns).slice(0, 0)
+    parts = [np.arange(starts[i], starts[i + 1]) for i in ids]
+    return table, np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+
+
+def read_file(
+    ctx: ReadContext, split: Split, index: int, names: Sequence[str], *, push: Predicate | None,
+    system: bool, dv_cache: dict[str, bytes],
+) -> pa.Table:
+    """One data file as a table of ``names`` (table layout, table types), DV and ``push`` applied."""
+    f = split.files[index]
+    io, path = _io_for(ctx, data_file_path(split, f))
+    mapping = _mapping(ctx, f, names)
+    wanted = set(push.fields()) if push is not None else set()
+    pushable = push is not None and all(
+        src == name and (mapping.identity or name not in wanted) for name, _, src in mapping.targets
+        if name in wanted
+    ) and wanted <= {name for name, _, src in mapping.targets if src is not None}
+    file_columns = [src for _, _, src in mapping.targets if src is not None]
+    file_columns += list(_SYSTEM) if system else []
+    deleted = _deletion_mask(ctx, split.deletion_files[index], f, dv_cache)
+    try:
+        raw = _read_physical(io, path, file_columns, push.to_arrow() if pushable and push else None, deleted, f)
+    except FileNotFoundError:
+        raise
+    except (OSError, pa.ArrowException) as e:
+        raise CorruptFileError(f"cannot read data file {path}: {e}") from e
+    arrays: list[pa.Array | pa.ChunkedArray] = []
+    fields: list[pa.Field] = []
+    for name, arrow_type, src in mapping.targets:
+        col = raw.column(src) if src is not None else pa.nulls(raw.num_rows, arrow_type)
+        if col.type != arrow_type:
+            col = pc.cast(col, arrow_type, safe=False)
+        arrays.append(col)
+        fields.append(pa.field(name, arrow_type))
+    for name in _SYSTEM if system else ():
+        arrays.append(raw.column(name))
+        fields.append(pa.field(name, raw.schema.field(name).type))
+    table = pa.Table.from_arrays(arrays, schema=pa.schema(fields)) if fields else raw
+    if push is not None and not pushable and table.num_rows:
+        table = table.filter(push.to_arrow())
+    return table
+
+
+# --------------------------------------------------------------------------- splits
+
+
+def _finish(ctx: ReadContext, table: pa.Table, *, filtered: bool) -> pa.Table:
+    """Apply the full filter (unless already exact) and the projection, in output schema."""
+    if not filtered and ctx.filters.full is not None and table.num_rows:
+        table = table.filter(ctx.filters.full.to_arrow())
+    arrays = [table.column(n) for n in ctx.columns]
+    return pa.Table.from_arrays(arrays, schema=ctx.output_schema)
+
+
+def read_raw(ctx: ReadContext, split: Split) -> Iterator[pa.Table]:
+    """Read a raw-convertible split file by file: projection, full filter pushdown, deletion vectors."""
+    names = ctx.read_columns(merge=False)
+    cache: dict[str, bytes] = {}
+    for i in range(len(split.files)):
+        table = read_file(ctx, split, i, names, push=ctx.filters.full, system=False, dv_cache=cache)
+        if table.num_rows:
+            yield _finish(ctx, table, filtered=True)
+
+
+def _drop_retracts(table: pa.Table) -> pa.Table:
+    kinds = table.column(VALUE_KIND).to_numpy()
+    retract = is_retract(kinds)
+    return table.filter(pa.array(~retract)) if retract.any() else table
+
+
+def merge_rows(ctx: ReadContext, table: pa.Table) -> pa.Table:
+    """Vectorized merge of the rows of one overlapping section: one result per key, deletes dropped."""
+    engine = ctx.options.merge_engine
+    if engine in ("partial-update", "aggregation"):
+        raise UnsupportedError(
+            f"merge-on-read with merge-engine={engine} is not supported yet (table {ctx.root})"
+        )
+    kinds = table.column(VALUE_KIND).to_numpy()
+    retract = is_retract(kinds)
+    if engine == "first-row":
+        if retract.any():
+            if not ctx.options.ignore_delete:
+                raise LsmlakeError(
+                    f"first-row merge engine can not accept DELETE/UPDATE_BEFORE records (table {ctx.root}); "
+                    "set ignore-delete"
+                )
+            table = table.filter(pa.array(~retract))
+        table = sort_by_key(table, ctx.key_names)
+        return table.filter(pa.array(key_group_starts(table, ctx.key_names)))
+    if ctx.options.ignore_delete and retract.any():
+        table = table.filter(pa.array(~retract))
+    descending = (ctx.options.get("sequence.field.sort-order") or "ascending").lower() == "descending"
+    table = sort_by_key(table, ctx.key_names, ctx.sequence_fields, descending_sequence=descending)
+    table = table.filter(pa.array(last_of_each_key(table, ctx.key_names)))
+    return _drop_retracts(table)
+
+
+def _section_files(split: Split, section: Section) -> list[int]:
+    index = {id(f): i for i, f in enumerate(split.files)}
+    return [index[id(f)] for run in section for f in run]
+
+
+def read_merge(ctx: ReadContext, split: Split) -> Iterator[pa.Table]:
+    """Merge-on-read, one IntervalPartition section at a time (memory bounded by the largest)."""
+    names = ctx.read_columns(merge=True)
+    cache: dict[str, bytes] = {}
+    for section in split.sections or ():
+        overlapping = len(section) > 1
+        push = ctx.filters.key_safe if overlapping else ctx.filters.full
+        tables = [
+            read_file(ctx, split, i, names, push=push, system=True, dv_cache=cache)
+            for i in _section_files(split, section)
+        ]
+        table = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
+        if not table.num_rows:
+            continue
+        table = merge_rows(ctx, table) if overlapping else _drop_retracts(table)
+        if table.num_rows:
+            out = _finish(ctx, table, filtered=not overlapping)
+            if out.num_rows:
+                yield out
+
+
+def read_split(ctx: ReadContext, split: Split) -> Iterator[pa.Table]:
+    """The rows of one split as a stream of tables in the output schema."""
+    return read_raw(ctx, split) if split.raw_convertible else read_merge(ctx, split)
+
+
+def read_split_table(ctx: ReadContext, split: Split) -> pa.Table:
+    parts = list(read_split(ctx, split))
+    if not parts:
+        return ctx.output_schema.empty_table()
+    return pa.concat_tables(parts) if len(parts) > 1 else parts[0]
