@@ -9,8 +9,8 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from lsmlake.core.binary_row import encode_row
-from lsmlake.core.bucket import bucket_for_hash, bucket_ids, hash_bytes
+from lsmlake.core.binary_row import encode_row, hash_row_bytes
+from lsmlake.core.bucket import bucket_for_hash, bucket_ids
 from lsmlake.core.types import MAX_LENGTH, DataType
 
 ROWS = 1_000_000
@@ -39,11 +39,11 @@ def random_strings(rng: np.random.Generator, n: int) -> pa.Array:
 
 def bench(label: str, column: pa.Array, key_type: DataType) -> None:
     types = [key_type]
-    vectorized = ROWS / best_of(lambda: bucket_ids([column], types, BUCKETS))
+    vectorized = ROWS / best_of(lambda: bucket_ids([column], types, BUCKETS), repeat=5)
     sample = column.slice(0, SAMPLE).to_pylist()
 
     def python_loop() -> list[int]:
-        return [bucket_for_hash(hash_bytes(encode_row([v], types)), BUCKETS) for v in sample]
+        return [bucket_for_hash(hash_row_bytes(encode_row([v], types)), BUCKETS) for v in sample]
 
     python = SAMPLE / best_of(python_loop)
     expected = np.array(python_loop(), dtype=np.int32)

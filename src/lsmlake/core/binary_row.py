@@ -36,6 +36,7 @@ __all__ = [
     "deserialize_row",
     "encode_row",
     "fixed_part_size",
+    "hash_row_bytes",
     "header_size",
     "is_compact_decimal",
     "is_compact_timestamp",
@@ -335,6 +336,27 @@ def deserialize_row(data: bytes, types: Sequence[DataType]) -> list[object]:
     if arity != len(types):
         raise ValueError(f"serialized BinaryRow has arity {arity}, expected {len(types)}")
     return decode_row(data[4:], types)
+
+
+# --------------------------------------------------------------------------- hash
+
+
+def hash_row_bytes(row_bytes: bytes) -> int:
+    """Java ``BinaryRow.hashCode()``: MurmurHash3 x86_32 over 4-byte LE words, seed 42, as a Java int."""
+    if len(row_bytes) % 4:
+        raise ValueError("hashBytesByWords needs a length that is a multiple of 4")
+    m = 0xFFFFFFFF
+    h = 42
+    for (w,) in struct.iter_unpack("<I", row_bytes):
+        k = (w * 0xCC9E2D51) & m
+        k = (((k << 15) | (k >> 17)) * 0x1B873593) & m
+        h ^= k
+        h = ((((h << 13) | (h >> 19)) & m) * 5 + 0xE6546B64) & m
+    h ^= len(row_bytes)
+    h = ((h ^ (h >> 16)) * 0x85EBCA6B) & m
+    h = ((h ^ (h >> 13)) * 0xC2B2AE35) & m
+    h ^= h >> 16
+    return h - (1 << 32) if h & 0x80000000 else h
 
 
 EMPTY_ROW: bytes = serialize_row([], [])

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import struct
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple, TypeAlias
@@ -20,8 +19,7 @@ from lsmlake.core.binary_row import (
 )
 from lsmlake.core.types import DataType, to_arrow_type
 
-__all__ = ["BinaryRows", "binary_rows", "bucket_for_hash", "bucket_ids", "hash_binary_rows", "hash_bytes",
-           "hash_rows"]
+__all__ = ["BinaryRows", "binary_rows", "bucket_for_hash", "bucket_ids", "hash_binary_rows", "hash_rows"]
 
 U8 = npt.NDArray[np.uint8]
 U32 = npt.NDArray[np.uint32]
@@ -327,16 +325,6 @@ def binary_rows(columns: Columns, types: Sequence[DataType]) -> BinaryRows:
 # --------------------------------------------------------------------------- hashing
 
 
-def _scalar_mix(h: int, w: int) -> int:
-    m = 0xFFFFFFFF
-    k = (w * 0xCC9E2D51) & m
-    k = ((k << 15) | (k >> 17)) & m
-    k = (k * 0x1B873593) & m
-    h ^= k
-    h = ((h << 13) | (h >> 19)) & m
-    return (h * 5 + 0xE6546B64) & m
-
-
 def _mix(h: U32, w: U32) -> None:
     """One MurmurHash3 x86_32 body step over word column ``w``, in place on ``h``."""
     k = w * _C1
@@ -375,10 +363,10 @@ def hash_rows(columns: Columns, types: Sequence[DataType]) -> npt.NDArray[np.int
     enc = _encode(columns, types)
     n = len(enc.lengths)
     if enc.header is None:  # all-zero header words: the same state for every row
-        start = SEED
+        state = np.full(1, SEED, dtype=np.uint32)
         for _ in range(header_size(len(types)) // 4):
-            start = _scalar_mix(start, 0)
-        h = np.full(n, start, dtype=np.uint32)
+            _mix(state, np.zeros(1, dtype=np.uint32))
+        h = np.full(n, state[0], dtype=np.uint32)
     else:
         h = np.full(n, SEED, dtype=np.uint32)
         for values in enc.header:
@@ -423,25 +411,6 @@ def bucket_ids(columns: Columns, types: Sequence[DataType], num_buckets: int) ->
     return np.abs(np.fmod(hashes, num_buckets)).astype(np.int32)
 
 
-# --------------------------------------------------------------------------- scalar helpers
-
-
-def hash_bytes(row_bytes: bytes) -> int:
-    """Scalar ``hashBytesByWords`` (seed 42) of one row's bytes (length a multiple of 4), as a Java int."""
-    if len(row_bytes) % 4:
-        raise ValueError("hashBytesByWords needs a length that is a multiple of 4")
-    h = SEED
-    for (w,) in struct.iter_unpack("<I", row_bytes):
-        h = _scalar_mix(h, w)
-    h ^= len(row_bytes)
-    h ^= h >> 16
-    h = (h * 0x85EBCA6B) & 0xFFFFFFFF
-    h ^= h >> 13
-    h = (h * 0xC2B2AE35) & 0xFFFFFFFF
-    h ^= h >> 16
-    return h - (1 << 32) if h & 0x80000000 else h
-
-
 def bucket_for_hash(hash_value: int, num_buckets: int) -> int:
-    """``Math.abs(hash % numBuckets)`` for one Java int hash."""
+    """``Math.abs(hash % numBuckets)`` for one Java int hash (see ``binary_row.hash_row_bytes``)."""
     return abs(hash_value) % num_buckets

@@ -21,6 +21,7 @@ from lsmlake.metadata.manifest_list import ManifestFileMeta, read_manifest_list,
 from lsmlake.metadata.snapshot import Snapshot
 from lsmlake.metadata.snapshot_manager import SnapshotManager
 from lsmlake.operations.commit_message import CommitMessage
+from lsmlake.operations.conflicts import detect_conflicts
 from lsmlake.operations.manifest_files import ManifestWriter
 
 BATCH_COMMIT_IDENTIFIER = 9223372036854775807
@@ -69,6 +70,7 @@ class FileStoreCommit:
         self.table_name = table_name
         self.commit_user = commit_user or str(uuid.uuid4())
         self.snapshots = SnapshotManager(io, table_root)
+        self.key_types = [schema.field(k).type for k in schema.trimmed_primary_keys]
         self.manifests = ManifestWriter(
             io, self.paths, tuple(schema.field(k).type for k in schema.partition_keys),
             options.manifest_codec, schema.id,
@@ -89,7 +91,7 @@ class FileStoreCommit:
         for attempt in range(retries + 1):
             latest = self.snapshots.latest()
             if changes.kind == "COMPACT":
-                self._check_deletes_still_live(changes, latest)
+                self._check_conflicts(changes, latest)
             written: list[str] = []
             snapshot = self._build_snapshot(changes, latest, delta_metas, identifier, written)
             if self.snapshots.try_publish(snapshot):
@@ -115,24 +117,16 @@ class FileStoreCommit:
         metas += read_manifest_list(self.io, self.paths.manifest(latest.delta_manifest_list))
         return metas
 
-    def _check_deletes_still_live(self, changes: Changes, latest: Snapshot | None) -> None:
-        deleting = {e.identifier() for e in changes.entries if e.kind == FileKind.DELETE}
-        if not deleting:
-            return
-        live = set()
+    def _check_conflicts(self, changes: Changes, latest: Snapshot | None) -> None:
+        """Paimon's conflict detection for a COMPACT commit against the latest snapshot."""
+        touched = {(e.partition, e.bucket) for e in changes.entries}
+        base: list[ManifestEntry] = []
         for meta in self._previous_metas(latest):
-            for e in read_manifest(self.io, self.paths.manifest(meta.file_name)):
-                if e.kind == FileKind.ADD:
-                    live.add(e.identifier())
-                else:
-                    live.discard(e.identifier())
-        gone = deleting - live
-        if gone:
-            names = sorted(str(i[3]) for i in gone)[:3]
-            raise CommitConflictError(
-                f"table {self.table_name}: file deletion conflicts detected: {', '.join(names)} "
-                "no longer live (another commit removed them)"
-            )
+            base.extend(e for e in read_manifest(self.io, self.paths.manifest(meta.file_name))
+                        if (e.partition, e.bucket) in touched)
+        problems = detect_conflicts(base, list(changes.entries), self.key_types)
+        if problems:
+            raise CommitConflictError(f"table {self.table_name}: {problems[0]}")
 
     def _build_snapshot(
         self, changes: Changes, latest: Snapshot | None, delta_metas: list[ManifestFileMeta],

@@ -37,9 +37,14 @@ def _load_schema(io: FileIO, root: str, schema_id: int) -> TableSchema:
 
 def output_schema(schema: TableSchema, columns: Sequence[str] | None = None) -> pa.Schema:
     """The table's logical Arrow schema (no field-id metadata), optionally projected."""
-    fields = {f.name: pa.field(f.name, f.type, f.nullable) for f in schema.logical_arrow_schema()}
-    names = list(columns) if columns is not None else list(fields)
-    return pa.schema([fields[n] for n in names])
+    names = list(columns) if columns is not None else schema.field_names
+    fields = []
+    for name in names:
+        f = schema.field(name)
+        if f.type.root == "VECTOR":
+            raise UnsupportedError(f"column {name!r} has VECTOR type, which lsmlake cannot read yet")
+        fields.append(pa.field(name, to_arrow_type(f.type), f.type.nullable))
+    return pa.schema(fields)
 
 
 @dataclass(frozen=True)
@@ -88,36 +93,49 @@ def data_file_path(split: Split, f: DataFileMeta) -> str:
     return f.external_path or posixpath.join(split.bucket_path, f.file_name)
 
 
+@lru_cache(maxsize=16)
+def _external_io(uri_root: str) -> FileIO:
+    return FileIO.for_uri(uri_root)[0]
+
+
 def _io_for(ctx: ReadContext, path: str) -> tuple[FileIO, str]:
-    if "://" in path or path.lower().startswith("file:"):
-        return FileIO.for_uri("file://" + path[5:].lstrip("/").join(["/", ""]) if path[:5].lower() == "file:"
-                              and "://" not in path else path)
-    return ctx.io, path
+    """The FileIO and filesystem path for a table-relative path or an external URI."""
+    lower = path.lower()
+    if lower.startswith("file:"):
+        return _external_io("file:///"), "/" + path[5:].lstrip("/")
+    if "://" not in path:
+        return ctx.io, path
+    scheme, rest = path.split("://", 1)
+    bucket = rest.split("/", 1)[0]
+    return _external_io(f"{scheme}://{bucket}"), FileIO.for_uri(path)[1]
 
 
 @dataclass(frozen=True)
-class _Mapping:
-    """How the table columns wanted by a read map onto one file's columns."""
+class _Target:
+    """One wanted table column and where it comes from in a data file."""
 
-    targets: list[tuple[str, pa.DataType, str | None]]  # (table name, arrow type, file name or None)
-    identity: bool  # every mapped column has the table's name and type
+    name: str
+    arrow_type: pa.DataType
+    source: str | None
+    """The column's name in the file, None when the file predates the column."""
+    same: bool
+    """The file column has the table's name and type: filters on it can be pushed into the reader."""
 
 
-def _mapping(ctx: ReadContext, f: DataFileMeta, names: Sequence[str]) -> _Mapping:
+def _mapping(ctx: ReadContext, f: DataFileMeta, names: Sequence[str]) -> list[_Target]:
+    """Map table columns to a file's columns by field id, through the schema the file was written with."""
     schema = ctx.schema
     file_schema = schema if f.schema_id == schema.id else _load_schema(ctx.io, ctx.root, f.schema_id)
     by_id: dict[int, DataField] = {fld.id: fld for fld in file_schema.fields}
-    targets: list[tuple[str, pa.DataType, str | None]] = []
-    identity = True
+    targets = []
     for name in names:
         fld = schema.field(name)
         src = by_id.get(fld.id)
         if f.write_cols is not None and src is not None and src.name not in f.write_cols:
             src = None
-        if src is None or src.name != name or src.type.copy(nullable=True) != fld.type.copy(nullable=True):
-            identity = False
-        targets.append((name, to_arrow_type(fld.type), None if src is None else src.name))
-    return _Mapping(targets, identity)
+        same = src is not None and src.name == name and src.type.copy(nullable=True) == fld.type.copy(nullable=True)
+        targets.append(_Target(name, to_arrow_type(fld.type), None if src is None else src.name, same))
+    return targets
 
 
 def _deletion_mask(ctx: ReadContext, d: DeletionFile | None, f: DataFileMeta, cache: dict[str, bytes]) -> Any:
@@ -133,10 +151,12 @@ def _deletion_mask(ctx: ReadContext, d: DeletionFile | None, f: DataFileMeta, ca
 
 
 def _read_avro(io: FileIO, path: str, columns: list[str]) -> pa.Table:
+    """Avro data files are rare (``file.format=avro``): decoded record by record with fastavro."""
     with io.open_input_file(path) as stream:
         records = list(fastavro.reader(stream))
-    return pa.table({c: pa.array([r.get(c) for r in records]) for c in columns}) if columns else pa.table(
-        {"__rows": pa.nulls(len(records))})
+    if not columns:
+        return pa.table({"rows": pa.nulls(len(records))}).select([])
+    return pa.table({c: pa.array([r.get(c) for r in records]) for c in columns})
 
 
 def _read_physical(
@@ -144,9 +164,9 @@ def _read_physical(
 ) -> pa.Table:
     """Read ``columns`` of a file; drop rows marked in the deletion mask, then rows failing ``pushed``."""
     fmt = posixpath.splitext(path)[1].lstrip(".").lower()
+    positions = None
     if fmt == "avro":
         table = _read_avro(io, path, columns)
-        positions = None
     elif fmt in _FORMATS:
         frag = _FORMATS[fmt].make_fragment(path, filesystem=io.fs)
         if deleted is None:
@@ -155,7 +175,7 @@ def _read_physical(
     else:
         raise UnsupportedError(f"data file {path} has unknown format {fmt!r}")
     if deleted is not None:
-        if len(deleted) != f.row_count or (positions is None and table.num_rows != f.row_count):
+        if positions is None and table.num_rows != f.row_count:
             raise CorruptFileError(f"data file {path} has {table.num_rows} rows, its manifest says {f.row_count}")
         keep = ~deleted if positions is None else ~deleted[positions]
         table = table.filter(pa.array(keep))
@@ -167,7 +187,7 @@ def _read_physical(
 def _read_with_positions(
     frag: ds.FileFragment, fmt: str, columns: list[str], pushed: pc.Expression | None,
 ) -> tuple[pa.Table, np.ndarray[Any, Any] | None]:
-    """Read whole row groups that may match ``pushed`` with each row's position in the file."""
+    """Read the row groups that may match ``pushed``, with each row's position when not all are read."""
     if fmt != "parquet" or pushed is None:
         return frag.to_table(columns=columns), None
     meta = frag.metadata
@@ -175,10 +195,10 @@ def _read_with_positions(
     ids = sorted(rg.id for piece in frag.split_by_row_group(filter=pushed) for rg in piece.row_groups)
     if len(ids) == meta.num_row_groups:
         return frag.to_table(columns=columns), None
-    table = frag.subset(row_group_ids=ids).to_table(columns=columns) if ids else frag.to_table(
-        columns=columns).slice(0, 0)
-    parts = [np.arange(starts[i], starts[i + 1]) for i in ids]
-    return table, np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+    if not ids:
+        return frag.physical_schema.empty_table().select(columns), np.zeros(0, dtype=np.int64)
+    table = frag.subset(row_group_ids=ids).to_table(columns=columns)
+    return table, np.concatenate([np.arange(starts[i], starts[i + 1]) for i in ids])
 
 
 def read_file(
@@ -188,13 +208,10 @@ def read_file(
     """One data file as a table of ``names`` (table layout, table types), DV and ``push`` applied."""
     f = split.files[index]
     io, path = _io_for(ctx, data_file_path(split, f))
-    mapping = _mapping(ctx, f, names)
-    wanted = set(push.fields()) if push is not None else set()
-    pushable = push is not None and all(
-        src == name and (mapping.identity or name not in wanted) for name, _, src in mapping.targets
-        if name in wanted
-    ) and wanted <= {name for name, _, src in mapping.targets if src is not None}
-    file_columns = [src for _, _, src in mapping.targets if src is not None]
+    targets = _mapping(ctx, f, names)
+    same = {t.name for t in targets if t.same}
+    pushable = push is not None and set(push.fields()) <= same
+    file_columns = [t.source for t in targets if t.source is not None]
     file_columns += list(_SYSTEM) if system else []
     deleted = _deletion_mask(ctx, split.deletion_files[index], f, dv_cache)
     try:
@@ -205,12 +222,12 @@ def read_file(
         raise CorruptFileError(f"cannot read data file {path}: {e}") from e
     arrays: list[pa.Array | pa.ChunkedArray] = []
     fields: list[pa.Field] = []
-    for name, arrow_type, src in mapping.targets:
-        col = raw.column(src) if src is not None else pa.nulls(raw.num_rows, arrow_type)
-        if col.type != arrow_type:
-            col = pc.cast(col, arrow_type, safe=False)
+    for t in targets:
+        col = raw.column(t.source) if t.source is not None else pa.nulls(raw.num_rows, t.arrow_type)
+        if col.type != t.arrow_type:
+            col = pc.cast(col, t.arrow_type, safe=False)
         arrays.append(col)
-        fields.append(pa.field(name, arrow_type))
+        fields.append(pa.field(t.name, t.arrow_type))
     for name in _SYSTEM if system else ():
         arrays.append(raw.column(name))
         fields.append(pa.field(name, raw.schema.field(name).type))
@@ -227,8 +244,9 @@ def _finish(ctx: ReadContext, table: pa.Table, *, filtered: bool) -> pa.Table:
     """Apply the full filter (unless already exact) and the projection, in output schema."""
     if not filtered and ctx.filters.full is not None and table.num_rows:
         table = table.filter(ctx.filters.full.to_arrow())
-    arrays = [table.column(n) for n in ctx.columns]
-    return pa.Table.from_arrays(arrays, schema=ctx.output_schema)
+    if not ctx.columns:
+        return table.select([])
+    return pa.Table.from_arrays([table.column(n) for n in ctx.columns], schema=ctx.output_schema)
 
 
 def read_raw(ctx: ReadContext, split: Split) -> Iterator[pa.Table]:
@@ -275,8 +293,8 @@ def merge_rows(ctx: ReadContext, table: pa.Table) -> pa.Table:
 
 
 def _section_files(split: Split, section: Section) -> list[int]:
-    index = {id(f): i for i, f in enumerate(split.files)}
-    return [index[id(f)] for run in section for f in run]
+    index = {f.identifier(): i for i, f in enumerate(split.files)}
+    return [index[f.identifier()] for run in section for f in run]
 
 
 def read_merge(ctx: ReadContext, split: Split) -> Iterator[pa.Table]:

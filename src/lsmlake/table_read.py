@@ -1,0 +1,195 @@
+"""Table-level reads: ``scan``, ``read`` and ``explain``, planning splits and reading them in parallel."""
+
+from __future__ import annotations
+
+import os
+from collections import deque
+from collections.abc import Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+
+from lsmlake.core.predicate import Predicate, parse_filter
+from lsmlake.operations.read import ReadContext, read_split_table
+from lsmlake.operations.scan import ScanPlan, plan_scan
+from lsmlake.operations.split import Split
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from lsmlake.table import Table
+
+MAX_READ_THREADS = min(32, os.cpu_count() or 4)
+
+
+def _ordered_parallel(ctx: ReadContext, splits: Sequence[Split], threads: int) -> Iterator[pa.Table]:
+    """Each split's table, in split order, reading up to ``2 * threads`` splits ahead."""
+    if len(splits) <= 1 or threads <= 1:
+        for s in splits:
+            yield read_split_table(ctx, s)
+        return
+    pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="lsmlake-read")
+    try:
+        pending: deque[Future[pa.Table]] = deque()
+        todo = iter(splits)
+        for s in todo:
+            pending.append(pool.submit(read_split_table, ctx, s))
+            if len(pending) >= 2 * threads:
+                break
+        while pending:
+            table = pending.popleft().result()
+            following = next(todo, None)
+            if following is not None:
+                pending.append(pool.submit(read_split_table, ctx, following))
+            yield table
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+class Scan:
+    """A planned read of one snapshot: its splits, and their rows as Arrow, batches or pandas."""
+
+    def __init__(
+        self, table: Table, *, filter: str | Predicate | None = None, columns: Sequence[str] | None = None,
+        snapshot_id: int | None = None, limit: int | None = None, threads: int = MAX_READ_THREADS,
+    ) -> None:
+        if limit is not None and limit < 0:
+            raise ValueError(f"limit must be >= 0, got {limit}")
+        self.table = table
+        self.predicate = parse_filter(filter, table.schema.fields)
+        names = list(columns) if columns is not None else table.schema.field_names
+        self.plan: ScanPlan = plan_scan(
+            table.io, table.root, table.schema, table.options, predicate=self.predicate, snapshot_id=snapshot_id,
+        )
+        self.context = ReadContext(table.io, table.root, table.schema, table.options, tuple(names), self.plan.filters)
+        self.limit = limit
+        self.threads = threads
+
+    @property
+    def snapshot_id(self) -> int | None:
+        return self.plan.snapshot_id
+
+    @property
+    def schema(self) -> pa.Schema:
+        """The schema of the rows this scan returns."""
+        return self.context.output_schema
+
+    def splits(self) -> list[Split]:
+        return list(self.plan.splits)
+
+    def _tables(self) -> Iterator[pa.Table]:
+        remaining = self.limit
+        if remaining == 0:
+            return
+        for table in _ordered_parallel(self.context, self.plan.splits, self.threads):
+            if remaining is not None:
+                table = table.slice(0, remaining)
+                remaining -= table.num_rows
+            if table.num_rows:
+                yield table
+            if remaining == 0:
+                return
+
+    def to_arrow(self) -> pa.Table:
+        parts = list(self._tables())
+        if not parts:
+            return self.schema.empty_table()
+        return pa.concat_tables(parts)
+
+    def to_batches(self) -> pa.RecordBatchReader:
+        """A stream of record batches, read split by split (a few splits ahead, in parallel)."""
+
+        def batches() -> Iterator[pa.RecordBatch]:
+            for table in self._tables():
+                yield from table.to_batches()
+
+        return pa.RecordBatchReader.from_batches(self.schema, batches())
+
+    def to_pandas(self, **kwargs: Any) -> pd.DataFrame:
+        return self.to_arrow().to_pandas(**kwargs)
+
+    @property
+    def plan_summary(self) -> dict[str, Any]:
+        """Counts describing the plan: splits, files, and what each pruning step removed."""
+        p, c = self.plan, self.plan.counts
+        raw = sum(1 for s in p.splits if s.raw_convertible)
+        return {
+            "snapshot_id": p.snapshot_id,
+            "splits": len(p.splits),
+            "raw_splits": raw,
+            "merge_splits": len(p.splits) - raw,
+            "buckets": len(p.buckets),
+            "files": sum(len(s.files) for s in p.splits),
+            "rows": sum(s.row_count for s in p.splits),
+            "deletion_files": sum(1 for s in p.splits for d in s.deletion_files if d is not None),
+            "manifests": c.manifests,
+            "manifests_skipped": c.manifests_skipped,
+            "entries_pruned_by_partition": c.by_partition,
+            "entries_skipped_level0": c.by_level0,
+            "entries_pruned_by_key_stats": c.by_key_stats,
+            "entries_pruned_by_value_stats": c.by_value_stats,
+            "files_pruned_by_bucket_value_filter": c.by_bucket_value_stats,
+            "skip_level0": p.skip_level0,
+        }
+
+    def __repr__(self) -> str:
+        s = self.plan_summary
+        return (f"Scan({self.table.name!r}, snapshot={s['snapshot_id']}, splits={s['splits']} "
+                f"(raw {s['raw_splits']}, merge {s['merge_splits']}), files={s['files']})")
+
+
+def scan_table(
+    table: Table, *, filter: str | Predicate | None = None, columns: Sequence[str] | None = None,
+    snapshot_id: int | None = None, limit: int | None = None,
+) -> Scan:
+    """Plan a read of ``table`` (latest snapshot unless ``snapshot_id`` or option ``scan.snapshot-id``)."""
+    return Scan(table, filter=filter, columns=columns, snapshot_id=snapshot_id, limit=limit)
+
+
+def read_table(
+    table: Table, *, filter: str | Predicate | None = None, columns: Sequence[str] | None = None,
+    snapshot_id: int | None = None, limit: int | None = None,
+) -> pa.Table:
+    """The table's rows (merged, deletes applied) that pass ``filter``, as one Arrow table."""
+    return scan_table(table, filter=filter, columns=columns, snapshot_id=snapshot_id, limit=limit).to_arrow()
+
+
+def _partition_text(table: Table, values: tuple[object, ...]) -> str:
+    if not table.schema.partition_keys:
+        return ""
+    return ",".join(f"{k}={v}" for k, v in zip(table.schema.partition_keys, values, strict=True)) + " "
+
+
+def explain_table(table: Table, *, filter: str | Predicate | None = None, snapshot_id: int | None = None) -> str:
+    """How a read would go: per bucket raw or merge and the rule that decided it, files per level."""
+    scan = scan_table(table, filter=filter, snapshot_id=snapshot_id)
+    plan, opts = scan.plan, table.options
+    lines = [
+        f"table {table.name}: snapshot {plan.snapshot_id if plan.snapshot_id is not None else '(none: empty table)'}",
+        f"  merge-engine={opts.merge_engine} deletion-vectors.enabled={opts.deletion_vectors_enabled}"
+        + (" (level-0 files skipped by batch reads)" if plan.skip_level0 else ""),
+    ]
+    if plan.filters.full is not None:
+        lines.append(f"  filter: {plan.filters.full}")
+        lines.append(f"    partition part: {plan.filters.partition}; key part: {plan.filters.key}")
+    for b in plan.buckets:
+        if b.raw_splits == b.splits:
+            how = "raw"
+        elif b.raw_splits == 0:
+            how = "merge"
+        else:
+            how = f"mixed ({b.raw_splits} raw, {b.splits - b.raw_splits} merge)"
+        levels = " ".join(f"L{level}:{n}" for level, n in b.files_per_level)
+        lines.append(f"  {_partition_text(table, b.partition_values)}bucket {b.bucket}: {how}, "
+                     f"{b.splits} split(s), files {levels}")
+        lines.extend(f"      {rule}" for rule in b.rules)
+    s = scan.plan_summary
+    lines.append(
+        f"  {s['splits']} splits ({s['raw_splits']} raw, {s['merge_splits']} merge) over {s['files']} files; "
+        f"manifests {s['manifests'] - s['manifests_skipped']}/{s['manifests']} read; pruned entries: "
+        f"{s['entries_pruned_by_partition']} by partition, {s['entries_pruned_by_key_stats']} by key stats, "
+        f"{s['entries_pruned_by_value_stats']} by value stats, {s['entries_skipped_level0']} level-0 skipped, "
+        f"{s['files_pruned_by_bucket_value_filter']} by bucket value filter"
+    )
+    return "\n".join(lines)
