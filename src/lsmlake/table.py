@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+
+import pyarrow as pa
 
 from lsmlake.core.fileio import FileIO
 from lsmlake.core.options import CoreOptions
@@ -12,6 +14,9 @@ from lsmlake.core.schema import TableSchema
 from lsmlake.metadata.snapshot import Snapshot
 from lsmlake.metadata.snapshot_manager import SnapshotManager
 from lsmlake.operations.input_rows import WriteData
+from lsmlake.core.predicate import Predicate
+from lsmlake.table_compact import compact_table
+from lsmlake.table_read import Scan, explain_table, read_table, scan_table
 from lsmlake.table_writer import TableWriter
 
 
@@ -69,6 +74,30 @@ class Table:
         with self.writer() as w:
             w.delete(keys)
         return w.snapshot_ids[-1] if w.snapshot_ids else None
+
+    # -- reading
+    def scan(
+        self, *, filter: str | Predicate | None = None, columns: Sequence[str] | None = None,
+        snapshot_id: int | None = None, limit: int | None = None,
+    ) -> Scan:
+        """Plan a read: ``.splits()``, ``.to_arrow()``, ``.to_batches()``, ``.to_pandas()``."""
+        return scan_table(self, filter=filter, columns=columns, snapshot_id=snapshot_id, limit=limit)
+
+    def read(
+        self, *, filter: str | Predicate | None = None, columns: Sequence[str] | None = None,
+        snapshot_id: int | None = None, limit: int | None = None,
+    ) -> pa.Table:
+        """The rows a reader sees (merged, deletes applied) that pass ``filter``."""
+        return read_table(self, filter=filter, columns=columns, snapshot_id=snapshot_id, limit=limit)
+
+    def explain(self, *, filter: str | Predicate | None = None, snapshot_id: int | None = None) -> str:
+        """Per bucket: raw or merge read, and the rule that decided it."""
+        return explain_table(self, filter=filter, snapshot_id=snapshot_id)
+
+    # -- compaction
+    def compact(self, *, full: bool = False) -> int | None:
+        """Run the compaction strategy (or a full compaction) on every bucket; one COMPACT snapshot."""
+        return compact_table(self, full=full)
 
     # -- snapshots
     def latest_snapshot(self) -> Snapshot | None:

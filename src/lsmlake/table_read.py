@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from lsmlake.core.predicate import Predicate, parse_filter
-from lsmlake.operations.read import ReadContext, read_split_table
+from lsmlake.operations.read import ReadContext, concat, read_split_table
 from lsmlake.operations.scan import ScanPlan, plan_scan
 from lsmlake.operations.split import Split
 
@@ -80,6 +80,7 @@ class Scan:
 
     def _tables(self) -> Iterator[pa.Table]:
         remaining = self.limit
+        self.context.output_schema  # noqa: B018 - unreadable column types fail before any I/O
         if remaining == 0:
             return
         for table in _ordered_parallel(self.context, self.plan.splits, self.threads):
@@ -92,10 +93,7 @@ class Scan:
                 return
 
     def to_arrow(self) -> pa.Table:
-        parts = list(self._tables())
-        if not parts:
-            return self.schema.empty_table()
-        return pa.concat_tables(parts)
+        return concat(list(self._tables()), self.schema)
 
     def to_batches(self) -> pa.RecordBatchReader:
         """A stream of record batches, read split by split (a few splits ahead, in parallel)."""

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections import defaultdict
 from types import TracebackType
 from typing import TYPE_CHECKING
 
@@ -10,10 +9,9 @@ import numpy as np
 
 from lsmlake.errors import LsmlakeError
 from lsmlake.mergetree.kv_layout import RowKind
-from lsmlake.metadata.manifest import ManifestEntry
 from lsmlake.operations.commit import FileStoreCommit
 from lsmlake.operations.input_rows import WriteData, conform, row_kinds, to_arrow_table
-from lsmlake.operations.live_files import live_entries
+from lsmlake.operations.restore import RestoredState
 from lsmlake.operations.write import FileStoreWrite
 
 if TYPE_CHECKING:
@@ -25,21 +23,12 @@ class TableWriter:
 
     def __init__(self, table: Table) -> None:
         self.table = table
-        self._restored: dict[tuple[bytes, int], list[ManifestEntry]] | None = None
         self._write = FileStoreWrite(
-            table.io, table.root, table.schema, table.options, table_name=table.name, restore=self._restore,
+            table.io, table.root, table.schema, table.options, table_name=table.name,
+            restore=lambda: RestoredState.load(table.io, table.paths, table.snapshot_manager.latest()),
         )
         self._closed = False
         self.snapshot_ids: list[int] = []
-
-    def _restore(self, partition: bytes, bucket: int) -> list[ManifestEntry]:
-        if self._restored is None:
-            grouped: dict[tuple[bytes, int], list[ManifestEntry]] = defaultdict(list)
-            latest = self.table.snapshot_manager.latest()
-            for e in live_entries(self.table.io, self.table.paths, latest):
-                grouped[(e.partition, e.bucket)].append(e)
-            self._restored = dict(grouped)
-        return self._restored.get((partition, bucket), [])
 
     def _check_open(self) -> None:
         if self._closed:

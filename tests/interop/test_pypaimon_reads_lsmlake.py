@@ -87,9 +87,9 @@ DT_DATE = ("dt", pa.date32(), (dt.date(2024, 1, 1), dt.date(1969, 12, 31), dt.da
 PK_CASES = (
     PkCase("b1-int", 1, (("id", pa.int64()),)),
     PkCase("b4-int", 4, (("id", pa.int64()),), options=(("manifest.merge-min-count", "2"),)),
-    PkCase("b4-str-smallbuf", 4, (("k", pa.string()),), options=(("write-buffer-size", "2 kb"),)),
+    PkCase("b4-str-smallbuf", 4, (("k", pa.string()),), options=(("write-buffer-size", "1 b"),)),
     PkCase("b4-part-dt-str", 4, (("id", pa.int64()),), (DT_STR,)),
-    PkCase("b1-part-int", 1, (("id", pa.int64()),), (P_INT,), options=(("write-buffer-size", "4 kb"),)),
+    PkCase("b1-part-int", 1, (("id", pa.int64()),), (P_INT,), options=(("write-buffer-size", "512 b"),)),
     PkCase("b4-part-date", 4, (("id", pa.int64()),), (DT_DATE,)),
     PkCase("b2-composite-2parts", 2, (("id", pa.int64()), ("k", pa.string())), (DT_STR, P_INT), pool=30),
 )

@@ -3,7 +3,8 @@
 Python value conventions (encode accepts, decode returns):
 
 * BOOLEAN -> ``bool``; TINYINT/SMALLINT/INT/BIGINT -> ``int``; FLOAT/DOUBLE -> ``float``.
-* DATE -> ``datetime.date`` (encode also accepts ``int`` days since 1970-01-01).
+* DATE -> ``datetime.date`` (encode also accepts ``int`` days since 1970-01-01; decoding a day outside
+  years 1..9999 raises).
 * TIME -> ``datetime.time`` with millisecond resolution (encode also accepts ``int`` millis of day;
   sub-millisecond microseconds are truncated, as Paimon stores TIME as int millis).
 * DECIMAL(p, s) -> ``decimal.Decimal`` with exponent ``-s`` (encode accepts ``Decimal`` or ``int``; the value
@@ -16,7 +17,9 @@ Python value conventions (encode accepts, decode returns):
 * CHAR/VARCHAR -> ``str`` (UTF-8); BINARY/VARBINARY/BLOB -> ``bytes`` (encode accepts any bytes-like).
 * ``None`` is null for every type.
 
-Nested types and VARIANT are not supported (they never appear in partitions, keys or stats).
+Nested types and VARIANT are not supported (they never appear in partitions, keys or stats). A DECIMAL
+without precision is read as DECIMAL(10, 0) and a TIMESTAMP without precision as TIMESTAMP(6)
+(Paimon's defaults).
 """
 
 from __future__ import annotations

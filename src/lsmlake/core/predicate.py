@@ -254,7 +254,7 @@ def _number(v: Any) -> Any:
     return v
 
 
-def _coerce(v: Any, t: DataType) -> Any:  # noqa: C901 - one branch per type family
+def _coerce(v: Any, t: DataType) -> Any:
     r = t.root
     v = v.item() if isinstance(v, np.generic) else v
     if r == "BOOLEAN":
@@ -319,7 +319,7 @@ def _coerce(v: Any, t: DataType) -> Any:  # noqa: C901 - one branch per type fam
 
 
 def coerce_literal(value: Any, dtype: DataType, *, column: str = "?") -> Any:
-    """``value`` in binary_row's Python convention for ``dtype``; ValueError naming the column if impossible."""
+    """``value`` in binary_row's Python convention for ``dtype``; ValueError naming the column if not."""
     if value is None:
         return None
     try:
@@ -382,7 +382,9 @@ class _Binder:
             self.lower.setdefault(f.name.lower(), []).append(f)
 
     def column(self, name: str, exact: bool = False) -> DataField:
-        matches = [self.fields[name]] if name in self.fields else [] if exact else self.lower.get(name.lower(), [])
+        if name in self.fields:
+            return self.fields[name]
+        matches = [] if exact else self.lower.get(name.lower(), [])
         if len(matches) != 1:
             raise ValueError(f"unknown column {name!r} in filter (columns: {sorted(self.fields)})")
         return matches[0]
@@ -398,12 +400,13 @@ class _Binder:
         if isinstance(p, Compare):
             return Compare(col.name, p.op, coerce_literal(p.literal, col.type, column=col.name), col.type)
         if isinstance(p, In):
-            return In(col.name, tuple(coerce_literal(v, col.type, column=col.name) for v in p.literals), col.type)
+            lits = tuple(coerce_literal(v, col.type, column=col.name) for v in p.literals)
+            return In(col.name, lits, col.type)
         if isinstance(p, StartsWith) and not col.type.is_string:
             raise ValueError(f"LIKE needs a string column, {col.name!r} is {col.type}")
         return StartsWith(col.name, str(p.prefix)) if isinstance(p, StartsWith) else type(p)(col.name)
 
-    def convert(self, node: exp.Expression) -> Predicate:  # noqa: C901 - one branch per SQL construct
+    def convert(self, node: exp.Expression) -> Predicate:
         if isinstance(node, exp.Paren):
             return self.convert(node.this)
         if isinstance(node, (exp.And, exp.Or)):
@@ -582,18 +585,20 @@ def _leaf_might(p: _Leaf, s: ColumnStats, row_count: int, neg: bool) -> bool:
     if isinstance(p, Compare):
         if p.literal is None:
             return False
-        if neg and (floats or isinstance(p.literal, float) or (p.dtype is not None and p.dtype.root in _FLOATS)):
+        floats = floats or isinstance(p.literal, float) or (p.dtype is not None and p.dtype.root in _FLOATS)
+        if neg and floats:
             return True  # NaN satisfies every negated comparison, and stats may leave NaN out
         op, lit = _NEGATED[p.op] if neg else p.op, _norm(p.literal)
         if op == "!=":  # truncated string/bytes bounds and NaN make equal bounds inconclusive
-            return floats or isinstance(lit, (str, bytes, float)) or lo is None or not lo == hi == lit
+            return floats or isinstance(lit, (str, bytes)) or lo is None or not lo == hi == lit
         if op in ("=", "<", "<=") and lo is not None and not _PY_OPS["<=" if op == "=" else op](lo, lit):
             return False
-        return not (op in ("=", ">", ">=") and hi is not None and not _PY_OPS[">=" if op == "=" else op](hi, lit))
+        return op not in ("=", ">", ">=") or hi is None or _PY_OPS[">=" if op == "=" else op](hi, lit)
     if isinstance(p, In):
         if neg:
             return None not in p.literals
-        return any(_leaf_might(Compare(p.field, "=", v), s, row_count, False) for v in p.literals if v is not None)
+        eqs = (Compare(p.field, "=", v) for v in p.literals if v is not None)
+        return any(_leaf_might(c, s, row_count, False) for c in eqs)
     if isinstance(p, StartsWith) and not neg:
         upper = _next_prefix(p.prefix)
         return (hi is None or hi >= p.prefix) and (upper is None or lo is None or lo < upper)

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import posixpath
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 from functools import cached_property, lru_cache
 from typing import Any
 
-import fastavro
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -23,6 +24,7 @@ from lsmlake.errors import CorruptFileError, LsmlakeError, UnsupportedError
 from lsmlake.mergetree.kv_layout import SEQUENCE_NUMBER, VALUE_KIND, is_retract, key_group_starts, last_of_each_key, sort_by_key
 from lsmlake.metadata.data_file import DataFileMeta
 from lsmlake.metadata.deletion_vector import check_cardinality, read_deletion_vector
+from lsmlake.metadata.stats import decode_avro_container
 from lsmlake.operations.scan import ScanFilters
 from lsmlake.operations.split import DeletionFile, Section, Split
 
@@ -150,13 +152,60 @@ def _deletion_mask(ctx: ReadContext, d: DeletionFile | None, f: DataFileMeta, ca
     return None if dv.is_empty else dv.to_numpy_mask(f.row_count)
 
 
+_AVRO_TIME_UNITS = {
+    "timestamp-millis": "ms", "local-timestamp-millis": "ms", "timestamp-micros": "us",
+    "local-timestamp-micros": "us", "timestamp-nanos": "ns", "local-timestamp-nanos": "ns",
+}
+
+
+def _avro_logical(avro_type: Any) -> dict[str, Any]:
+    """The non-null branch of an Avro field type, as a dict (``{"type": ...}`` for primitives)."""
+    if isinstance(avro_type, list):
+        avro_type = next((t for t in avro_type if t != "null"), "null")
+    return avro_type if isinstance(avro_type, dict) else {"type": avro_type}
+
+
+def _avro_column(values: list[Any], avro_type: Any) -> pa.Array:
+    t = _avro_logical(avro_type)
+    logical = t.get("logicalType")
+    if logical in _AVRO_TIME_UNITS:
+        return pa.array(values, pa.int64()).cast(pa.timestamp(_AVRO_TIME_UNITS[logical]))
+    if logical == "date":
+        return pa.array(values, pa.int32()).cast(pa.date32())
+    if logical == "time-millis":
+        return pa.array(values, pa.int32()).cast(pa.time32("ms"))
+    if logical == "time-micros":
+        return pa.array(values, pa.int64()).cast(pa.time64("us"))
+    if logical == "decimal":
+        scale, precision = int(t.get("scale", 0)), int(t["precision"])
+        unscaled = [None if v is None else int.from_bytes(v, "big", signed=True) for v in values]
+        return pa.array([None if u is None else Decimal(u).scaleb(-scale) for u in unscaled],
+                        pa.decimal128(precision, scale))
+    return pa.array(values)
+
+
 def _read_avro(io: FileIO, path: str, columns: list[str]) -> pa.Table:
-    """Avro data files are rare (``file.format=avro``): decoded record by record with fastavro."""
-    with io.open_input_file(path) as stream:
-        records = list(fastavro.reader(stream))
+    """Avro data files (``file.format=avro``, rare) are decoded record by record."""
+    contents = decode_avro_container(io.read_bytes(path), name=path)
+    records = [r for r in contents.records if r is not None]
     if not columns:
         return pa.table({"rows": pa.nulls(len(records))}).select([])
-    return pa.table({c: pa.array([r.get(c) for r in records]) for c in columns})
+    types = {f["name"]: f["type"] for f in json.loads(contents.schema_json)["fields"]}
+    return pa.table({c: _avro_column([r.get(c) for r in records], types[c]) for c in columns})
+
+
+_TRUE = pa.array(["t", "true", "y", "yes", "1"])
+_FALSE = pa.array(["f", "false", "n", "no", "0"])
+
+
+def _cast(col: pa.Array | pa.ChunkedArray, target: pa.DataType) -> pa.Array | pa.ChunkedArray:
+    """Cast a column read from an older schema to the table's type, with Paimon's string-to-bool rule."""
+    if pa.types.is_boolean(target) and (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)):
+        lower = pc.utf8_lower(col)
+        truthy = pc.is_in(lower, value_set=_TRUE)
+        known = pc.or_(truthy, pc.is_in(lower, value_set=_FALSE))
+        return pc.if_else(known, truthy, pa.scalar(None, pa.bool_()))
+    return pc.cast(col, target, safe=False)
 
 
 def _read_physical(
@@ -225,7 +274,7 @@ def read_file(
     for t in targets:
         col = raw.column(t.source) if t.source is not None else pa.nulls(raw.num_rows, t.arrow_type)
         if col.type != t.arrow_type:
-            col = pc.cast(col, t.arrow_type, safe=False)
+            col = _cast(col, t.arrow_type)
         arrays.append(col)
         fields.append(pa.field(t.name, t.arrow_type))
     for name in _SYSTEM if system else ():
@@ -323,8 +372,14 @@ def read_split(ctx: ReadContext, split: Split) -> Iterator[pa.Table]:
     return read_raw(ctx, split) if split.raw_convertible else read_merge(ctx, split)
 
 
-def read_split_table(ctx: ReadContext, split: Split) -> pa.Table:
-    parts = list(read_split(ctx, split))
+def concat(parts: Sequence[pa.Table], schema: pa.Schema) -> pa.Table:
+    """Concatenate tables of one schema (keeping the row count of column-less tables)."""
     if not parts:
-        return ctx.output_schema.empty_table()
+        return schema.empty_table()
+    if not schema.names:
+        return pa.table({"rows": pa.nulls(sum(p.num_rows for p in parts))}).select([])
     return pa.concat_tables(parts) if len(parts) > 1 else parts[0]
+
+
+def read_split_table(ctx: ReadContext, split: Split) -> pa.Table:
+    return concat(list(read_split(ctx, split)), ctx.output_schema)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -14,7 +14,7 @@ from lsmlake.core.paths import TablePaths, partition_path
 from lsmlake.core.predicate import Predicate, evaluate, might_match, split_by_fields, stats_from_simple
 from lsmlake.core.schema import TableSchema
 from lsmlake.core.types import DataField
-from lsmlake.errors import NoSuchSnapshotError
+from lsmlake.errors import NoSuchSnapshotError, UnsupportedError
 from lsmlake.mergetree.interval_partition import KeyBounds
 from lsmlake.metadata.data_file import DataFileMeta
 from lsmlake.metadata.index_manifest import DELETION_VECTORS_INDEX, read_index_manifest
@@ -26,6 +26,7 @@ from lsmlake.operations.split import DeletionFile, Split
 from lsmlake.operations.split_generator import SplitGroup, split_for_append, split_for_batch
 
 PartitionBucket = tuple[bytes, int]
+POSTPONE_BUCKET = -2
 
 
 @dataclass(frozen=True)
@@ -167,6 +168,8 @@ class _Planner:
         return ok
 
     def entry_matches(self, e: ManifestEntry) -> bool:
+        if e.bucket == POSTPONE_BUCKET and self.pk_table:
+            return False  # batch reads see only real buckets; postponed rows wait for compaction
         if not self.partition_matches(e.partition):
             self.counts.by_partition += 1
             return False
@@ -262,6 +265,8 @@ def plan_scan(
     predicate: Predicate | None = None, snapshot_id: int | None = None,
 ) -> ScanPlan:
     """Plan a batch read of one snapshot into splits (see module docstring)."""
+    if options.get_bool("data-evolution.enabled"):
+        raise UnsupportedError(f"table {root} uses data-evolution.enabled, which lsmlake cannot read yet")
     filters = split_filters(predicate, schema)
     planner = _Planner(io, root, schema, options, filters)
     snapshot = resolve_snapshot(io, root, snapshot_id, options)
@@ -323,5 +328,3 @@ def _to_split(
         sections=g.sections, total_buckets=total, snapshot_id=snapshot_id, rule=g.rule,
     )
 
-
-EntryFilter = Callable[[ManifestEntry], bool]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TypeVar
 
 import numpy as np
@@ -19,9 +19,10 @@ from lsmlake.errors import CommitConflictError, UnsupportedError
 from lsmlake.mergetree.kv_layout import (
     SEQUENCE_NUMBER, RowKind, key_fields, last_of_each_key, sort_by_key, to_kv_table,
 )
-from lsmlake.metadata.manifest import ManifestEntry
 from lsmlake.operations.commit_message import CommitMessage
+from lsmlake.operations.compact import BucketFiles, compact_bucket, restore_deletion_vectors, written_by
 from lsmlake.operations.data_file_writer import DataFileWriter
+from lsmlake.operations.restore import RestoredState
 from lsmlake.operations.routing import route_rows
 
 T = TypeVar("T")
@@ -49,19 +50,20 @@ class FileStoreWrite:
     """Buffers rows per (partition, bucket) and writes them as level-0 files.
 
     Sequence numbers continue per bucket from the highest one of the files restored from the
-    base snapshot; ``restore`` is asked once per bucket, lazily.
+    base snapshot; ``restore`` loads that snapshot's state, lazily, once.
     """
 
     def __init__(
         self, io: FileIO, table_root: str, schema: TableSchema, options: CoreOptions, *,
-        table_name: str, restore: Callable[[bytes, int], list[ManifestEntry]],
+        table_name: str, restore: Callable[[], RestoredState],
     ) -> None:
         self.io = io
         self.paths = TablePaths(table_root)
         self.schema = schema
         self.options = options
         self.table_name = table_name
-        self._restore = restore
+        self._restore_state = restore
+        self._restored: RestoredState | None = None
         self._buffers: dict[BucketId, _BucketBuffer] = {}
         self.written_paths: list[str] = []
         self.num_buckets = options.bucket
@@ -145,8 +147,14 @@ class FileStoreWrite:
             self._buffers[key] = buf
         return buf
 
+    @property
+    def restored(self) -> RestoredState:
+        if self._restored is None:
+            self._restored = self._restore_state()
+        return self._restored
+
     def _restored_next_sequence(self, partition: bytes, bucket: int) -> int:
-        entries = self._restore(partition, bucket)
+        entries = self.restored.entries(partition, bucket)
         for e in entries:
             if e.total_buckets != self.total_buckets and self.num_buckets > 0:
                 raise CommitConflictError(
@@ -185,19 +193,31 @@ class FileStoreWrite:
             default_name=self.options.partition_default_name, legacy=self.options.partition_legacy_name,
         )
 
-    def prepare_commit(self) -> list[CommitMessage]:
-        """Flush every buffer and return one message per bucket that wrote files."""
+    def prepare_commit(self, *, compact: bool = True, full: bool = False) -> list[CommitMessage]:
+        """Flush every buffer, compact the buckets written (unless ``write-only``); one message per bucket."""
         items = list(self._buffers.items())
         self._map(lambda item: self._flush(item[1]), items, parallel=True)
-        messages = []
-        for (partition, bucket), buf in items:
+        compact = compact and bool(self.schema.primary_keys) and not self.options.get_bool("write-only")
+        full = full or (self.options.get_int("full-compaction.delta-commits", 0) > 0)
+
+        def finish(item: tuple[BucketId, _BucketBuffer]) -> CommitMessage | None:
+            (partition, bucket), buf = item
             self._flush(buf)
-            if buf.new_files:
-                messages.append(
-                    CommitMessage(partition, bucket, self.total_buckets, new_files=tuple(buf.new_files))
+            new_files, buf.new_files = tuple(buf.new_files), []
+            message = CommitMessage(partition, bucket, self.total_buckets, new_files=new_files)
+            if compact and new_files:
+                state = BucketFiles(
+                    partition, buf.partition_values, bucket, self.total_buckets, buf.directory,
+                    [e.file for e in self.restored.entries(partition, bucket)] + list(new_files),
+                    restore_deletion_vectors(self.io, self.paths, self.restored, partition, bucket, self.options),
                 )
-                buf.new_files = []
-        return messages
+                result = compact_bucket(self.io, self.paths, self.schema, self.options, state, full=full)
+                if result is not None:
+                    self.written_paths.extend(written_by(result, buf.directory, self.paths))
+                    message = replace(result, new_files=new_files)
+            return None if message.is_empty else message
+
+        return [m for m in self._map(finish, items, parallel=True) if m is not None]
 
     def abort(self) -> None:
         """Drop buffered rows and delete every file this writer wrote."""

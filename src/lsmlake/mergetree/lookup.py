@@ -1,0 +1,61 @@
+"""Vectorized lookup of keys in higher levels: find each key's live older row and mark it deleted."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+import pyarrow as pa
+
+from lsmlake.core.binary_row import serialize_row
+from lsmlake.core.types import DataType
+from lsmlake.mergetree.dv_maintainer import BucketDeletionVectors
+from lsmlake.mergetree.interval_partition import KeyBounds
+from lsmlake.mergetree.kv_layout import sort_by_key
+from lsmlake.metadata.data_file import DataFileMeta
+
+POSITION = "__position"
+
+
+def _key_range(keys: pa.Table, types: Sequence[DataType], bounds: KeyBounds) -> tuple[object, object]:
+    ordered = sort_by_key(keys, keys.column_names, seq_column=None)
+    first = [ordered.column(n)[0].as_py() for n in keys.column_names]
+    last = [ordered.column(n)[ordered.num_rows - 1].as_py() for n in keys.column_names]
+    return bounds.key(serialize_row(first, list(types))), bounds.key(serialize_row(last, list(types)))
+
+
+def lookup_and_mark(
+    keys: pa.Table, runs_above: Sequence[Sequence[DataFileMeta]], deletion_vectors: BucketDeletionVectors,
+    *, key_types: Sequence[DataType], read_keys: Callable[[DataFileMeta], pa.Table],
+) -> int:
+    """For each key, walk the runs upward and mark its first live hit deleted; returns rows marked.
+
+    ``keys`` holds only key columns; ``read_keys(f)`` returns a file's key columns for every row in
+    file order (deletion vectors not applied: positions must stay file positions).
+    """
+    names = keys.column_names
+    remaining = keys.group_by(names).aggregate([]) if keys.num_rows else keys
+    bounds = KeyBounds(key_types)
+    marked = 0
+    for run in runs_above:
+        if remaining.num_rows == 0:
+            break
+        lo, hi = _key_range(remaining, key_types, bounds)
+        found = []
+        for f in run:
+            if bounds.key(f.max_key) < lo or hi < bounds.key(f.min_key):  # type: ignore[operator]
+                continue
+            file_keys = read_keys(f)
+            n = file_keys.num_rows
+            file_keys = file_keys.append_column(POSITION, pa.array(np.arange(n, dtype=np.int64)))
+            keep = deletion_vectors.keep_mask(f.file_name, n)
+            if not keep.all():
+                file_keys = file_keys.filter(pa.array(keep))
+            hits = file_keys.join(remaining, keys=names, join_type="left semi")
+            if hits.num_rows:
+                deletion_vectors.add(f.file_name, hits.column(POSITION).to_numpy())
+                marked += hits.num_rows
+                found.append(hits.select(names))
+        if found:
+            remaining = remaining.join(pa.concat_tables(found), keys=names, join_type="left anti")
+    return marked

@@ -1,0 +1,191 @@
+"""Compaction of one bucket: pick a unit, merge or move files up, look keys up and mark deletion vectors."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+
+from lsmlake.core.fileio import FileIO
+from lsmlake.core.options import CoreOptions
+from lsmlake.core.paths import TablePaths
+from lsmlake.core.schema import TableSchema
+from lsmlake.errors import UnsupportedError
+from lsmlake.mergetree.compact_strategy import (
+    CompactUnit, ForceUpLevel0Compaction, UniversalCompaction, drop_delete, is_worth_running, pick_full_compaction,
+)
+from lsmlake.mergetree.compact_task import Rewrite, TaskPlanner, Upgrade, UpgradeKind, rewrite_needs_lookup
+from lsmlake.mergetree.dv_maintainer import BucketDeletionVectors
+from lsmlake.mergetree.kv_layout import (
+    SEQUENCE_NUMBER, VALUE_KIND, is_retract, key_group_starts, last_of_each_key, sort_by_key, to_kv_table,
+)
+from lsmlake.mergetree.levels import Levels
+from lsmlake.mergetree.lookup import lookup_and_mark
+from lsmlake.metadata.data_file import DataFileMeta
+from lsmlake.operations.commit_message import CommitMessage
+from lsmlake.operations.data_file_writer import FILE_SOURCE_COMPACT, DataFileWriter
+from lsmlake.operations.read import ReadContext, read_file
+from lsmlake.operations.restore import RestoredState
+from lsmlake.operations.split import Split
+
+LEVEL_COLUMN = "__level"
+COMPACTION_SMALL_FILE_RATIO = 0.7
+
+
+@dataclass
+class BucketFiles:
+    """The live state of one bucket that compaction starts from."""
+
+    partition: bytes
+    partition_values: tuple[object, ...]
+    bucket: int
+    total_buckets: int
+    directory: str
+    files: list[DataFileMeta]
+    deletion_vectors: BucketDeletionVectors
+
+
+def restore_deletion_vectors(
+    io: FileIO, paths: TablePaths, restored: RestoredState, partition: bytes, bucket: int, options: CoreOptions,
+) -> BucketDeletionVectors:
+    """The committed deletion vectors of one bucket."""
+    index_file = restored.dv_index.get((partition, bucket))
+    path = None
+    if index_file is not None:
+        path = index_file.external_path or paths.index_file(index_file.file_name)
+    return BucketDeletionVectors.restore(io, path, index_file, bitmap64=options.get_bool("deletion-vectors.bitmap64"))
+
+
+def compact_bucket(
+    io: FileIO, paths: TablePaths, schema: TableSchema, options: CoreOptions, state: BucketFiles, *, full: bool,
+) -> CommitMessage | None:
+    """Compact one bucket as the strategy (or a full compaction) says; None when there is nothing to do."""
+    return BucketCompactor(io, paths.root, paths, schema, options, state).compact(full=full)
+
+
+def written_by(message: CommitMessage, directory: str, paths: TablePaths) -> list[str]:
+    """Paths of the files a compaction wrote (to delete them if the commit fails)."""
+    before = {f.file_name for f in message.compact_before}
+    out = [f"{directory}/{f.file_name}" for f in message.compact_after if f.file_name not in before]
+    out += [paths.index_file(f.file_name) for f in message.new_index_files]
+    return out
+
+
+def num_levels(options: CoreOptions) -> int:
+    return options.get_int("num-levels", options.get_int("num-sorted-run.compaction-trigger") + 1)
+
+
+class BucketCompactor:
+    """Runs the compaction strategy on one bucket and returns the commit message of what it changed."""
+
+    def __init__(self, io: FileIO, root: str, paths: TablePaths, schema: TableSchema, options: CoreOptions,
+                 state: BucketFiles) -> None:
+        self.io, self.root, self.paths, self.schema, self.options, self.state = io, root, paths, schema, options, state
+        self.dv_enabled = options.deletion_vectors_enabled
+        self.levels = Levels.of(state.files, max(num_levels(options), 2))
+        self.key_names = list(schema.trimmed_primary_keys)
+        self.ctx = ReadContext(io, root, schema, options, tuple(schema.field_names))
+        if self.dv_enabled and options.sequence_fields:
+            raise UnsupportedError("compaction of deletion-vector tables with sequence.field is not supported yet")
+
+    def pick(self, *, full: bool) -> CompactUnit | None:
+        runs = self.levels.level_sorted_runs()
+        if full:
+            with_dv = frozenset(n for n, dv in self.state.deletion_vectors.vectors.items() if not dv.is_empty)
+            return pick_full_compaction(self.levels.num_levels, runs, files_with_deletion_vectors=with_dv)
+        universal = UniversalCompaction(
+            max_size_amp=self.options.get_int("compaction.max-size-amplification-percent"),
+            size_ratio=self.options.get_int("compaction.size-ratio"),
+            run_trigger=self.options.get_int("num-sorted-run.compaction-trigger"),
+        )
+        strategy = ForceUpLevel0Compaction(universal) if self.dv_enabled else universal
+        unit = strategy.pick(self.levels.num_levels, runs)
+        return unit if is_worth_running(unit) else None
+
+    def compact(self, *, full: bool = False) -> CommitMessage | None:
+        unit = self.pick(full=full)
+        if unit is None or not unit.files:
+            return None
+        drop = drop_delete(unit.output_level, self.levels.highest_non_empty_level(), deletion_vectors=self.dv_enabled)
+        planner = TaskPlanner(
+            tuple(self.schema.field(k).type for k in self.key_names), self.levels.max_level,
+            int(self.options.target_file_size * COMPACTION_SMALL_FILE_RATIO), self.dv_enabled,
+            self.options.merge_engine == "deduplicate" and not self.options.sequence_fields,
+        )
+        before: list[DataFileMeta] = []
+        after: list[DataFileMeta] = []
+        for step in planner.plan(unit):
+            if isinstance(step, Upgrade):
+                if step.kind is UpgradeKind.LOOKUP_RELABEL:
+                    self._lookup(self._read([step.file], self.key_names), unit.output_level)
+                before.append(step.file)
+                after.append(step.file.upgrade(unit.output_level))
+            else:
+                before.extend(step.files)
+                after.extend(self._rewrite(step, unit.output_level, drop))
+        if full and len(unit.files) == len(before) == len(after) and all(
+            b.file_name == a.file_name and b.level == a.level for b, a in zip(before, after, strict=True)
+        ):
+            return None
+        new_index, old_index = self.state.deletion_vectors.write(self.io, self.paths)
+        self.levels = self.levels.apply(before, after)
+        return CommitMessage(
+            self.state.partition, self.state.bucket, self.state.total_buckets,
+            compact_before=tuple(before), compact_after=tuple(after),
+            new_index_files=(new_index,) if new_index else (),
+            deleted_index_files=(old_index,) if old_index else (),
+        )
+
+    def _split(self, files: list[DataFileMeta]) -> Split:
+        return Split(self.state.partition, self.state.partition_values, self.state.bucket, self.state.directory,
+                     tuple(files), (None,) * len(files), raw_convertible=True, total_buckets=self.state.total_buckets)
+
+    def _read(self, files: list[DataFileMeta], names: list[str] | None = None) -> pa.Table:
+        """All rows of the files (table columns + sequence + kind + level), deletion vectors applied."""
+        split = self._split(files)
+        parts = []
+        for i, f in enumerate(files):
+            t = read_file(self.ctx, split, i, names or self.schema.field_names, push=None, system=True, dv_cache={})
+            keep = self.state.deletion_vectors.keep_mask(f.file_name, t.num_rows)
+            if not keep.all():
+                t = t.filter(pa.array(keep))
+            parts.append(t.append_column(LEVEL_COLUMN, pa.array(np.full(t.num_rows, f.level, dtype=np.int32))))
+        return pa.concat_tables(parts) if len(parts) > 1 else parts[0]
+
+    def _lookup(self, rows: pa.Table, output_level: int) -> None:
+        """Mark deleted, in levels above the output, the older rows of keys that only level 0 brought."""
+        lookup_and_mark(
+            rows.select(self.key_names), self.levels.files_above(output_level), self.state.deletion_vectors,
+            key_types=[self.schema.field(k).type for k in self.key_names], read_keys=self._read_keys,
+        )
+
+    def _read_keys(self, f: DataFileMeta) -> pa.Table:
+        split = self._split([f])
+        return read_file(self.ctx, split, 0, self.key_names, push=None, system=False, dv_cache={})
+
+    def _rewrite(self, step: Rewrite, output_level: int, drop: bool) -> list[DataFileMeta]:
+        files = step.files
+        rows = self._read(files)
+        rows = sort_by_key(rows, self.key_names, seq_column=SEQUENCE_NUMBER)
+        if rewrite_needs_lookup(files, output_level, lookup=self.dv_enabled):
+            starts = key_group_starts(rows, self.key_names)
+            levels = rows.column(LEVEL_COLUMN).to_numpy()
+            group_max_level = np.maximum.reduceat(levels, np.flatnonzero(starts)) if len(levels) else levels
+            merged = rows.filter(pa.array(last_of_each_key(rows, self.key_names)))
+            only_level0 = group_max_level == 0
+            self._lookup(merged.filter(pa.array(only_level0)), output_level)
+        else:
+            merged = rows.filter(pa.array(last_of_each_key(rows, self.key_names)))
+        kinds = merged.column(VALUE_KIND).to_numpy()
+        if drop:
+            keep = ~is_retract(kinds)
+            merged, kinds = merged.filter(pa.array(keep)), kinds[keep]
+        for f in files:
+            self.state.deletion_vectors.remove(f.file_name)
+        if merged.num_rows == 0:
+            return []
+        kv = to_kv_table(merged.select(self.schema.field_names), kinds,
+                         merged.column(SEQUENCE_NUMBER).to_numpy(), self.schema)
+        writer = DataFileWriter(self.io, self.paths, self.schema, self.options, self.state.directory)
+        return writer.write(kv, level=output_level, file_source=FILE_SOURCE_COMPACT)

@@ -1,0 +1,55 @@
+"""``table.compact()``: compact every bucket of the latest snapshot and commit one COMPACT snapshot."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from lsmlake.core.binary_row import deserialize_row
+from lsmlake.core.paths import partition_path
+from lsmlake.errors import UnsupportedError
+from lsmlake.operations.commit import FileStoreCommit
+from lsmlake.operations.commit_message import CommitMessage
+from lsmlake.operations.compact import BucketFiles, compact_bucket, restore_deletion_vectors, written_by
+from lsmlake.operations.restore import RestoredState
+
+if TYPE_CHECKING:
+    from lsmlake.table import Table
+
+
+def compact_table(table: Table, *, full: bool = False) -> int | None:
+    """Compact each bucket (its strategy, or everything to the max level when ``full``); snapshot id or None."""
+    schema, options = table.schema, table.options
+    if not schema.primary_keys:
+        raise UnsupportedError(f"table {table.name}: compaction of append tables is not supported yet")
+    restored = RestoredState.load(table.io, table.paths, table.snapshot_manager.latest())
+    if restored.snapshot is None:
+        return None
+    paths = table.paths
+    ptypes = [schema.field(k).type for k in schema.partition_keys]
+    messages: list[CommitMessage] = []
+    written: list[str] = []
+    try:
+        for partition, bucket in restored.buckets():
+            entries = restored.entries(partition, bucket)
+            values = tuple(deserialize_row(partition, ptypes)) if ptypes else ()
+            part_dir = partition_path(
+                list(schema.partition_keys), list(values), ptypes,
+                default_name=options.partition_default_name, legacy=options.partition_legacy_name,
+            )
+            state = BucketFiles(
+                partition, values, bucket, entries[0].total_buckets, paths.bucket_dir(part_dir, bucket),
+                [e.file for e in entries],
+                restore_deletion_vectors(table.io, paths, restored, partition, bucket, options),
+            )
+            message = compact_bucket(table.io, paths, schema, options, state, full=full)
+            if message is not None:
+                messages.append(message)
+                written.extend(written_by(message, state.directory, paths))
+        if not messages:
+            return None
+        ids = FileStoreCommit(table.io, table.root, schema, options, table_name=table.name).commit(messages)
+    except BaseException:
+        for path in written:
+            table.io.delete_file(path)
+        raise
+    return ids[-1] if ids else None
