@@ -69,11 +69,32 @@ class Table:
             w.write(data)
         return w.snapshot_ids[-1] if w.snapshot_ids else None
 
-    def delete(self, keys: WriteData) -> int | None:
-        """Delete the rows with the given primary keys in one commit; returns the new snapshot id."""
+    def delete(self, keys: WriteData | str) -> int | None:
+        """Delete rows in one commit: by primary keys (a table of key columns) or a SQL WHERE string."""
+        if isinstance(keys, str):
+            keys = self.read(filter=keys, columns=self.primary_keys or None)
+            if keys.num_rows == 0:
+                return None
         with self.writer() as w:
             w.delete(keys)
         return w.snapshot_ids[-1] if w.snapshot_ids else None
+
+    def update(self, where: str, values: Mapping[str, object]) -> int | None:
+        """Set columns to constant values on the rows matching a SQL WHERE string, in one commit."""
+        unknown = [c for c in values if c not in self.schema.field_names]
+        if unknown:
+            raise ValueError(f"table {self.name}: update sets unknown column(s) {unknown}")
+        protected = [c for c in values if c in self.schema.primary_keys]
+        if protected:
+            raise ValueError(f"table {self.name}: update may not change primary-key column(s) {protected}")
+        rows = self.read(filter=where)
+        if rows.num_rows == 0:
+            return None
+        for name, value in values.items():
+            index = rows.schema.get_field_index(name)
+            column = pa.array([value] * rows.num_rows, type=rows.schema.field(name).type)
+            rows = rows.set_column(index, rows.schema.field(name), column)
+        return self.write(rows)
 
     # -- reading
     def scan(

@@ -324,67 +324,99 @@ def _twin_rows(rng: np.random.RandomState, key_cols: Sequence[tuple[str, pa.Data
     return rows
 
 
-def test_bucket_directories_match_pypaimon_twin_tables(tmp_path: Path) -> None:
-    """lsmlake and pypaimon write identical rows into twin tables: same partition/bucket directory per key.
+def test_twin_tables_all_key_types_alternating_writers(tmp_path: Path) -> None:
+    """lsmlake and pypaimon write identical rows into twin tables, then each writes into the other's table.
 
-    Primary-key tables bucket by the PK minus the partition keys; one append table buckets by ``bucket-key``
-    and has a null partition (``__DEFAULT_PARTITION__``).
+    For every key type: each key lies in the same ``<partition>/bucket-N`` directory in both tables whoever
+    wrote it, and pypaimon merges files of both writers into the model (so key order, min/max keys and
+    sequence numbers agree).  Primary-key tables bucket by the PK minus the partition keys; the append
+    table buckets by ``bucket-key`` and has a null partition (``__DEFAULT_PARTITION__``).
+    Only two pypaimon child processes run, each handling every table.
     """
     warehouse, cat = _catalog(tmp_path)
     rng = np.random.RandomState(303)
-    batch = PypaimonBatch()
-    checks = []
+    cases = []  # (name, schema, pk, partition keys, options, rows)
     for name, key_cols, parts, buckets in TWIN_CASES:
         schema = pa.schema([pa.field(k, t) for k, t in key_cols] + [pa.field(p, t) for p, t, _ in parts]
                            + [pa.field("v", pa.int64())])
-        pk = [k for k, _ in key_cols] + [p for p, _, _ in parts]
-        partition_keys = [p for p, _, _ in parts]
         rows = _twin_rows(rng, key_cols, parts, 120 if name != "k_bool" else 60)
         if name == "k_bool":
             for i, r in enumerate(rows):
                 r["k2"] = i  # distinct keys: (bool, int)
-        data = to_table(rows, schema)
-        options = {"bucket": str(buckets)}
-        cat.create_table(f"db.lsm_{name}", schema=schema, primary_key=pk, partition_keys=partition_keys,
-                         options=options).write(data)
-        batch.create_table(warehouse, f"db.py_{name}", schema, primary_keys=pk, partition_keys=partition_keys,
-                           options=options)
-        batch.write(warehouse, f"db.py_{name}", data)
-        read = batch.read(warehouse, f"db.lsm_{name}")
-        checks.append((name, schema, pk, rows, read))
-
-    # Append table, bucket-key = k (string), partitioned by a nullable string with a null value.
+        pk = [k for k, _ in key_cols] + [p for p, _, _ in parts]
+        cases.append((name, schema, pk, [p for p, _, _ in parts], {"bucket": str(buckets)}, rows))
     append_schema = pa.schema([("k", pa.string()), ("dt", pa.string()), ("v", pa.int64())])
     append_rows = [
         {"k": k, "dt": [None, "2024-01-01", "x/y"][i % 3], "v": i}
         for i, k in enumerate(unique_values(rng, pa.string(), 150))
     ]
-    append_data = to_table(append_rows, append_schema)
-    append_options = {"bucket": "3", "bucket-key": "k"}
-    cat.create_table("db.lsm_append", schema=append_schema, partition_keys=["dt"],
-                     options=append_options).write(append_data)
-    batch.create_table(warehouse, "db.py_append", append_schema, partition_keys=["dt"], options=append_options)
-    batch.write(warehouse, "db.py_append", append_data)
-    append_read = batch.read(warehouse, "db.lsm_append")
-    checks.append(("append", append_schema, ["k", "dt"], append_rows, append_read))
+    cases.append(("append", append_schema, [], ["dt"], {"bucket": "3", "bucket-key": "k"}, append_rows))
 
+    def revalue(rows: Sequence[Row], fraction: float) -> list[Row]:
+        picked = [r for r in rows if rng.rand() < fraction]
+        return [{**r, "v": int(rng.randint(1 << 40))} for r in picked]
+
+    # Phase 1: lsmlake writes lsm_*; pypaimon writes py_* and then new values for some keys of lsm_*.
+    models: dict[str, dict[str, Any]] = {}
+    batch = PypaimonBatch()
+    for name, schema, pk, partition_keys, options, rows in cases:
+        data = to_table(rows, schema)
+        lsm = cat.create_table(f"db.lsm_{name}", schema=schema, primary_key=pk or None,
+                               partition_keys=partition_keys, options=options)
+        assert lsm.write(data) == 1
+        batch.create_table(warehouse, f"db.py_{name}", schema, primary_keys=pk, partition_keys=partition_keys,
+                           options=options)
+        batch.write(warehouse, f"db.py_{name}", data)
+        py_update = revalue(rows, 0.5)
+        batch.write(warehouse, f"db.lsm_{name}", to_table(py_update, schema))
+        models[f"lsm_{name}"] = {"rows": list(rows), "model": PkModel(pk)}
+        models[f"py_{name}"] = {"rows": list(rows), "model": PkModel(pk)}
+        for table_name in (f"lsm_{name}", f"py_{name}"):
+            models[table_name]["model"].upsert(rows)
+        models[f"lsm_{name}"]["model"].upsert(py_update)
+        models[f"lsm_{name}"]["rows"] += py_update
+    batch.run()
+
+    # Phase 2: lsmlake writes new values into py_* and deletes a few keys of both tables.
+    for name, schema, pk, _, _, rows in cases:
+        for table_name in (f"py_{name}", f"lsm_{name}"):
+            t = cat.get_table(f"db.{table_name}")
+            m = models[table_name]
+            if table_name.startswith("py_"):
+                update = revalue(rows, 0.4)
+                t.write(to_table(update, schema))
+                m["model"].upsert(update)
+                m["rows"] += update
+            if pk:
+                gone = [{c: r[c] for c in pk} for r in rows if rng.rand() < 0.1]
+                t.delete(to_table(gone, pa.schema([schema.field(c) for c in pk])))
+                m["model"].delete(gone)
+
+    batch = PypaimonBatch()
+    reads = {table_name: batch.read(warehouse, f"db.{table_name}") for table_name in models}
     results = batch.run()
+
     failures = []
-    for name, schema, pk, rows, read in checks:
-        label = table_name = name
-        got = results[read]
-        # pypaimon reads lsmlake's table exactly (PK tables of every key type included).
-        assert_types(got.schema, schema, label=label)
-        assert sorted_rows(got.to_pylist(), schema.names) == sorted_rows(rows, schema.names), label
-        lsm_dir = warehouse / "db.db" / f"lsm_{table_name}"
-        py_dir = warehouse / "db.db" / f"py_{table_name}"
-        lsm = _key_dirs(lsm_dir, data_files(lsm_dir), pk)
-        py = _key_dirs(py_dir, data_files(py_dir), pk)
-        assert set(lsm) == set(py), label
+    for name, schema, pk, _, _, _ in cases:
+        dirs = {}
+        for table_name in (f"lsm_{name}", f"py_{name}"):
+            got = results[reads[table_name]]
+            assert_types(got.schema, schema, label=table_name)
+            if pk:
+                assert_same_rows(as_model(got, pk, label=table_name), models[table_name]["model"].snapshot(),
+                                 label=table_name)
+            else:
+                assert sorted_rows(got.to_pylist(), schema.names) == \
+                    sorted_rows(models[table_name]["rows"], schema.names), table_name
+            table_dir = warehouse / "db.db" / table_name
+            dirs[table_name] = _key_dirs(table_dir, data_files(table_dir), pk or ["k", "dt"])
+            _assert_one_dir_per_key(dirs[table_name], label=table_name)
+        lsm, py = dirs[f"lsm_{name}"], dirs[f"py_{name}"]
+        assert set(lsm) == set(py), name
         wrong = {k: (sorted(lsm[k]), sorted(py[k])) for k in lsm if lsm[k] != py[k]}
         if wrong:
-            failures.append(f"{label}: {len(wrong)}/{len(lsm)} keys, e.g. {list(wrong.items())[:2]} "
-                            "(lsmlake, pypaimon)")
-        buckets_used = {d.rsplit("/", 1)[-1] for dirs in py.values() for d in dirs}
-        assert len(buckets_used) > 1, f"{label}: pypaimon used only {buckets_used}"
+            failures.append(f"{name}: {len(wrong)}/{len(lsm)} keys, e.g. {list(wrong.items())[:2]} "
+                            "(lsm_ table, py_ table)")
+        buckets_used = {d.rsplit("/", 1)[-1] for ds in py.values() for d in ds}
+        assert len(buckets_used) > 1, f"{name}: pypaimon used only {buckets_used}"
     assert not failures, "lsmlake and pypaimon disagree on directories:\n" + "\n".join(failures)

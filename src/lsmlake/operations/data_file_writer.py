@@ -86,7 +86,7 @@ class DataFileWriter:
                 writer = pq.ParquetWriter(
                     sink, rows.schema, compression=self.options.file_compression,
                     compression_level=self._compression_level(), store_decimal_as_integer=True,
-                    use_dictionary=_dictionary_columns(rows.schema), write_statistics=True,
+                    use_dictionary=_dictionary_columns(rows.schema), write_statistics=True, store_schema=False,
                 )
                 end = start
                 while end < rows.num_rows:
