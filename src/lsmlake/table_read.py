@@ -59,10 +59,11 @@ class Scan:
         self.table = table
         self.predicate = parse_filter(filter, table.schema.fields)
         names = list(columns) if columns is not None else table.schema.field_names
+        io, root, schema, options = table.io, table.root, table.schema, table.options
         self.plan: ScanPlan = plan_scan(
-            table.io, table.root, table.schema, table.options, predicate=self.predicate, snapshot_id=snapshot_id,
+            io, root, schema, options, predicate=self.predicate, snapshot_id=snapshot_id
         )
-        self.context = ReadContext(table.io, table.root, table.schema, table.options, tuple(names), self.plan.filters)
+        self.context = ReadContext(io, root, schema, options, tuple(names), self.plan.filters)
         self.limit = limit
         self.threads = threads
 
@@ -159,12 +160,15 @@ def _partition_text(table: Table, values: tuple[object, ...]) -> str:
     return ",".join(f"{k}={v}" for k, v in zip(table.schema.partition_keys, values, strict=True)) + " "
 
 
-def explain_table(table: Table, *, filter: str | Predicate | None = None, snapshot_id: int | None = None) -> str:
+def explain_table(
+    table: Table, *, filter: str | Predicate | None = None, snapshot_id: int | None = None
+) -> str:
     """How a read would go: per bucket raw or merge and the rule that decided it, files per level."""
     scan = scan_table(table, filter=filter, snapshot_id=snapshot_id)
     plan, opts = scan.plan, table.options
+    snapshot = plan.snapshot_id if plan.snapshot_id is not None else "(none: empty table)"
     lines = [
-        f"table {table.name}: snapshot {plan.snapshot_id if plan.snapshot_id is not None else '(none: empty table)'}",
+        f"table {table.name}: snapshot {snapshot}",
         f"  merge-engine={opts.merge_engine} deletion-vectors.enabled={opts.deletion_vectors_enabled}"
         + (" (level-0 files skipped by batch reads)" if plan.skip_level0 else ""),
     ]
@@ -187,7 +191,8 @@ def explain_table(table: Table, *, filter: str | Predicate | None = None, snapsh
         f"  {s['splits']} splits ({s['raw_splits']} raw, {s['merge_splits']} merge) over {s['files']} files; "
         f"manifests {s['manifests'] - s['manifests_skipped']}/{s['manifests']} read; pruned entries: "
         f"{s['entries_pruned_by_partition']} by partition, {s['entries_pruned_by_key_stats']} by key stats, "
-        f"{s['entries_pruned_by_value_stats']} by value stats, {s['entries_skipped_level0']} level-0 skipped, "
+        f"{s['entries_pruned_by_value_stats']} by value stats, "
+        f"{s['entries_skipped_level0']} level-0 skipped, "
         f"{s['files_pruned_by_bucket_value_filter']} by bucket value filter"
     )
     return "\n".join(lines)

@@ -1,4 +1,4 @@
-"""Read Java-written Paimon tables and check exactly the rows their READMEs imply, and how they are planned."""
+"""Read Java-written Paimon tables: exactly the rows their READMEs imply, and how they are planned."""
 
 from __future__ import annotations
 
@@ -18,7 +18,9 @@ from lsmlake.table_read import explain_table, read_table, scan_table
 
 pytestmark = pytest.mark.skipif(not FIXTURES.is_dir(), reason=f"fixtures not found at {FIXTURES}")
 
-TWO_ROADS = "Two roads diverged in a wood, and I took the one less traveled by, And that has made all the difference."
+TWO_ROADS = (
+    "Two roads diverged in a wood, and I took the one less traveled by, And that has made all the difference."
+)
 WHETHER = "Whether I shall turn out to be the hero of my own life."
 
 
@@ -74,7 +76,8 @@ def test_dv_table_time_travel(tmp_path: Path, snapshot: int, expected: set[tuple
 
 
 def test_dv_merge_on_read_sees_level0_and_applies_dvs_in_merges(tmp_path: Path) -> None:
-    t = open_cpp_table(tmp_path, "pk_table_scan_and_read_dv").with_options({"deletion-vectors.merge-on-read": "true"})
+    t = open_cpp_table(tmp_path, "pk_table_scan_and_read_dv")
+    t = t.with_options({"deletion-vectors.merge-on-read": "true"})
     scan = scan_table(t)
     assert rows(scan.to_arrow()) == sorted(FINAL)
     merged = [s for s in scan.splits() if not s.raw_convertible]
@@ -188,7 +191,8 @@ def test_first_row_table(tmp_path: Path) -> None:
 
 FILTERS = [
     "f1 = 20", "f3 > 20", "f0 = 'Bob'", "f2 = 1 AND f3 < 15", "f0 LIKE 'A%'", "f3 IS NULL",
-    "NOT (f2 = 0)", "f0 IN ('Skye', 'Tony', 'Lucy')", "f3 >= 14.1 OR f0 = 'Bob'", "f1 = 10 AND f2 = 0 AND f3 < 30",
+    "NOT (f2 = 0)", "f0 IN ('Skye', 'Tony', 'Lucy')", "f3 >= 14.1 OR f0 = 'Bob'",
+    "f1 = 10 AND f2 = 0 AND f3 < 30",
 ]
 
 
@@ -227,8 +231,8 @@ def test_logical_schema(tmp_path: Path) -> None:
     t = open_cpp_table(tmp_path, "pk_table_scan_and_read_mor")
     schema = read_table(t).schema
     assert schema == pa.schema([
-        pa.field("f0", pa.string(), False), pa.field("f1", pa.int32(), False), pa.field("f2", pa.int32(), False),
-        pa.field("f3", pa.float64()),
+        pa.field("f0", pa.string(), False), pa.field("f1", pa.int32(), False),
+        pa.field("f2", pa.int32(), False), pa.field("f3", pa.float64()),
     ])
 
 
@@ -281,10 +285,12 @@ def test_append_table_with_type_changes(tmp_path: Path) -> None:
     t = open_cpp_table(tmp_path, "append_table_alter_table_with_cast")
     got = read_table(t, columns=["key0", "f3", "f1", "f0", "f6"])
     assert rows(got) == sorted([
-        (0, 100, "2024-11-26 06:38:56.001000001", True, None), (0, 110, "2024-11-26 06:38:56.011000011", True, None),
+        (0, 100, "2024-11-26 06:38:56.001000001", True, None),
+        (0, 110, "2024-11-26 06:38:56.011000011", True, None),
         (0, 120, "2024-11-26 06:38:56.021000021", False, None), (0, 150, "2024-11-26 15:28:31", True, 56),
         (0, 160, "2024-11-26 15:28:41", False, 66), (0, 170, "2024-11-26 15:28:51", True, 76),
-        (1, 130, "2024-11-26 06:38:56.031000031", False, None), (1, 140, "2024-11-26 06:38:56.041000041", True, None),
+        (1, 130, "2024-11-26 06:38:56.031000031", False, None),
+        (1, 140, "2024-11-26 06:38:56.041000041", True, None),
         (1, 180, "2024-11-26 15:29:01", True, -86), (1, 190, "I'm strange", False, 96),
     ])
     assert all(s.raw_convertible for s in scan_table(t).splits())

@@ -33,7 +33,9 @@ rows_st = st.lists(
 )
 op_st = st.one_of(
     st.tuples(st.just("write"), rows_st),
-    st.tuples(st.just("delete"), st.lists(st.tuples(st.integers(0, 1), st.integers(0, 11)), min_size=1, max_size=5)),
+    st.tuples(
+        st.just("delete"), st.lists(st.tuples(st.integers(0, 1), st.integers(0, 11)), min_size=1, max_size=5)
+    ),
 )
 
 
@@ -48,7 +50,7 @@ def _sorted(t: pa.Table) -> list[dict[str, Any]]:
 
 
 @pytest.mark.slow
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     buckets=st.integers(1, 3), partitioned=st.booleans(), ops=st.lists(op_st, min_size=1, max_size=6),
     flt=st.sampled_from(FILTERS),

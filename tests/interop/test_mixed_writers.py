@@ -368,6 +368,11 @@ def test_twin_tables_all_key_types_alternating_writers(tmp_path: Path) -> None:
                            options=options)
         batch.write(warehouse, f"db.py_{name}", data)
         py_update = revalue(rows, 0.5)
+        if not pk:
+            # pypaimon 2.1.0 itself crashes writing a null partition into a table that has a snapshot
+            # (its partition predicate compares None with the manifest's min/max: TypeError), so it
+            # writes only non-null partitions into the existing append table.
+            py_update = [r for r in py_update if r["dt"] is not None]
         batch.write(warehouse, f"db.lsm_{name}", to_table(py_update, schema))
         models[f"lsm_{name}"] = {"rows": list(rows), "model": PkModel(pk)}
         models[f"py_{name}"] = {"rows": list(rows), "model": PkModel(pk)}

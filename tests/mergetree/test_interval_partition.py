@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import replace
 
 import pytest
@@ -68,7 +69,7 @@ def test_invariants(raw: list[tuple[int, int]]) -> None:
             assert min(lows) > previous_max  # sections are key-disjoint and ascending
         previous_max = max(highs)
         for run in section:
-            for a, b in zip(run, run[1:]):
+            for a, b in itertools.pairwise(run):
                 assert bounds(a)[1] < bounds(b)[0]  # sorted runs never overlap
         # the greedy partition is minimal: as many runs as the deepest overlap
         assert len(section) == _depth([bounds(f) for run in section for f in run])

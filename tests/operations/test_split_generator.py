@@ -22,7 +22,8 @@ def plan(layout: str, *, target: int = 128, cost: int = 4, dv: bool = False,
 def show(groups: list[SplitGroup]) -> list[str]:
     """Each split as ``raw: <files>`` or ``merge: <sections>``."""
     return [
-        f"raw: {render_files(g.files)}" if g.raw_convertible else f"merge: {render_sections(g.sections or ())}"
+        f"raw: {render_files(g.files)}" if g.raw_convertible
+        else f"merge: {render_sections(g.sections or ())}"
         for g in groups
     ]
 
@@ -119,11 +120,13 @@ def test_every_file_lands_in_exactly_one_split(dv: bool) -> None:
     for g in groups:
         if not g.raw_convertible:
             assert g.sections is not None
-            assert [f.file_name for s in g.sections for run in s for f in run] == [f.file_name for f in g.files]
+            in_sections = [f.file_name for s in g.sections for run in s for f in run]
+            assert in_sections == [f.file_name for f in g.files]
 
 
 def test_append_splits_sort_by_sequence_and_are_raw() -> None:
-    files = [replace(f, min_sequence_number=seq) for f, seq in zip(parse_layout("[0,0] [0,0] [0,0]"), [7, 1, 4])]
+    layout = parse_layout("[0,0] [0,0] [0,0]")
+    files = [replace(f, min_sequence_number=seq) for f, seq in zip(layout, [7, 1, 4], strict=True)]
     groups = split_for_append(files, target_size=8 * MB, open_file_cost=4 * MB)
     assert [[f.min_sequence_number for f in g.files] for g in groups] == [[1, 4], [7]]
     assert all(g.raw_convertible and g.rule == sg.RAW_APPEND for g in groups)

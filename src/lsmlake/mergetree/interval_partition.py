@@ -90,6 +90,8 @@ class KeyBounds:
         return self.key(f.min_key), self.key(f.max_key)
 
 
-def partition_files(files: Sequence[DataFileMeta], key_types: Sequence[DataType]) -> list[list[list[DataFileMeta]]]:
+def partition_files(
+    files: Sequence[DataFileMeta], key_types: Sequence[DataType]
+) -> list[list[list[DataFileMeta]]]:
     """IntervalPartition of data files, comparing their min/max keys decoded with ``key_types``."""
     return interval_partition(files, KeyBounds(key_types))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import posixpath
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
 from functools import cached_property, lru_cache
 from typing import Any
@@ -21,7 +21,14 @@ from lsmlake.core.predicate import Predicate
 from lsmlake.core.schema import TableSchema, read_schema, schema_file_name
 from lsmlake.core.types import DataField, to_arrow_type
 from lsmlake.errors import CorruptFileError, LsmlakeError, UnsupportedError
-from lsmlake.mergetree.kv_layout import SEQUENCE_NUMBER, VALUE_KIND, is_retract, key_group_starts, last_of_each_key, sort_by_key
+from lsmlake.mergetree.kv_layout import (
+    SEQUENCE_NUMBER,
+    VALUE_KIND,
+    is_retract,
+    key_group_starts,
+    last_of_each_key,
+    sort_by_key,
+)
 from lsmlake.metadata.data_file import DataFileMeta
 from lsmlake.metadata.deletion_vector import check_cardinality, read_deletion_vector
 from lsmlake.metadata.stats import decode_avro_container
@@ -58,7 +65,7 @@ class ReadContext:
     schema: TableSchema
     options: CoreOptions
     columns: tuple[str, ...]
-    filters: ScanFilters = ScanFilters()
+    filters: ScanFilters = field(default_factory=ScanFilters)
 
     def __post_init__(self) -> None:
         known = set(self.schema.field_names)
@@ -135,7 +142,8 @@ def _mapping(ctx: ReadContext, f: DataFileMeta, names: Sequence[str]) -> list[_T
         src = by_id.get(fld.id)
         if f.write_cols is not None and src is not None and src.name not in f.write_cols:
             src = None
-        same = src is not None and src.name == name and src.type.copy(nullable=True) == fld.type.copy(nullable=True)
+        same = (src is not None and src.name == name
+                and src.type.copy(nullable=True) == fld.type.copy(nullable=True))
         targets.append(_Target(name, to_arrow_type(fld.type), None if src is None else src.name, same))
     return targets
 
@@ -225,7 +233,9 @@ def _read_physical(
         raise UnsupportedError(f"data file {path} has unknown format {fmt!r}")
     if deleted is not None:
         if positions is None and table.num_rows != f.row_count:
-            raise CorruptFileError(f"data file {path} has {table.num_rows} rows, its manifest says {f.row_count}")
+            raise CorruptFileError(
+                f"data file {path} has {table.num_rows} rows, its manifest says {f.row_count}"
+            )
         keep = ~deleted if positions is None else ~deleted[positions]
         table = table.filter(pa.array(keep))
     if pushed is not None and table.num_rows:
@@ -264,7 +274,8 @@ def read_file(
     file_columns += list(_SYSTEM) if system else []
     deleted = _deletion_mask(ctx, split.deletion_files[index], f, dv_cache)
     try:
-        raw = _read_physical(io, path, file_columns, push.to_arrow() if pushable and push else None, deleted, f)
+        pushed = push.to_arrow() if pushable and push is not None else None
+        raw = _read_physical(io, path, file_columns, pushed, deleted, f)
     except FileNotFoundError:
         raise
     except (OSError, pa.ArrowException) as e:
@@ -314,31 +325,44 @@ def _drop_retracts(table: pa.Table) -> pa.Table:
     return table.filter(pa.array(~retract)) if retract.any() else table
 
 
-def merge_rows(ctx: ReadContext, table: pa.Table) -> pa.Table:
-    """Vectorized merge of the rows of one overlapping section: one result per key, deletes dropped."""
-    engine = ctx.options.merge_engine
+def merge_rows(
+    table: pa.Table, keys: Sequence[str], *, engine: str = "deduplicate", sequence_fields: Sequence[str] = (),
+    descending: bool = False, ignore_delete: bool = False, where: str = "",
+) -> pa.Table:
+    """Vectorized merge of the rows of one overlapping section: one result per key, deletes dropped.
+
+    ``table`` holds key columns, sequence fields, ``_SEQUENCE_NUMBER`` and ``_VALUE_KIND``. Rows of a
+    key are ordered by (sequence fields, sequence number); deduplicate keeps the last, first-row the
+    first. Results that retract (-U/-D) are dropped, as Java's DropDeleteReader does.
+    """
     if engine in ("partial-update", "aggregation"):
-        raise UnsupportedError(
-            f"merge-on-read with merge-engine={engine} is not supported yet (table {ctx.root})"
-        )
+        raise UnsupportedError(f"merge-on-read with merge-engine={engine} is not supported yet ({where})")
     kinds = table.column(VALUE_KIND).to_numpy()
     retract = is_retract(kinds)
     if engine == "first-row":
         if retract.any():
-            if not ctx.options.ignore_delete:
+            if not ignore_delete:
                 raise LsmlakeError(
-                    f"first-row merge engine can not accept DELETE/UPDATE_BEFORE records (table {ctx.root}); "
+                    f"first-row merge engine can not accept DELETE/UPDATE_BEFORE records ({where}); "
                     "set ignore-delete"
                 )
             table = table.filter(pa.array(~retract))
-        table = sort_by_key(table, ctx.key_names)
-        return table.filter(pa.array(key_group_starts(table, ctx.key_names)))
-    if ctx.options.ignore_delete and retract.any():
+        table = sort_by_key(table, keys)
+        return table.filter(pa.array(key_group_starts(table, keys)))
+    if ignore_delete and retract.any():
         table = table.filter(pa.array(~retract))
-    descending = (ctx.options.get("sequence.field.sort-order") or "ascending").lower() == "descending"
-    table = sort_by_key(table, ctx.key_names, ctx.sequence_fields, descending_sequence=descending)
-    table = table.filter(pa.array(last_of_each_key(table, ctx.key_names)))
+    table = sort_by_key(table, keys, sequence_fields, descending_sequence=descending)
+    table = table.filter(pa.array(last_of_each_key(table, keys)))
     return _drop_retracts(table)
+
+
+def _merge(ctx: ReadContext, table: pa.Table) -> pa.Table:
+    opts = ctx.options
+    return merge_rows(
+        table, ctx.key_names, engine=opts.merge_engine, sequence_fields=ctx.sequence_fields,
+        descending=(opts.get("sequence.field.sort-order") or "ascending").lower() == "descending",
+        ignore_delete=opts.ignore_delete, where=f"table {ctx.root}",
+    )
 
 
 def _section_files(split: Split, section: Section) -> list[int]:
@@ -360,7 +384,7 @@ def read_merge(ctx: ReadContext, split: Split) -> Iterator[pa.Table]:
         table = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
         if not table.num_rows:
             continue
-        table = merge_rows(ctx, table) if overlapping else _drop_retracts(table)
+        table = _merge(ctx, table) if overlapping else _drop_retracts(table)
         if table.num_rows:
             out = _finish(ctx, table, filtered=not overlapping)
             if out.num_rows:

@@ -115,7 +115,9 @@ def skip_level0(schema: TableSchema, options: CoreOptions) -> bool:
 class _Planner:
     """Per-scan state: decoders and caches for one schema, options and filter."""
 
-    def __init__(self, io: FileIO, root: str, schema: TableSchema, options: CoreOptions, filters: ScanFilters):
+    def __init__(
+        self, io: FileIO, root: str, schema: TableSchema, options: CoreOptions, filters: ScanFilters
+    ) -> None:
         self.io, self.root, self.schema, self.options, self.filters = io, root, schema, options, filters
         self.paths = TablePaths(root)
         self.pk_table = bool(schema.primary_keys)
@@ -136,7 +138,9 @@ class _Planner:
         return values
 
     def bucket_path(self, partition: bytes, bucket: int) -> str:
-        values = [v.to_datetime() if isinstance(v, Timestamp) else v for v in self.partition_values(partition)]
+        values = [
+            v.to_datetime() if isinstance(v, Timestamp) else v for v in self.partition_values(partition)
+        ]
         part = partition_path(
             self.schema.partition_keys, values, self.partition_types,
             default_name=self.options.partition_default_name, legacy=self.options.partition_legacy_name,
@@ -177,10 +181,12 @@ class _Planner:
         if self.skip_level0 and f.level == 0:
             self.counts.by_level0 += 1
             return False
-        if self.filters.key is not None and f.schema_id == self.schema.id:
-            if not _safe_match(self.filters.key, f.key_stats, self.key_fields, f.row_count):
-                self.counts.by_key_stats += 1
-                return False
+        key = self.filters.key
+        if key is not None and f.schema_id == self.schema.id and not _safe_match(
+            key, f.key_stats, self.key_fields, f.row_count
+        ):
+            self.counts.by_key_stats += 1
+            return False
         if (self.skip_level0 or not self.pk_table) and not self.value_matches(f):
             self.counts.by_value_stats += 1
             return False
@@ -295,7 +301,9 @@ def plan_scan(
         values = planner.partition_values(partition)
         path = planner.bucket_path(partition, bucket)
         total = bucket_entries[0].total_buckets
-        splits.extend(_to_split(g, partition, values, bucket, path, total, snapshot.id, bucket_dvs) for g in groups)
+        splits.extend(
+            _to_split(g, partition, values, bucket, path, total, snapshot.id, bucket_dvs) for g in groups
+        )
         rules = tuple(dict.fromkeys(g.rule for g in groups))
         raw = sum(1 for g in groups if g.raw_convertible)
         buckets.append(BucketPlan(values, bucket, _levels(files), len(groups), raw, rules))

@@ -117,7 +117,9 @@ def _raw_or_fallback(files: tuple[DataFileMeta, ...], rule: str, bounds: Bounds[
     return SplitGroup(files, False, MERGE_UNKNOWN_DELETES, _as_sections(interval_partition(files, bounds)))
 
 
-def split_for_append(files: Sequence[DataFileMeta], *, target_size: int, open_file_cost: int) -> list[SplitGroup]:
+def split_for_append(
+    files: Sequence[DataFileMeta], *, target_size: int, open_file_cost: int
+) -> list[SplitGroup]:
     """Splits of one append-table bucket: files by min sequence number, bin-packed, all raw."""
     ordered = sorted(files, key=lambda f: f.min_sequence_number)
     bins = pack_for_ordered(ordered, lambda f: max(f.file_size, open_file_cost), target_size)
