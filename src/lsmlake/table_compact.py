@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import sys
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, TypeVar
+
+from rich.console import Console
+from rich.progress import track
 
 from lsmlake.core.binary_row import deserialize_row
 from lsmlake.core.paths import partition_path
@@ -12,8 +17,17 @@ from lsmlake.operations.commit_message import CommitMessage
 from lsmlake.operations.compact import BucketFiles, compact_bucket, restore_deletion_vectors, written_by
 from lsmlake.operations.restore import RestoredState
 
+T = TypeVar("T")
+
 if TYPE_CHECKING:
     from lsmlake.table import Table
+
+
+def progress(items: Sequence[T], description: str) -> Iterable[T]:
+    """Iterate with a progress bar on an interactive terminal, silently otherwise."""
+    if not sys.stderr.isatty() or len(items) < 2:
+        return items
+    return track(items, description=description, console=Console(stderr=True), transient=True)
 
 
 def compact_table(table: Table, *, full: bool = False) -> int | None:
@@ -28,8 +42,9 @@ def compact_table(table: Table, *, full: bool = False) -> int | None:
     ptypes = [schema.field(k).type for k in schema.partition_keys]
     messages: list[CommitMessage] = []
     written: list[str] = []
+    buckets = restored.buckets()
     try:
-        for partition, bucket in restored.buckets():
+        for partition, bucket in progress(buckets, f"compacting {table.name}"):
             entries = restored.entries(partition, bucket)
             values = tuple(deserialize_row(partition, ptypes)) if ptypes else ()
             part_dir = partition_path(

@@ -148,7 +148,8 @@ def test_coerce_literal_conventions() -> None:
     t = parse_sql_type
     assert coerce_literal("12.5", t("DECIMAL(5, 2)")) == Decimal("12.50")
     assert coerce_literal(2, t("DECIMAL(38, 10)")).as_tuple().exponent == -10
-    assert coerce_literal(dt.datetime(2024, 1, 1, 0, 0, 0, 5), t("TIMESTAMP(6)")) == Timestamp(1704067200000, 5000)
+    ts = coerce_literal(dt.datetime(2024, 1, 1, 0, 0, 0, 5), t("TIMESTAMP(6)"))
+    assert ts == Timestamp(1704067200000, 5000)
     assert coerce_literal(dt.date(1970, 1, 2), t("TIMESTAMP(3)")) == Timestamp(86_400_000)
     assert coerce_literal("true", t("BOOLEAN")) is True
     assert coerce_literal("nan", t("DOUBLE")) != coerce_literal("nan", t("DOUBLE"))
@@ -184,6 +185,7 @@ def _table(rows: list[dict[str, Any]]) -> pa.Table:
     return pa.Table.from_pylist(rows, schema=schema)
 
 
+UTC = dt.timezone.utc
 GEN = {
     "i": ("INT", st.integers(-3, 3)),
     "f": ("DOUBLE", st.sampled_from([-1.5, -0.0, 0.0, 1.0, 2.5, math.nan, math.inf, -math.inf])),
@@ -192,7 +194,7 @@ GEN = {
     "dt": ("DATE", st.dates(dt.date(2023, 12, 30), dt.date(2024, 1, 2))),
     "ts": ("TIMESTAMP(6)", st.datetimes(dt.datetime(2024, 1, 1), dt.datetime(2024, 1, 1, 0, 0, 0, 5))),
     "z": ("TIMESTAMP(3) WITH LOCAL TIME ZONE",
-          st.integers(0, 3).map(lambda n: dt.datetime(2024, 1, 1, 0, 0, 0, n * 1000, tzinfo=dt.timezone.utc))),
+          st.integers(0, 3).map(lambda n: dt.datetime(2024, 1, 1, 0, 0, 0, n * 1000, tzinfo=UTC))),
     "b": ("BOOLEAN", st.booleans()),
     "bi": ("BYTES", st.binary(max_size=2)),
 }
@@ -293,7 +295,8 @@ def _truncate_max(s: str, k: int) -> str | None:
 
 def _stats(values: list[Any], mode: str, k: int) -> ColumnStats:
     nulls = sum(v is None for v in values)
-    present = [Timestamp.from_datetime(v) if isinstance(v, dt.datetime) else v for v in values if v is not None]
+    present = [Timestamp.from_datetime(v) if isinstance(v, dt.datetime) else v
+               for v in values if v is not None]
     nan_free = [v for v in present if not (isinstance(v, float) and math.isnan(v))]
     if mode == "unknown":
         return ColumnStats(None, None, None)
@@ -361,8 +364,8 @@ def test_might_match_prunes() -> None:
 
 
 def test_stats_from_simple() -> None:
-    fields = [DataField(0, "a", parse_sql_type("INT")), DataField(1, "s", parse_sql_type("STRING")),
-              DataField(2, "d", parse_sql_type("DECIMAL(20, 3)")), DataField(3, "ts", parse_sql_type("TIMESTAMP(9)"))]
+    spelled = {"a": "INT", "s": "STRING", "d": "DECIMAL(20, 3)", "ts": "TIMESTAMP(9)"}
+    fields = [DataField(i, n, parse_sql_type(t)) for i, (n, t) in enumerate(spelled.items())]
     types = [f.type for f in fields]
     ts = Timestamp(5, 7)
     simple = SimpleStats(
@@ -380,7 +383,7 @@ def test_stats_from_simple() -> None:
     assert stats_from_simple(SimpleStats(EMPTY_ROW, EMPTY_ROW, (1, 0, 0, 0)), fields, 4)["a"] == ColumnStats(
         None, None, 1)
     assert stats_from_simple(SimpleStats(EMPTY_ROW, EMPTY_ROW, ()), [], 4) == {}
-    with pytest.raises(CorruptFileError, match="f.parquet"):
+    with pytest.raises(CorruptFileError, match=r"f\.parquet"):
         stats_from_simple(SimpleStats(b"\x00\x00\x00\x02junk", EMPTY_ROW, None), fields, 4, name="f.parquet")
     # null count larger than the row count is not trusted
     assert stats_from_simple(simple, fields, 2)["s"].null_count is None

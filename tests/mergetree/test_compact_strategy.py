@@ -5,7 +5,7 @@ from __future__ import annotations
 from layouts import make_file
 
 from lsmlake.mergetree.compact_strategy import (
-    CompactUnit, ForceUpLevel0Compaction, UniversalCompaction, drop_delete, is_worth_running, pick_full_compaction,
+    CompactUnit, EarlyFullCompaction, ForceUpLevel0Compaction, UniversalCompaction, drop_delete, is_worth_running, pick_full_compaction,
 )
 from lsmlake.mergetree.levels import Levels
 
@@ -76,3 +76,15 @@ def test_unit_filter_and_drop_delete() -> None:
     assert is_worth_running(CompactUnit(4, (f,)))
     assert drop_delete(5, 5, deletion_vectors=False) and not drop_delete(3, 5, deletion_vectors=False)
     assert drop_delete(3, 5, deletion_vectors=True) and not drop_delete(0, 5, deletion_vectors=True)
+
+
+def test_early_full_compaction_thresholds() -> None:
+    files = [level0(1), make_file(0, 9, level=5, size=100 * MB, name="b")]
+    runs = Levels.of(files, 6).level_sorted_runs()
+    assert EarlyFullCompaction().pick(6, runs) is None
+    assert EarlyFullCompaction(total_size_threshold=200 * MB).pick(6, runs) is not None
+    assert EarlyFullCompaction(incremental_size_threshold=MB // 2).pick(6, runs) is not None
+    assert EarlyFullCompaction(interval_ms=1000, last_full_millis=0, now_millis=500).pick(6, runs) is None
+    unit = EarlyFullCompaction(interval_ms=1000, last_full_millis=0, now_millis=5000).pick(6, runs)
+    assert unit is not None and unit.output_level == 5 and len(unit.files) == 2
+    assert UniversalCompaction(early_full=EarlyFullCompaction(total_size_threshold=1 << 40)).pick(6, runs)

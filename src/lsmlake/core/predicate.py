@@ -339,8 +339,8 @@ def _arrow_scalar(v: Any, t: DataType | None) -> pa.Scalar:
         return pa.scalar(v)
     if t.root in _FLOATS:
         return pa.scalar(float(v))
-    if t.root == "DECIMAL" and -v.as_tuple().exponent != t.scale:
-        return pa.scalar(v)  # not exact at the column's scale: Arrow widens the comparison
+    if t.root == "DECIMAL" and (-v.as_tuple().exponent != t.scale or len(v.as_tuple().digits) > t.precision):
+        return pa.scalar(v)  # not in the column's form: Arrow widens the comparison
     if t.root == "TIME" and v.microsecond % 1000:
         return pa.scalar(v, pa.time64("us"))
     return pa.scalar(v, to_arrow_type(t))
@@ -369,7 +369,9 @@ def _sql_literal(v: Any) -> str:
 
 # --------------------------------------------------------------------------- parsing
 
-_SQL_CMP = {exp.EQ: "=", exp.NEQ: "!=", exp.LT: "<", exp.LTE: "<=", exp.GT: ">", exp.GTE: ">="}
+_SQL_CMP: dict[type[exp.Expr], str] = {
+    exp.EQ: "=", exp.NEQ: "!=", exp.LT: "<", exp.LTE: "<=", exp.GT: ">", exp.GTE: ">=",
+}
 
 
 class _Binder:
@@ -406,7 +408,7 @@ class _Binder:
             raise ValueError(f"LIKE needs a string column, {col.name!r} is {col.type}")
         return StartsWith(col.name, str(p.prefix)) if isinstance(p, StartsWith) else type(p)(col.name)
 
-    def convert(self, node: exp.Expression) -> Predicate:
+    def convert(self, node: exp.Expr) -> Predicate:
         if isinstance(node, exp.Paren):
             return self.convert(node.this)
         if isinstance(node, (exp.And, exp.Or)):
@@ -445,12 +447,12 @@ class _Binder:
             return Compare(col.name, "=", True, col.type)
         raise ValueError(f"unsupported filter construct: {node.sql()!r}")
 
-    def _column(self, node: exp.Expression) -> DataField:
+    def _column(self, node: exp.Expr) -> DataField:
         if not isinstance(node, exp.Column) or node.table or not isinstance(node.this, exp.Identifier):
             raise ValueError(f"expected a column name, got {node.sql()!r}")
         return self.column(node.name, exact=bool(node.this.args.get("quoted")))
 
-    def _literal(self, node: exp.Expression, col: DataField) -> Any:
+    def _literal(self, node: exp.Expr, col: DataField) -> Any:
         return coerce_literal(_raw_literal(node), col.type, column=col.name)
 
     @staticmethod
@@ -465,7 +467,7 @@ class _Binder:
         raise ValueError(f"unsupported LIKE pattern {pattern!r} (only 'prefix%' or no wildcards, no escapes)")
 
 
-def _raw_literal(node: exp.Expression) -> Any:
+def _raw_literal(node: exp.Expr) -> Any:
     if isinstance(node, exp.Literal):
         text = str(node.this)
         return text if node.is_string else int(text) if re.fullmatch(r"[+-]?\d+", text) else Decimal(text)

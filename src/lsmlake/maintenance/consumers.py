@@ -1,4 +1,4 @@
-"""Consumers (`consumer/consumer-<id>`, JSON ``{"nextSnapshot": N}``): read positions that block expiration."""
+"""Consumers (`consumer/consumer-<id>`, JSON ``{"nextSnapshot": N}``): positions that block expiration."""
 
 from __future__ import annotations
 

@@ -41,9 +41,12 @@ class FileLocator:
 
     def partition_dir(self, partition: bytes) -> str:
         """``k=v/...`` relative to the table root (under `data-file.path-directory` when set)."""
-        values = [v.to_datetime() if isinstance(v, Timestamp) else v for v in self.partition_values(partition)]
+        values = [
+            v.to_datetime() if isinstance(v, Timestamp) else v for v in self.partition_values(partition)
+        ]
         part = partition_path(
-            self.partition_keys, values, self.partition_types, default_name=self.default_name, legacy=self.legacy,
+            self.partition_keys, values, self.partition_types, default_name=self.default_name,
+            legacy=self.legacy,
         )
         if self.data_dir:
             part = posixpath.join(self.data_dir, part) if part else self.data_dir
@@ -185,7 +188,8 @@ class SnapshotReader:
                     p for e in [*base, *delta, *changelog_entries] for p in loc.entry_files(e)
                 )
         return SnapshotFiles(
-            snapshot_id=snapshot.id, manifest_files=frozenset(manifests), index_files=frozenset(index_files),
-            statistics_files=frozenset(statistics), delta_added=frozenset(added), delta_deleted=frozenset(deleted),
+            snapshot_id=snapshot.id, manifest_files=frozenset(manifests),
+            index_files=frozenset(index_files), statistics_files=frozenset(statistics),
+            delta_added=frozenset(added), delta_deleted=frozenset(deleted),
             changelog_files=frozenset(changelog), live=live_set, mentioned=mentioned_set,
         )

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
-from typing import AbstractSet
 
 _EMPTY: frozenset[str] = frozenset()
 
@@ -22,7 +22,10 @@ class FileSets:
     statistics_files: frozenset[str] = _EMPTY
 
     def all(self) -> frozenset[str]:
-        return self.data_files | self.changelog_files | self.manifest_files | self.index_files | self.statistics_files
+        return (
+            self.data_files | self.changelog_files | self.manifest_files | self.index_files
+            | self.statistics_files
+        )
 
     def minus(self, paths: AbstractSet[str]) -> FileSets:
         return FileSets(

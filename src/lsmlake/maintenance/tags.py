@@ -50,7 +50,9 @@ def check_tag_name(name: str) -> str:
     if not isinstance(name, str) or not name.strip():
         raise ValueError(f"tag name must be a non-blank string, got {name!r}")
     if name.startswith(".") or any(c in _BAD_CHARS for c in name):
-        raise ValueError(f"tag name {name!r} is invalid: it may not start with '.' or hold '/', '\\' or control chars")
+        raise ValueError(
+            f"tag name {name!r} is invalid: it may not start with '.' or hold '/', '\\' or control characters"
+        )
     return name
 
 

@@ -22,15 +22,47 @@ class CompactUnit:
 
 
 @dataclass(frozen=True)
+class EarlyFullCompaction:
+    """Full compaction ahead of the universal rules, on time or size thresholds (all off by default)."""
+
+    interval_ms: int | None = None  # compaction.optimization-interval
+    total_size_threshold: int | None = None  # compaction.total-size-threshold
+    incremental_size_threshold: int | None = None  # compaction.incremental-size-threshold
+    last_full_millis: int | None = None  # estimated from the newest max-level file
+    now_millis: int = 0
+
+    def pick(self, num_levels: int, runs: Sequence[LevelSortedRun]) -> CompactUnit | None:
+        if len(runs) <= 1:
+            return None
+        max_level = num_levels - 1
+        if self.interval_ms is not None and (
+            self.last_full_millis is None or self.now_millis - self.last_full_millis > self.interval_ms
+        ):
+            return CompactUnit.of_runs(max_level, runs)
+        if self.total_size_threshold is not None and sum(r.total_size for r in runs) < self.total_size_threshold:
+            return CompactUnit.of_runs(max_level, runs)
+        if self.incremental_size_threshold is not None and sum(
+            r.total_size for r in runs if r.level != max_level
+        ) > self.incremental_size_threshold:
+            return CompactUnit.of_runs(max_level, runs)
+        return None
+
+
+@dataclass(frozen=True)
 class UniversalCompaction:
     """RocksDB-style universal compaction as Paimon configures it."""
 
     max_size_amp: int = 200  # compaction.max-size-amplification-percent
     size_ratio: int = 1  # compaction.size-ratio
     run_trigger: int = 5  # num-sorted-run.compaction-trigger
+    early_full: EarlyFullCompaction | None = None
 
     def pick(self, num_levels: int, runs: Sequence[LevelSortedRun]) -> CompactUnit | None:
         max_level = num_levels - 1
+        if self.early_full is not None:
+            unit = self.early_full.pick(num_levels, runs)
+            if unit is not None:
+                return unit
         if len(runs) >= self.run_trigger:
             unit = self._size_amplification(max_level, runs)
             if unit is not None:

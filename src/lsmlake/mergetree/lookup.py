@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -15,6 +17,47 @@ from lsmlake.mergetree.kv_layout import sort_by_key
 from lsmlake.metadata.data_file import DataFileMeta
 
 POSITION = "__position"
+
+
+class KeyCache:
+    """A bounded, thread-safe LRU of data files' key columns, so repeated lookups skip re-reading files."""
+
+    def __init__(self, max_bytes: int) -> None:
+        self.max_bytes = max_bytes
+        self._items: OrderedDict[tuple[str, str], pa.Table] = OrderedDict()
+        self._bytes = 0
+        self._lock = threading.Lock()
+        self.hits = 0
+        self.misses = 0
+
+    def get(self, key: tuple[str, str], load: Callable[[], pa.Table]) -> pa.Table:
+        with self._lock:
+            table = self._items.get(key)
+            if table is not None:
+                self._items.move_to_end(key)
+                self.hits += 1
+                return table
+            self.misses += 1
+        table = load()
+        with self._lock:
+            if key not in self._items and table.nbytes <= self.max_bytes:
+                self._items[key] = table
+                self._bytes += table.nbytes
+                while self._bytes > self.max_bytes:
+                    _, old = self._items.popitem(last=False)
+                    self._bytes -= old.nbytes
+        return table
+
+    def resize(self, max_bytes: int) -> None:
+        with self._lock:
+            self.max_bytes = max_bytes
+            while self._bytes > self.max_bytes and self._items:
+                _, old = self._items.popitem(last=False)
+                self._bytes -= old.nbytes
+
+
+# One cache per process, shared by every table's compactions (file names are unique per table).
+KEY_CACHE = KeyCache(256 * 1024 * 1024)
 
 
 def _key_range(keys: pa.Table, types: Sequence[DataType], bounds: KeyBounds) -> tuple[object, object]:

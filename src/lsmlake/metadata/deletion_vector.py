@@ -108,8 +108,9 @@ class DeletionVector:
 
     def union(self, other: DeletionVector) -> DeletionVector:
         """Rows deleted by either vector."""
-        if not self.is_64bit and not other.is_64bit:
-            return DeletionVector(FrozenBitMap(self.positions | other.positions))
+        a, b = self.positions, other.positions
+        if isinstance(a, FrozenBitMap) and isinstance(b, FrozenBitMap):
+            return DeletionVector(a | b)
         return DeletionVector(FrozenBitMap64(np.union1d(self.to_numpy(), other.to_numpy())))
 
     def to_numpy(self) -> np.ndarray[Any, Any]:

@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pyarrow as pa
 
 from lsmlake.core.fileio import FileIO
-from lsmlake.core.options import CoreOptions
+from lsmlake.core.options import CoreOptions, parse_duration_ms, parse_memory_size
 from lsmlake.core.paths import TablePaths
 from lsmlake.core.schema import TableSchema
 from lsmlake.errors import UnsupportedError
 from lsmlake.mergetree.compact_strategy import (
-    CompactUnit, ForceUpLevel0Compaction, UniversalCompaction, drop_delete, is_worth_running, pick_full_compaction,
+    CompactUnit, EarlyFullCompaction, ForceUpLevel0Compaction, UniversalCompaction, drop_delete, is_worth_running, pick_full_compaction,
 )
 from lsmlake.mergetree.compact_task import Rewrite, TaskPlanner, Upgrade, UpgradeKind, rewrite_needs_lookup
 from lsmlake.mergetree.dv_maintainer import BucketDeletionVectors
@@ -21,10 +22,10 @@ from lsmlake.mergetree.kv_layout import (
     SEQUENCE_NUMBER, VALUE_KIND, is_retract, key_group_starts, last_of_each_key, sort_by_key, to_kv_table,
 )
 from lsmlake.mergetree.levels import Levels
-from lsmlake.mergetree.lookup import lookup_and_mark
+from lsmlake.mergetree.lookup import KEY_CACHE, lookup_and_mark
 from lsmlake.metadata.data_file import DataFileMeta
 from lsmlake.operations.commit_message import CommitMessage
-from lsmlake.operations.data_file_writer import FILE_SOURCE_COMPACT, DataFileWriter
+from lsmlake.operations.data_file_writer import FILE_SOURCE_COMPACT, DataFileWriter, local_wall_clock_millis
 from lsmlake.operations.read import ReadContext, read_file
 from lsmlake.operations.restore import RestoredState
 from lsmlake.operations.split import Split
@@ -72,6 +73,36 @@ def written_by(message: CommitMessage, directory: str, paths: TablePaths) -> lis
     return out
 
 
+def combine_results(
+    first: CommitMessage, second: CommitMessage, *, data_path: Callable[[str], str], index_path: Callable[[str], str],
+    delete: Callable[[str], None],
+) -> CommitMessage:
+    """Two compactions of one bucket as one change; files the first wrote and the second replaced are deleted."""
+    first_after = {(f.file_name, f.level) for f in first.compact_after}
+    consumed = {(f.file_name, f.level) for f in second.compact_before if (f.file_name, f.level) in first_after}
+    original = {f.file_name for f in first.compact_before}
+    for name, _ in consumed:
+        if name not in original:
+            delete(data_path(name))
+    if first.new_index_files and (second.new_index_files or second.deleted_index_files):
+        for f in first.new_index_files:
+            delete(index_path(f.file_name))
+        new_index, deleted_index = second.new_index_files, first.deleted_index_files
+    elif first.new_index_files:
+        new_index, deleted_index = first.new_index_files, first.deleted_index_files
+    else:
+        new_index, deleted_index = second.new_index_files, first.deleted_index_files + second.deleted_index_files
+    return replace(
+        first,
+        compact_before=first.compact_before
+        + tuple(f for f in second.compact_before if (f.file_name, f.level) not in consumed),
+        compact_after=tuple(f for f in first.compact_after if (f.file_name, f.level) not in consumed)
+        + second.compact_after,
+        new_index_files=new_index,
+        deleted_index_files=deleted_index,
+    )
+
+
 def num_levels(options: CoreOptions) -> int:
     return options.get_int("num-levels", options.get_int("num-sorted-run.compaction-trigger") + 1)
 
@@ -98,12 +129,47 @@ class BucketCompactor:
             max_size_amp=self.options.get_int("compaction.max-size-amplification-percent"),
             size_ratio=self.options.get_int("compaction.size-ratio"),
             run_trigger=self.options.get_int("num-sorted-run.compaction-trigger"),
+            early_full=self._early_full(),
         )
         strategy = ForceUpLevel0Compaction(universal) if self.dv_enabled else universal
         unit = strategy.pick(self.levels.num_levels, runs)
         return unit if is_worth_running(unit) else None
 
+    def _early_full(self) -> EarlyFullCompaction | None:
+        o = self.options
+        interval = o.get("compaction.optimization-interval")
+        total = o.get("compaction.total-size-threshold")
+        incremental = o.get("compaction.incremental-size-threshold")
+        if interval is None and total is None and incremental is None:
+            return None
+        top = self.levels.runs[self.levels.max_level]
+        created = [f.creation_time_millis for f in top if f.creation_time_millis is not None]
+        return EarlyFullCompaction(
+            interval_ms=parse_duration_ms("compaction.optimization-interval", interval) if interval else None,
+            total_size_threshold=parse_memory_size("compaction.total-size-threshold", total) if total else None,
+            incremental_size_threshold=(
+                parse_memory_size("compaction.incremental-size-threshold", incremental) if incremental else None
+            ),
+            last_full_millis=max(created) if created else None,
+            now_millis=local_wall_clock_millis(),
+        )
+
     def compact(self, *, full: bool = False) -> CommitMessage | None:
+        """Compact once; then again while the bucket has more sorted runs than ``num-sorted-run.stop-trigger``."""
+        message = self._compact_once(full=full)
+        trigger = self.options.get_int("num-sorted-run.compaction-trigger")
+        stop = max(trigger, self.options.get_int("num-sorted-run.stop-trigger", trigger + 3))
+        while message is not None and self.levels.number_of_sorted_runs() > stop:
+            more = self._compact_once(full=False)
+            if more is None:
+                break
+            message = combine_results(
+                message, more, data_path=lambda name: f"{self.state.directory}/{name}",
+                index_path=self.paths.index_file, delete=self.io.delete_file,
+            )
+        return message
+
+    def _compact_once(self, *, full: bool) -> CommitMessage | None:
         unit = self.pick(full=full)
         if unit is None or not unit.files:
             return None
@@ -162,7 +228,10 @@ class BucketCompactor:
 
     def _read_keys(self, f: DataFileMeta) -> pa.Table:
         split = self._split([f])
-        return read_file(self.ctx, split, 0, self.key_names, push=None, system=False, dv_cache={})
+        return KEY_CACHE.get(
+            (self.state.directory, f.file_name),
+            lambda: read_file(self.ctx, split, 0, self.key_names, push=None, system=False, dv_cache={}),
+        )
 
     def _rewrite(self, step: Rewrite, output_level: int, drop: bool) -> list[DataFileMeta]:
         files = step.files

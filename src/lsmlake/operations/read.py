@@ -27,7 +27,6 @@ from lsmlake.mergetree.kv_layout import (
     is_retract,
     key_group_starts,
     last_of_each_key,
-    sort_by_key,
 )
 from lsmlake.metadata.data_file import DataFileMeta
 from lsmlake.metadata.deletion_vector import check_cardinality, read_deletion_vector
@@ -339,21 +338,24 @@ def merge_rows(
         raise UnsupportedError(f"merge-on-read with merge-engine={engine} is not supported yet ({where})")
     kinds = table.column(VALUE_KIND).to_numpy()
     retract = is_retract(kinds)
-    if engine == "first-row":
-        if retract.any():
-            if not ignore_delete:
-                raise LsmlakeError(
-                    f"first-row merge engine can not accept DELETE/UPDATE_BEFORE records ({where}); "
-                    "set ignore-delete"
-                )
-            table = table.filter(pa.array(~retract))
-        table = sort_by_key(table, keys)
-        return table.filter(pa.array(key_group_starts(table, keys)))
-    if ignore_delete and retract.any():
+    if engine == "first-row" and retract.any() and not ignore_delete:
+        raise LsmlakeError(
+            f"first-row merge engine can not accept DELETE/UPDATE_BEFORE records ({where}); set ignore-delete"
+        )
+    if (engine == "first-row" or ignore_delete) and retract.any():
         table = table.filter(pa.array(~retract))
-    table = sort_by_key(table, keys, sequence_fields, descending_sequence=descending)
-    table = table.filter(pa.array(last_of_each_key(table, keys)))
-    return _drop_retracts(table)
+        kinds, retract = kinds[~retract], retract[~retract]
+    order = "descending" if descending else "ascending"
+    sort_keys = [(k, "ascending") for k in keys]
+    sort_keys += [(f, order) for f in sequence_fields] if engine != "first-row" else []
+    sort_keys.append((SEQUENCE_NUMBER, "ascending"))
+    # sort only the key columns; take the surviving rows of the whole table once, in key order
+    idx = pc.sort_indices(table.select([k for k, _ in sort_keys]), sort_keys=sort_keys, null_placement="at_start")
+    sorted_keys = table.select(list(keys)).take(idx)
+    pick = key_group_starts if engine == "first-row" else last_of_each_key
+    chosen = idx.to_numpy()[pick(sorted_keys, keys)]
+    chosen = chosen[~retract[chosen]]
+    return table.take(pa.array(chosen))
 
 
 def _merge(ctx: ReadContext, table: pa.Table) -> pa.Table:

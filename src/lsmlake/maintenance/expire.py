@@ -1,0 +1,118 @@
+"""Snapshot expiration (format.md §8.6): pick the range to expire, plan the files it frees, delete them."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+
+from lsmlake.core.options import parse_duration_ms
+from lsmlake.errors import NoSuchSnapshotError
+from lsmlake.maintenance.consumers import min_next_snapshot
+from lsmlake.maintenance.files import FileLocator, SnapshotReader
+from lsmlake.maintenance.planning import FileSets, expire_candidates, expire_end, plan_deletion
+from lsmlake.maintenance.protect import (
+    collect_holders,
+    delete_files,
+    holder_snapshots,
+    read_snapshots,
+    retained_protection,
+)
+from lsmlake.maintenance.tags import read_tags
+from lsmlake.metadata.snapshot_manager import EARLIEST, SnapshotManager
+from lsmlake.table import Table
+
+DEFAULT_EXPIRE_LIMIT = 50
+"""`snapshot.expire.limit` (CoreOptions: 50; the docs table's 10 is stale)."""
+
+
+@dataclass(frozen=True)
+class ExpireResult:
+    """What one expiration run removed."""
+
+    expired_snapshot_ids: tuple[int, ...] = ()
+    earliest_snapshot_id: int | None = None
+    """The earliest snapshot after the run (None for a table without snapshots)."""
+    deleted: FileSets = field(default_factory=FileSets)
+
+    @property
+    def deleted_files(self) -> list[str]:
+        return sorted(self.deleted.all())
+
+
+class _SnapshotTimes(Mapping[int, int]):
+    """Commit times read on demand (the planner looks at only a few snapshots)."""
+
+    def __init__(self, manager: SnapshotManager) -> None:
+        self.manager = manager
+        self._cache: dict[int, int] = {}
+
+    def __getitem__(self, sid: int) -> int:
+        if sid not in self._cache:
+            try:
+                self._cache[sid] = self.manager.snapshot(sid).time_millis
+            except NoSuchSnapshotError:
+                raise KeyError(sid) from None
+        return self._cache[sid]
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self.manager.snapshot_ids())
+
+    def __len__(self) -> int:
+        return len(self.manager.snapshot_ids())
+
+
+def expire_snapshots(
+    table: Table, *, retain_min: int | None = None, retain_max: int | None = None,
+    older_than_ms: int | None = None, max_deletes: int | None = None,
+) -> ExpireResult:
+    """Expire old snapshots and delete the files only they needed; writes the EARLIEST hint.
+
+    Defaults come from the table options `snapshot.num-retained.min` (10), `snapshot.num-retained.max`,
+    `snapshot.time-retained` (1 h; ``older_than_ms`` is an absolute epoch-ms cut-off overriding it) and
+    `snapshot.expire.limit` (50 snapshots per run). Consumers hold back their next snapshot. Files
+    still referenced by a retained snapshot, a tag or a branch are never deleted.
+    """
+    options = table.options
+    retain_min = options.get_int("snapshot.num-retained.min") if retain_min is None else retain_min
+    retain_max = options.get_int("snapshot.num-retained.max") if retain_max is None else retain_max
+    if max_deletes is None:
+        max_deletes = options.get_int("snapshot.expire.limit", DEFAULT_EXPIRE_LIMIT)
+    if older_than_ms is None:
+        text = options.get("snapshot.time-retained") or "1 h"
+        retained_ms = parse_duration_ms("snapshot.time-retained", text)
+        older_than_ms = int(time.time() * 1000) - retained_ms
+
+    manager = table.snapshot_manager
+    latest, earliest = manager.latest_id(), manager.earliest_id()
+    if latest is None or earliest is None:
+        return ExpireResult()
+    end = expire_end(
+        earliest=earliest, latest=latest, retain_min=retain_min, retain_max=retain_max,
+        max_deletes=max_deletes, older_than_ms=older_than_ms, snapshot_times=_SnapshotTimes(manager),
+        consumer_min_next=min_next_snapshot(table.io, table.root),
+    )
+    if end <= earliest:
+        if not table.io.exists(manager.hint_path(EARLIEST)):
+            manager.write_earliest_hint(earliest)
+        return ExpireResult(earliest_snapshot_id=earliest)
+    try:
+        end_snapshot = manager.snapshot(end)
+    except NoSuchSnapshotError:
+        return ExpireResult(earliest_snapshot_id=manager.earliest_id())  # another run got there first
+
+    expiring = read_snapshots(manager, range(earliest, end))
+    retained = [end_snapshot, *read_snapshots(manager, range(end + 1, latest + 1))]
+    reader = SnapshotReader(table.io, FileLocator(table))
+    expiring_files = [reader.collect(s, strict=False) for s in expiring]
+    tags = read_tags(table.io, table.root)
+    holders = collect_holders(reader, holder_snapshots(table.io, table.root, main_tags=tags))
+    protection = retained_protection(reader, retained, holders)
+    assert protection.anchor is not None
+    plan = plan_deletion(expire_candidates(expiring_files, protection.anchor), protection)
+
+    delete_files(table.io, plan)
+    for s in expiring:
+        table.io.delete_file(manager.snapshot_path(s.id))
+    manager.write_earliest_hint(end)
+    return ExpireResult(tuple(s.id for s in expiring), end, plan)

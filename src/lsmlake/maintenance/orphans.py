@@ -1,0 +1,124 @@
+"""Orphan file cleaning (format.md §8.7): delete old files no snapshot, tag or branch references."""
+
+from __future__ import annotations
+
+import posixpath
+import time
+
+import pyarrow.fs as pafs
+
+from lsmlake.core.fileio import FileIO
+from lsmlake.errors import CorruptFileError, NoSuchSnapshotError
+from lsmlake.maintenance.files import STATISTICS_DIR, FileLocator, SnapshotReader
+from lsmlake.maintenance.planning import orphan_files
+from lsmlake.maintenance.protect import branch_roots
+from lsmlake.maintenance.tags import read_tags
+from lsmlake.metadata.snapshot import Snapshot, decode_snapshot
+from lsmlake.metadata.snapshot_manager import EARLIEST, LATEST, SnapshotManager
+from lsmlake.table import Table
+
+DAY_MS = 86_400_000
+CHANGELOG_DIR = "changelog"
+CHANGELOG_PREFIX = "changelog-"
+_HINTS = frozenset({EARLIEST, LATEST})
+
+
+def _files_with_mtime(io: FileIO, directory: str) -> list[tuple[str, int]]:
+    """``(path, modification epoch ms)`` of every file below ``directory``.
+
+    FileIO's listing has no modification times yet, so this asks its filesystem directly.
+    """
+    if not io.is_dir(directory):
+        return []
+    infos = io.fs.get_file_info(pafs.FileSelector(directory, recursive=True))
+    return [
+        (posixpath.normpath(i.path), (i.mtime_ns or 0) // 1_000_000)
+        for i in infos if i.type == pafs.FileType.File
+    ]
+
+
+def _is_data_dir(name: str) -> bool:
+    return "=" in name or name.startswith("bucket-")
+
+
+def candidate_files(table: Table) -> list[tuple[str, int]]:
+    """Files orphan cleaning may consider: manifest/, index/, statistics/, partition and bucket
+    directories, and non-snapshot, non-hint files (e.g. leftover temp files) in snapshot/ and changelog/."""
+    io, root = table.io, table.root.rstrip("/")
+    out: list[tuple[str, int]] = []
+    for sub in ("manifest", "index", STATISTICS_DIR):
+        out += _files_with_mtime(io, posixpath.join(root, sub))
+    data_root = table.options.get("data-file.path-directory")
+    if data_root:
+        out += _files_with_mtime(io, posixpath.join(root, data_root))
+    for status in io.list_dir(root):
+        if status.is_dir and _is_data_dir(status.name):
+            out += _files_with_mtime(io, status.path)
+    for sub, prefix in (("snapshot", "snapshot-"), (CHANGELOG_DIR, CHANGELOG_PREFIX)):
+        for path, mtime in _files_with_mtime(io, posixpath.join(root, sub)):
+            name = posixpath.basename(path)
+            if name not in _HINTS and not (name.startswith(prefix) and name[len(prefix):].isdigit()):
+                out.append((path, mtime))
+    return out
+
+
+def _long_lived_changelogs(io: FileIO, root: str) -> list[Snapshot]:
+    out = []
+    for status in io.list_dir(posixpath.join(root, CHANGELOG_DIR)):
+        suffix = status.name[len(CHANGELOG_PREFIX):]
+        if status.is_dir or not status.name.startswith(CHANGELOG_PREFIX) or not suffix.isdigit():
+            continue
+        try:
+            out.append(decode_snapshot(io.read_bytes(status.path), name=status.path))
+        except FileNotFoundError:
+            continue
+    return out
+
+
+def _referencing_snapshots(io: FileIO, root: str) -> list[Snapshot]:
+    found: list[Snapshot] = []
+    for r in [root, *branch_roots(io, root)]:
+        manager = SnapshotManager(io, r)
+        for sid in manager.snapshot_ids():
+            try:
+                found.append(manager.snapshot(sid))
+            except NoSuchSnapshotError:
+                continue  # expired meanwhile
+        found += [t.snapshot for t in read_tags(io, r)]
+        found += _long_lived_changelogs(io, r)
+    return found
+
+
+def used_files(table: Table) -> set[str]:
+    """Every file a snapshot, tag or long-lived changelog of any branch references (manifest lists,
+    manifests, index manifests and files, statistics, and all data files the manifests name)."""
+    reader = SnapshotReader(table.io, FileLocator(table))
+    used: set[str] = set()
+    seen: set[tuple[int, str, str]] = set()
+    for s in _referencing_snapshots(table.io, table.root):
+        key = (s.id, s.base_manifest_list, s.delta_manifest_list)
+        if key in seen:
+            continue
+        seen.add(key)
+        files = reader.collect(s, strict=True, mentioned=True)
+        used |= files.metadata() | (files.mentioned or frozenset())
+    return {posixpath.normpath(p) for p in used}
+
+
+def remove_orphan_files(
+    table: Table, *, older_than_ms: int | None = None, dry_run: bool = False
+) -> list[str]:
+    """Delete files in the table's directories that nothing references and that are older than
+    ``older_than_ms`` (epoch ms; default now - 1 day, which protects in-flight commits).
+    Returns the orphan paths (deleted unless ``dry_run``). Directories are never deleted."""
+    if older_than_ms is None:
+        older_than_ms = int(time.time() * 1000) - DAY_MS
+    try:
+        used = used_files(table)
+    except CorruptFileError as e:
+        raise CorruptFileError(f"table {table.name}: cannot clean orphan files: {e}") from e
+    orphans = orphan_files(candidate_files(table), used, older_than_ms=older_than_ms)
+    if not dry_run:
+        for path in orphans:
+            table.io.delete_file(path)
+    return orphans

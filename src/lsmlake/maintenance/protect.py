@@ -1,0 +1,81 @@
+"""Gathering what must survive a deletion: retained snapshots, tags and every branch's snapshots and tags."""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Iterable, Sequence
+
+from lsmlake.core.fileio import FileIO
+from lsmlake.errors import NoSuchSnapshotError
+from lsmlake.maintenance.files import SnapshotReader
+from lsmlake.maintenance.planning import FileSets, Protection, SnapshotFiles
+from lsmlake.maintenance.tags import Tag, read_tags
+from lsmlake.metadata.snapshot import Snapshot
+from lsmlake.metadata.snapshot_manager import SnapshotManager
+
+BRANCH_DIR = "branch"
+BRANCH_PREFIX = "branch-"
+
+
+def branch_roots(io: FileIO, root: str) -> list[str]:
+    """Roots of the table's branches (`<root>/branch/branch-<name>`); they share manifests and data dirs."""
+    base = posixpath.join(root.rstrip("/"), BRANCH_DIR)
+    return sorted(s.path for s in io.list_dir(base) if s.is_dir and s.name.startswith(BRANCH_PREFIX))
+
+
+def read_snapshots(manager: SnapshotManager, ids: Iterable[int]) -> list[Snapshot]:
+    """The snapshots among ``ids`` that still exist, in order."""
+    out = []
+    for sid in ids:
+        try:
+            out.append(manager.snapshot(sid))
+        except NoSuchSnapshotError:
+            continue
+    return out
+
+
+def _unique(snapshots: Iterable[Snapshot]) -> list[Snapshot]:
+    seen: set[tuple[int, str, str]] = set()
+    out = []
+    for s in snapshots:
+        key = (s.id, s.base_manifest_list, s.delta_manifest_list)
+        if key not in seen:
+            seen.add(key)
+            out.append(s)
+    return out
+
+
+def holder_snapshots(io: FileIO, root: str, *, main_tags: Sequence[Tag]) -> list[Snapshot]:
+    """Snapshots whose files are protected as a whole: the given main tags, and every branch's
+    snapshots and tags (branches share the table's manifest and data directories)."""
+    found = [t.snapshot for t in main_tags]
+    for branch in branch_roots(io, root):
+        manager = SnapshotManager(io, branch)
+        found += read_snapshots(manager, manager.snapshot_ids())
+        found += [t.snapshot for t in read_tags(io, branch)]
+    return _unique(found)
+
+
+def collect_holders(reader: SnapshotReader, snapshots: Sequence[Snapshot]) -> list[SnapshotFiles]:
+    return [reader.collect(s, strict=True, live=True) for s in snapshots]
+
+
+def retained_protection(
+    reader: SnapshotReader, retained: Sequence[Snapshot], holders: Sequence[SnapshotFiles]
+) -> Protection:
+    """Protection for a table keeping ``retained`` (ascending): the first one's live files, the
+    later ones' metadata, delta ADDs and changelog, and the holders' files."""
+    if not retained:
+        return Protection(anchor=None, holders=tuple(holders))
+    anchor = reader.collect(retained[0], strict=True, live=True)
+    later = tuple(reader.collect(s, strict=True) for s in retained[1:])
+    return Protection(anchor=anchor, later=later, holders=tuple(holders))
+
+
+def delete_files(io: FileIO, plan: FileSets) -> None:
+    """Delete planned files: data and changelog first, then index files, manifests and statistics,
+    so an interrupted run can be repeated from the metadata that is left."""
+    for group in (plan.data_files, plan.changelog_files, plan.index_files, plan.statistics_files,
+                  plan.manifest_files):
+        for path in sorted(group):
+            io.delete_file(path)
