@@ -19,9 +19,10 @@ from lsmlake.mergetree.compact_strategy import (
 from lsmlake.mergetree.compact_task import Rewrite, TaskPlanner, Upgrade, UpgradeKind, rewrite_needs_lookup
 from lsmlake.mergetree.dv_maintainer import BucketDeletionVectors
 from lsmlake.mergetree.kv_layout import (
-    SEQUENCE_NUMBER, VALUE_KIND, is_retract, key_group_starts, last_of_each_key, sort_by_key, to_kv_table,
+    SEQUENCE_NUMBER, VALUE_KIND, is_retract, key_group_starts, sort_by_key, to_kv_table,
 )
 from lsmlake.mergetree.levels import Levels
+from lsmlake.mergetree.merge_function import merge_function_for
 from lsmlake.mergetree.lookup import KEY_CACHE, lookup_and_mark
 from lsmlake.metadata.data_file import DataFileMeta
 from lsmlake.operations.commit_message import CommitMessage
@@ -116,6 +117,7 @@ class BucketCompactor:
         self.dv_enabled = options.deletion_vectors_enabled
         self.levels = Levels.of(state.files, max(num_levels(options), 2))
         self.key_names = list(schema.trimmed_primary_keys)
+        self.merge_function = merge_function_for(options)
         self.ctx = ReadContext(io, root, schema, options, tuple(schema.field_names))
         if self.dv_enabled and options.sequence_fields:
             raise UnsupportedError("compaction of deletion-vector tables with sequence.field is not supported yet")
@@ -212,7 +214,7 @@ class BucketCompactor:
         split = self._split(files)
         parts = []
         for i, f in enumerate(files):
-            t = read_file(self.ctx, split, i, names or self.schema.field_names, push=None, system=True, dv_cache={})
+            t = read_file(self.ctx, split, i, names or self.schema.field_names, push=None, system=True)
             keep = self.state.deletion_vectors.keep_mask(f.file_name, t.num_rows)
             if not keep.all():
                 t = t.filter(pa.array(keep))
@@ -230,7 +232,7 @@ class BucketCompactor:
         split = self._split([f])
         return KEY_CACHE.get(
             (self.state.directory, f.file_name),
-            lambda: read_file(self.ctx, split, 0, self.key_names, push=None, system=False, dv_cache={}),
+            lambda: read_file(self.ctx, split, 0, self.key_names, push=None, system=False),
         )
 
     def _rewrite(self, step: Rewrite, output_level: int, drop: bool) -> list[DataFileMeta]:
@@ -241,11 +243,11 @@ class BucketCompactor:
             starts = key_group_starts(rows, self.key_names)
             levels = rows.column(LEVEL_COLUMN).to_numpy()
             group_max_level = np.maximum.reduceat(levels, np.flatnonzero(starts)) if len(levels) else levels
-            merged = rows.filter(pa.array(last_of_each_key(rows, self.key_names)))
+            merged = self.merge_function.merge(rows, self.key_names)
             only_level0 = group_max_level == 0
             self._lookup(merged.filter(pa.array(only_level0)), output_level)
         else:
-            merged = rows.filter(pa.array(last_of_each_key(rows, self.key_names)))
+            merged = self.merge_function.merge(rows, self.key_names)
         kinds = merged.column(VALUE_KIND).to_numpy()
         if drop:
             keep = ~is_retract(kinds)

@@ -17,8 +17,9 @@ from lsmlake.core.paths import TablePaths, partition_path
 from lsmlake.core.schema import TableSchema
 from lsmlake.errors import CommitConflictError, UnsupportedError
 from lsmlake.mergetree.kv_layout import (
-    SEQUENCE_NUMBER, RowKind, key_fields, last_of_each_key, sort_by_key, to_kv_table,
+    SEQUENCE_NUMBER, RowKind, key_fields, sort_by_key, to_kv_table,
 )
+from lsmlake.mergetree.merge_function import merge_function_for
 from lsmlake.operations.commit_message import CommitMessage
 from lsmlake.operations.compact import BucketFiles, compact_bucket, restore_deletion_vectors, written_by
 from lsmlake.operations.data_file_writer import DataFileWriter
@@ -80,6 +81,7 @@ class FileStoreWrite:
                 f"table {table_name}: writing with merge-engine {options.merge_engine!r} is not supported yet"
             )
         self._buffer_limit = options.get_size("write-buffer-size")
+        self.merge_function = merge_function_for(options)
 
     @property
     def total_buckets(self) -> int:
@@ -179,8 +181,7 @@ class FileStoreWrite:
                     pa.concat_tables(parts), knames, self.options.sequence_fields,
                     descending_sequence=descending, seq_column=SEQUENCE_NUMBER,
                 )
-            kv = kv.filter(pa.array(last_of_each_key(kv, knames)))
-            written = writer.write(kv)
+            written = writer.write(self.merge_function.merge(kv, knames))
         else:
             written = writer.write(pa.concat_tables(parts), first_sequence=buf.first_sequence)
         buf.new_files.extend(written)
