@@ -84,6 +84,16 @@ def test_64_bit_block_starts_with_le_magic_and_counts_every_key() -> None:
     assert list(read_deletion_vector(data, 1, length, name="x").to_numpy()) == [5, 2**33 + 1]
 
 
+def test_converting_between_encodings() -> None:
+    data = _fixture("dvindex-64")
+    dv64 = read_deletion_vector(data, 1, 44, name="dvindex-64")
+    as32, metas = write_deletion_index({"f1": dv64})
+    assert as32 == _fixture("dvindex-32")[: metas[0].offset + 4 + metas[0].length + 4]
+    back = read_deletion_vector(as32, 1, metas[0].length, name="x")
+    assert back == dv64 and not back.is_64bit
+    assert dv64.contains(3) and not dv64.contains(2**40) and not back.contains(2**40)
+
+
 def test_32_bit_rejects_positions_beyond_java_limit() -> None:
     with pytest.raises(ValueError, match="bitmap64"):
         encode_deletion_vector(DeletionVector.from_positions([2**31]))

@@ -339,8 +339,10 @@ def _arrow_scalar(v: Any, t: DataType | None) -> pa.Scalar:
         return pa.scalar(v)
     if t.root in _FLOATS:
         return pa.scalar(float(v))
-    if t.root == "DECIMAL" and (-v.as_tuple().exponent != t.scale or len(v.as_tuple().digits) > t.precision):
-        return pa.scalar(v)  # not in the column's form: Arrow widens the comparison
+    if t.root == "DECIMAL":
+        parts = v.as_tuple()
+        if -parts.exponent != t.scale or len(parts.digits) > (t.precision or 10):
+            return pa.scalar(v)  # not in the column's form: Arrow widens the comparison
     if t.root == "TIME" and v.microsecond % 1000:
         return pa.scalar(v, pa.time64("us"))
     return pa.scalar(v, to_arrow_type(t))
@@ -472,7 +474,7 @@ def _raw_literal(node: exp.Expr) -> Any:
         text = str(node.this)
         return text if node.is_string else int(text) if re.fullmatch(r"[+-]?\d+", text) else Decimal(text)
     if isinstance(node, exp.Neg) and isinstance(inner := _raw_literal(node.this), (int, Decimal)):
-        return -inner
+        return inner.copy_negate() if isinstance(inner, Decimal) else -inner  # exact, no context rounding
     if isinstance(node, (exp.Boolean, exp.Null)):
         return None if isinstance(node, exp.Null) else bool(node.this)
     if isinstance(node, (exp.Cast, exp.TryCast, exp.Paren)):  # DATE '...', TIMESTAMP '...', CAST(...)

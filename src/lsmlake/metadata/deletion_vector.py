@@ -83,7 +83,7 @@ class DeletionVector:
         return isinstance(self.positions, FrozenBitMap64)
 
     def contains(self, pos: int) -> bool:
-        return pos >= 0 and pos in self.positions
+        return 0 <= pos <= (2**64 - 1 if self.is_64bit else 0xFFFFFFFF) and pos in self.positions
 
     def __contains__(self, pos: object) -> bool:
         return isinstance(pos, (int, np.integer)) and self.contains(int(pos))
@@ -202,7 +202,9 @@ def _block_body(dv: DeletionVector, bitmap64: bool) -> bytes:
                 f"position {dv.positions.max()} exceeds the 32-bit deletion vector limit "
                 f"{MAX_32BIT_POSITION}; set deletion-vectors.bitmap64"
             )
-        bitmap = dv.positions if isinstance(dv.positions, FrozenBitMap) else FrozenBitMap(dv.to_numpy())
+        bitmap = dv.positions if isinstance(dv.positions, FrozenBitMap) else FrozenBitMap(
+            dv.to_numpy().astype(np.uint32)
+        )
         return struct.pack(">i", BITMAP32_MAGIC) + _serialize32(bitmap)
     pos = dv.to_numpy().astype(np.uint64)
     keys = (pos >> np.uint64(32)).astype(np.int64)

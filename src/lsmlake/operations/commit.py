@@ -21,7 +21,7 @@ from lsmlake.metadata.manifest_list import ManifestFileMeta, read_manifest_list,
 from lsmlake.metadata.snapshot import Snapshot
 from lsmlake.metadata.snapshot_manager import SnapshotManager
 from lsmlake.operations.commit_message import CommitMessage
-from lsmlake.operations.conflicts import detect_conflicts
+from lsmlake.operations.conflicts import detect_conflicts, sequence_conflicts
 from lsmlake.operations.manifest_files import ManifestWriter
 
 BATCH_COMMIT_IDENTIFIER = 9223372036854775807
@@ -90,8 +90,12 @@ class FileStoreCommit:
         max_wait = parse_duration_ms("commit.max-retry-wait", self.options.get("commit.max-retry-wait") or "10 s")
         for attempt in range(retries + 1):
             latest = self.snapshots.latest()
-            if changes.kind == "COMPACT":
+            try:
                 self._check_conflicts(changes, latest)
+            except CommitConflictError:
+                for m in delta_metas:
+                    self.io.delete_file(self.paths.manifest(m.file_name))
+                raise
             written: list[str] = []
             snapshot = self._build_snapshot(changes, latest, delta_metas, identifier, written)
             if self.snapshots.try_publish(snapshot):
@@ -118,13 +122,24 @@ class FileStoreCommit:
         return metas
 
     def _check_conflicts(self, changes: Changes, latest: Snapshot | None) -> None:
-        """Paimon's conflict detection for a COMPACT commit against the latest snapshot."""
+        """Conflict detection against the latest snapshot.
+
+        COMPACT commits get Paimon's checks. APPEND commits of primary-key tables are checked for
+        another writer having written the same bucket meanwhile: Paimon assumes one writer per
+        bucket, and two writers restoring the same snapshot would reuse sequence numbers, so the
+        later commit is refused rather than silently mis-ordered.
+        """
+        if latest is None or (changes.kind == "APPEND" and not self.key_types):
+            return
         touched = {(e.partition, e.bucket) for e in changes.entries}
         base: list[ManifestEntry] = []
         for meta in self._previous_metas(latest):
             base.extend(e for e in read_manifest(self.io, self.paths.manifest(meta.file_name))
                         if (e.partition, e.bucket) in touched)
-        problems = detect_conflicts(base, list(changes.entries), self.key_types)
+        if changes.kind == "APPEND":
+            problems = sequence_conflicts(base, list(changes.entries))
+        else:
+            problems = detect_conflicts(base, list(changes.entries), self.key_types)
         if problems:
             raise CommitConflictError(f"table {self.table_name}: {problems[0]}")
 

@@ -67,3 +67,27 @@ def _lsm_overlaps(entries: Iterable[ManifestEntry], key_types: Sequence[DataType
                     f"in level {level} of bucket {bucket}"
                 )
     return problems
+
+
+def sequence_conflicts(base: Sequence[ManifestEntry], delta: Sequence[ManifestEntry]) -> list[str]:
+    """New primary-key files must carry sequence numbers above every live file of their bucket."""
+    live: dict[tuple[object, ...], ManifestEntry] = {}
+    for e in base:
+        if e.kind == FileKind.ADD:
+            live[e.identifier()] = e
+        else:
+            live.pop(e.identifier(), None)
+    highest: dict[tuple[bytes, int], int] = {}
+    for e in live.values():
+        key = (e.partition, e.bucket)
+        highest[key] = max(highest.get(key, -1), e.file.max_sequence_number)
+    problems = []
+    for e in delta:
+        top = highest.get((e.partition, e.bucket), -1)
+        if e.kind == FileKind.ADD and e.file.min_sequence_number <= top:
+            problems.append(
+                f"bucket {e.bucket} was written by another writer since this one restored it (its sequence "
+                f"numbers reach {top}, the new file {e.file.file_name} starts at {e.file.min_sequence_number}); "
+                "Paimon allows one writer per bucket - retry the write"
+            )
+    return problems
