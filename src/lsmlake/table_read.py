@@ -12,7 +12,7 @@ import pyarrow as pa
 
 from lsmlake.core.predicate import Predicate, parse_filter
 from lsmlake.operations.read import ReadContext, concat, read_split_table
-from lsmlake.operations.scan import ScanPlan, plan_scan
+from lsmlake.operations.scan import ScanPlan, plan_scan, split_filters
 from lsmlake.operations.split import Split
 
 if TYPE_CHECKING:
@@ -60,10 +60,11 @@ class Scan:
         self.predicate = parse_filter(filter, table.schema.fields)
         names = list(columns) if columns is not None else table.schema.field_names
         io, root, schema, options = table.io, table.root, table.schema, table.options
+        filters = split_filters(self.predicate, schema)
+        self.context = ReadContext(io, root, schema, options, tuple(names), filters)  # checks the columns
         self.plan: ScanPlan = plan_scan(
             io, root, schema, options, predicate=self.predicate, snapshot_id=snapshot_id
         )
-        self.context = ReadContext(io, root, schema, options, tuple(names), self.plan.filters)
         self.limit = limit
         self.threads = threads
 
@@ -125,6 +126,7 @@ class Scan:
             "manifests": c.manifests,
             "manifests_skipped": c.manifests_skipped,
             "entries_pruned_by_partition": c.by_partition,
+            "entries_pruned_by_bucket": c.by_bucket,
             "entries_skipped_level0": c.by_level0,
             "entries_pruned_by_key_stats": c.by_key_stats,
             "entries_pruned_by_value_stats": c.by_value_stats,
@@ -190,7 +192,8 @@ def explain_table(
     lines.append(
         f"  {s['splits']} splits ({s['raw_splits']} raw, {s['merge_splits']} merge) over {s['files']} files; "
         f"manifests {s['manifests'] - s['manifests_skipped']}/{s['manifests']} read; pruned entries: "
-        f"{s['entries_pruned_by_partition']} by partition, {s['entries_pruned_by_key_stats']} by key stats, "
+        f"{s['entries_pruned_by_partition']} by partition, {s['entries_pruned_by_bucket']} by bucket, "
+        f"{s['entries_pruned_by_key_stats']} by key stats, "
         f"{s['entries_pruned_by_value_stats']} by value stats, "
         f"{s['entries_skipped_level0']} level-0 skipped, "
         f"{s['files_pruned_by_bucket_value_filter']} by bucket value filter"

@@ -209,6 +209,10 @@ def test_filters_prune_files(tmp_path: Path) -> None:
     t = open_cpp_table(tmp_path, "pk_table_scan_and_read_mor")
     assert scan_table(t, filter="f1 = 20").plan_summary["files"] == 1
     assert scan_table(t, filter="f0 = 'Bob'").plan_summary["entries_pruned_by_key_stats"] > 0
+    # bucket-key equality reaches one bucket, hashed exactly as Java did (f2 = 0 lives in bucket 1)
+    pinned = scan_table(t, filter="f2 = 0")
+    assert {s.bucket for s in pinned.splits()} == {1}
+    assert pinned.plan_summary["entries_pruned_by_bucket"] > 0
     dv = open_cpp_table(tmp_path / "dv", "pk_table_scan_and_read_dv")
     assert scan_table(dv, filter="f3 > 100").splits() == []  # DV tables prune by value stats
 
@@ -307,3 +311,59 @@ def test_data_evolution_tables_are_refused(tmp_path: Path) -> None:
     t = open_cpp_table(tmp_path, "append_table_alter_table_with_cast_with_data_evolution")
     with pytest.raises(UnsupportedError, match="data-evolution"):
         read_table(t)
+
+
+def test_append_table_mixing_orc_and_parquet(tmp_path: Path) -> None:
+    warehouse = tmp_path / "warehouse"
+    warehouse.mkdir()
+    copy_fixture("alibaba-paimon-cpp/test/test_data/append_table_with_multiple_file_format.db", warehouse)
+    name = "append_table_with_multiple_file_format"
+    t = lsmlake.Catalog(str(warehouse)).get_table(f"{name}.{name}")
+    assert rows(read_table(t)) == sorted([
+        ("Alice", 10, 1, 11.1), ("Bob", 10, 0, 12.1), ("Emily", 10, 0, 13.1), ("Tony", 10, 0, 14.1),
+        ("Lucy", 20, 1, 14.1), ("Skye", 20, 1, 19.1), ("Bob", 10, 0, 20.1),
+    ])
+    assert rows(read_table(t, filter="f3 > 14")) == sorted([
+        ("Tony", 10, 0, 14.1), ("Lucy", 20, 1, 14.1), ("Skye", 20, 1, 19.1), ("Bob", 10, 0, 20.1),
+    ])
+
+
+def test_append_table_keeps_duplicates_and_time_travels(tmp_path: Path) -> None:
+    t = open_cpp_table(tmp_path, "append_09")
+    first = [("Alice", 10, 1, 11.1), ("Bob", 10, 0, 12.1), ("Emily", 10, 0, 13.1), ("Tony", 10, 0, 14.1),
+             ("Lucy", 20, 1, 14.1)]
+    assert rows(read_table(t, snapshot_id=1)) == sorted(first)
+    second = [*first, ("Emily", 10, 0, 15.1), ("Bob", 10, 0, 12.1), ("Alex", 10, 0, 16.1),
+              ("Paul", 20, 1, None)]
+    assert rows(read_table(t, snapshot_id=2)) == sorted(second)
+    latest = [*second, ("David", 10, 0, 17.1), ("Lily", 10, 0, 17.1)]
+    assert len(read_table(t)) == len(latest)
+    assert all(s.raw_convertible for s in scan_table(t).splits())
+
+
+@pytest.mark.parametrize(
+    "name", ["append_with_empty_partition", "append_with_empty_partition_with_specific_name"]
+)
+def test_null_partitions_live_under_the_default_partition_name(tmp_path: Path, name: str) -> None:
+    t = open_cpp_table(tmp_path, name)
+    nulls = [(None, 50, 1, 14.1), (None, 100, 2, 16.1), (None, 200, -3, 12.1)]
+    assert rows(read_table(t, filter="f0 IS NULL")) == nulls
+    assert rows(read_table(t, filter="f0 = '2024'")) == [("2024", 100, -2, 11.1), ("2024", 300, 1, 13.1)]
+    assert len(read_table(t)) == 6
+
+
+def test_blank_partition_values_share_the_default_directory(tmp_path: Path) -> None:
+    t = open_cpp_table(tmp_path, "append_with_empty_partition_with_empty_value")
+    assert rows(read_table(t, filter="f0 = ''")) == [("", 50, 1, 14.1), ("", 200, -3, 12.1)]
+    assert rows(read_table(t, filter="f0 = ' '")) == [(" ", 100, 0, 15.1)]
+    assert rows(read_table(t, filter="f0 IS NULL")) == [(None, 100, 2, 16.1)]
+    assert len(read_table(t)) == 7
+
+
+def test_unsupported_scan_options_are_refused(tmp_path: Path) -> None:
+    t = open_cpp_table(tmp_path, "pk_table_scan_and_read_mor")
+    with pytest.raises(UnsupportedError, match="tag-name"):
+        read_table(t.with_options({"scan.tag-name": "t1"}))
+    with pytest.raises(UnsupportedError, match="incremental"):
+        read_table(t.with_options({"scan.mode": "incremental"}))
+    assert len(read_table(t.with_options({"scan.mode": "latest-full"}))) == len(FINAL)

@@ -6,7 +6,6 @@ import tempfile
 from typing import Any
 
 import pyarrow as pa
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -20,7 +19,7 @@ SCHEMA = pa.schema([
 ])
 FILTERS = [
     "v > 10", "id < 5", "s = 'b'", "v IS NULL", "pt = 1 AND v >= 0", "id = 3 OR s = 'c'", "NOT (pt = 0)",
-    "id IN (1, 2, 7) AND v < 50",
+    "id IN (1, 2, 7) AND v < 50", "id = 3", "pt = 1 AND id IN (2, 3, 9)", "pt = 0 AND id = 4 AND v > 0",
 ]
 Key = tuple[int, int]
 
@@ -33,6 +32,7 @@ rows_st = st.lists(
 )
 op_st = st.one_of(
     st.tuples(st.just("write"), rows_st),
+    st.tuples(st.just("compact"), st.booleans()),
     st.tuples(
         st.just("delete"), st.lists(st.tuples(st.integers(0, 1), st.integers(0, 11)), min_size=1, max_size=5)
     ),
@@ -49,19 +49,21 @@ def _sorted(t: pa.Table) -> list[dict[str, Any]]:
     return sorted(t.to_pylist(), key=lambda r: (r["pt"], r["id"]))
 
 
-@pytest.mark.slow
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     buckets=st.integers(1, 3), partitioned=st.booleans(), ops=st.lists(op_st, min_size=1, max_size=6),
-    flt=st.sampled_from(FILTERS),
+    flt=st.sampled_from(FILTERS), dv=st.booleans(),
 )
-def test_reads_match_a_dict_model(buckets: int, partitioned: bool, ops: list[Any], flt: str) -> None:
+def test_reads_match_a_dict_model(
+    buckets: int, partitioned: bool, ops: list[Any], flt: str, dv: bool
+) -> None:
+    """Merge-on-read tables, and DV tables (whose writer compacts level 0 at every commit)."""
     with tempfile.TemporaryDirectory() as warehouse:
         catalog = lsmlake.Catalog(warehouse)
         catalog.create_database("db")
         table = catalog.create_table(
             "db.t", schema=SCHEMA, primary_key=["pt", "id"], partition_keys=["pt"] if partitioned else None,
-            options={"bucket": str(buckets)},
+            options={"bucket": str(buckets), "deletion-vectors.enabled": str(dv).lower()},
         )
         predicate = parse_filter(flt, table.schema.fields)
         assert predicate is not None
@@ -73,6 +75,8 @@ def test_reads_match_a_dict_model(buckets: int, partitioned: bool, ops: list[Any
                     [dict(zip(SCHEMA.names, r, strict=True)) for r in payload], schema=SCHEMA
                 ))
                 model.update(latest)
+            elif kind == "compact":
+                table.compact(full=payload)
             else:
                 keys = pa.table({"pt": pa.array([k[0] for k in payload], pa.int32()),
                                  "id": pa.array([k[1] for k in payload], pa.int64())})
@@ -84,3 +88,5 @@ def test_reads_match_a_dict_model(buckets: int, partitioned: bool, ops: list[Any
             assert _sorted(read_table(table, filter=flt)) == _sorted(expected.filter(predicate.to_arrow()))
             scan = scan_table(table, columns=["id"])
             assert scan.to_arrow().num_rows == len(model)
+            if dv:
+                assert all(s.raw_convertible for s in scan.splits())

@@ -35,7 +35,7 @@ from lsmlake.operations.scan import ScanFilters
 from lsmlake.operations.split import DeletionFile, Section, Split
 
 _FORMATS = {"parquet": ds.ParquetFileFormat(), "orc": ds.OrcFileFormat()}
-_SYSTEM = (SEQUENCE_NUMBER, VALUE_KIND)
+_SYSTEM = {SEQUENCE_NUMBER: pa.int64(), VALUE_KIND: pa.int8()}
 
 
 @lru_cache(maxsize=256)
@@ -147,14 +147,17 @@ def _mapping(ctx: ReadContext, f: DataFileMeta, names: Sequence[str]) -> list[_T
     return targets
 
 
-def _deletion_mask(ctx: ReadContext, d: DeletionFile | None, f: DataFileMeta, cache: dict[str, bytes]) -> Any:
+@lru_cache(maxsize=32)
+def _index_file_bytes(io: FileIO, path: str) -> bytes:
+    """DV index files are immutable (unique names): each is read once for all splits of its bucket."""
+    return io.read_bytes(path)
+
+
+def _deletion_mask(ctx: ReadContext, d: DeletionFile | None, f: DataFileMeta) -> Any:
     if d is None:
         return None
     io, path = _io_for(ctx, d.path)
-    data = cache.get(d.path)
-    if data is None:
-        data = cache[d.path] = io.read_bytes(path)
-    dv = read_deletion_vector(data, d.offset, d.length, name=d.path)
+    dv = read_deletion_vector(_index_file_bytes(io, path), d.offset, d.length, name=d.path)
     check_cardinality(dv, d.cardinality, name=d.path, data_file=f.file_name)
     return None if dv.is_empty else dv.to_numpy_mask(f.row_count)
 
@@ -207,6 +210,8 @@ _FALSE = pa.array(["f", "false", "n", "no", "0"])
 
 def _cast(col: pa.Array | pa.ChunkedArray, target: pa.DataType) -> pa.Array | pa.ChunkedArray:
     """Cast a column read from an older schema to the table's type, with Paimon's string-to-bool rule."""
+    if col.type == target:
+        return col
     if pa.types.is_boolean(target) and (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)):
         lower = pc.utf8_lower(col)
         truthy = pc.is_in(lower, value_set=_TRUE)
@@ -260,8 +265,7 @@ def _read_with_positions(
 
 
 def read_file(
-    ctx: ReadContext, split: Split, index: int, names: Sequence[str], *, push: Predicate | None,
-    system: bool, dv_cache: dict[str, bytes],
+    ctx: ReadContext, split: Split, index: int, names: Sequence[str], *, push: Predicate | None, system: bool
 ) -> pa.Table:
     """One data file as a table of ``names`` (table layout, table types), DV and ``push`` applied."""
     f = split.files[index]
@@ -271,7 +275,7 @@ def read_file(
     pushable = push is not None and set(push.fields()) <= same
     file_columns = [t.source for t in targets if t.source is not None]
     file_columns += list(_SYSTEM) if system else []
-    deleted = _deletion_mask(ctx, split.deletion_files[index], f, dv_cache)
+    deleted = _deletion_mask(ctx, split.deletion_files[index], f)
     try:
         pushed = push.to_arrow() if pushable and push is not None else None
         raw = _read_physical(io, path, file_columns, pushed, deleted, f)
@@ -283,13 +287,11 @@ def read_file(
     fields: list[pa.Field] = []
     for t in targets:
         col = raw.column(t.source) if t.source is not None else pa.nulls(raw.num_rows, t.arrow_type)
-        if col.type != t.arrow_type:
-            col = _cast(col, t.arrow_type)
-        arrays.append(col)
+        arrays.append(_cast(col, t.arrow_type))
         fields.append(pa.field(t.name, t.arrow_type))
-    for name in _SYSTEM if system else ():
-        arrays.append(raw.column(name))
-        fields.append(pa.field(name, raw.schema.field(name).type))
+    for name, arrow_type in _SYSTEM.items() if system else ():
+        arrays.append(_cast(raw.column(name), arrow_type))
+        fields.append(pa.field(name, arrow_type))
     table = pa.Table.from_arrays(arrays, schema=pa.schema(fields)) if fields else raw
     if push is not None and not pushable and table.num_rows:
         table = table.filter(push.to_arrow())
@@ -311,9 +313,8 @@ def _finish(ctx: ReadContext, table: pa.Table, *, filtered: bool) -> pa.Table:
 def read_raw(ctx: ReadContext, split: Split) -> Iterator[pa.Table]:
     """Read a raw-convertible split file by file: projection, full filter pushdown, deletion vectors."""
     names = ctx.read_columns(merge=False)
-    cache: dict[str, bytes] = {}
     for i in range(len(split.files)):
-        table = read_file(ctx, split, i, names, push=ctx.filters.full, system=False, dv_cache=cache)
+        table = read_file(ctx, split, i, names, push=ctx.filters.full, system=False)
         if table.num_rows:
             yield _finish(ctx, table, filtered=True)
 
@@ -322,6 +323,16 @@ def _drop_retracts(table: pa.Table) -> pa.Table:
     kinds = table.column(VALUE_KIND).to_numpy()
     retract = is_retract(kinds)
     return table.filter(pa.array(~retract)) if retract.any() else table
+
+
+_PER_KEY_NULLS = int(pa.__version__.split(".")[0]) >= 25
+
+
+def _sort_indices(table: pa.Table, sort_keys: list[tuple[str, str]]) -> pa.Array:
+    """Sort indices with nulls first in every key (per-key placement since pyarrow 25)."""
+    if _PER_KEY_NULLS:
+        return pc.sort_indices(table, sort_keys=[(k, o, "at_start") for k, o in sort_keys])
+    return pc.sort_indices(table, sort_keys=sort_keys, null_placement="at_start")
 
 
 def merge_rows(
@@ -350,7 +361,7 @@ def merge_rows(
     sort_keys += [(f, order) for f in sequence_fields] if engine != "first-row" else []
     sort_keys.append((SEQUENCE_NUMBER, "ascending"))
     # sort only the key columns; take the surviving rows of the whole table once, in key order
-    idx = pc.sort_indices(table.select([k for k, _ in sort_keys]), sort_keys=sort_keys, null_placement="at_start")
+    idx = _sort_indices(table.select([k for k, _ in sort_keys]), sort_keys)
     sorted_keys = table.select(list(keys)).take(idx)
     pick = key_group_starts if engine == "first-row" else last_of_each_key
     chosen = idx.to_numpy()[pick(sorted_keys, keys)]
@@ -375,12 +386,11 @@ def _section_files(split: Split, section: Section) -> list[int]:
 def read_merge(ctx: ReadContext, split: Split) -> Iterator[pa.Table]:
     """Merge-on-read, one IntervalPartition section at a time (memory bounded by the largest)."""
     names = ctx.read_columns(merge=True)
-    cache: dict[str, bytes] = {}
     for section in split.sections or ():
         overlapping = len(section) > 1
         push = ctx.filters.key_safe if overlapping else ctx.filters.full
         tables = [
-            read_file(ctx, split, i, names, push=push, system=True, dv_cache=cache)
+            read_file(ctx, split, i, names, push=push, system=True)
             for i in _section_files(split, section)
         ]
         table = pa.concat_tables(tables) if len(tables) > 1 else tables[0]

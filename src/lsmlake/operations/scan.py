@@ -2,18 +2,31 @@
 
 from __future__ import annotations
 
+import itertools
 import posixpath
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import pyarrow as pa
+
 from lsmlake.core.binary_row import Timestamp, deserialize_row
+from lsmlake.core.bucket import bucket_ids
 from lsmlake.core.fileio import FileIO
 from lsmlake.core.options import CoreOptions
 from lsmlake.core.paths import TablePaths, partition_path
-from lsmlake.core.predicate import Predicate, evaluate, might_match, split_by_fields, stats_from_simple
+from lsmlake.core.predicate import (
+    And,
+    Compare,
+    In,
+    Predicate,
+    evaluate,
+    might_match,
+    split_by_fields,
+    stats_from_simple,
+)
 from lsmlake.core.schema import TableSchema
-from lsmlake.core.types import DataField
+from lsmlake.core.types import DataField, to_arrow_type
 from lsmlake.errors import NoSuchSnapshotError, UnsupportedError
 from lsmlake.mergetree.interval_partition import KeyBounds
 from lsmlake.metadata.data_file import DataFileMeta
@@ -26,6 +39,11 @@ from lsmlake.operations.split import DeletionFile, Split
 from lsmlake.operations.split_generator import SplitGroup, split_for_append, split_for_batch
 
 PartitionBucket = tuple[bytes, int]
+UNSUPPORTED_SCAN_OPTIONS = (
+    "scan.tag-name", "scan.timestamp-millis", "scan.timestamp", "scan.watermark", "scan.version",
+    "incremental-between", "incremental-between-timestamp",
+)
+BATCH_SCAN_MODES = ("default", "latest", "latest-full", "full", "from-snapshot", "from-snapshot-full")
 POSTPONE_BUCKET = -2
 
 
@@ -61,6 +79,7 @@ class PruneCounts:
     manifests_skipped: int = 0
     entries_read: int = 0
     by_partition: int = 0
+    by_bucket: int = 0
     by_level0: int = 0
     by_key_stats: int = 0
     by_value_stats: int = 0
@@ -93,6 +112,12 @@ class ScanPlan:
 
 def resolve_snapshot(io: FileIO, root: str, snapshot_id: int | None, options: CoreOptions) -> Snapshot | None:
     """The snapshot to read: ``snapshot_id``, else option ``scan.snapshot-id``, else the latest."""
+    for key in UNSUPPORTED_SCAN_OPTIONS:
+        if options.get(key) is not None:
+            raise UnsupportedError(f"scan option {key!r} is not supported yet (table {root})")
+    mode = (options.get("scan.mode") or "default").lower()
+    if mode not in BATCH_SCAN_MODES:
+        raise UnsupportedError(f"scan.mode={mode!r} is not supported for batch reads (table {root})")
     manager = SnapshotManager(io, root)
     if snapshot_id is None and options.get("scan.snapshot-id") is not None:
         snapshot_id = options.get_int("scan.snapshot-id")
@@ -112,6 +137,61 @@ def skip_level0(schema: TableSchema, options: CoreOptions) -> bool:
     return options.merge_engine == "first-row"
 
 
+MAX_BUCKET_KEY_COMBINATIONS = 4096
+
+
+def _bucket_key_literals(pred: Predicate, names: Sequence[str]) -> dict[str, tuple[object, ...]] | None:
+    """Values the filter allows for every bucket-key column (equality or IN conjuncts), else None."""
+    conjuncts = pred.children if isinstance(pred, And) else (pred,)
+    found: dict[str, tuple[object, ...]] = {}
+    for c in conjuncts:
+        if isinstance(c, Compare) and c.op == "=" and c.field in names and c.literal is not None:
+            values: tuple[object, ...] = (c.literal,)
+        elif isinstance(c, In) and c.field in names:
+            values = tuple(v for v in c.literals if v is not None)
+        else:
+            continue
+        found[c.field] = tuple(v for v in values if v in found[c.field]) if c.field in found else values
+    return found if set(found) == set(names) else None
+
+
+class BucketSelector:
+    """The buckets a filter can reach, when it pins every bucket-key column (Java's BucketSelectConverter)."""
+
+    def __init__(self, predicate: Predicate | None, schema: TableSchema, options: CoreOptions) -> None:
+        self.columns: list[pa.Array] | None = None
+        self.types = [schema.field(k).type for k in schema.bucket_keys] if schema.bucket_keys else []
+        self._buckets: dict[int, frozenset[int]] = {}
+        default_hash = (options.get("bucket-function.type") or "default").lower() == "default"
+        if predicate is None or options.bucket <= 0 or not self.types or not default_hash:
+            return
+        literals = _bucket_key_literals(predicate, schema.bucket_keys)
+        if literals is None:
+            return
+        combos = 1
+        for k in schema.bucket_keys:
+            combos *= len(literals[k])
+        if combos > MAX_BUCKET_KEY_COMBINATIONS:
+            return
+        rows = list(itertools.product(*(literals[k] for k in schema.bucket_keys)))
+        try:
+            self.columns = [
+                pa.array([r[i] for r in rows], to_arrow_type(t)) for i, t in enumerate(self.types)
+            ]
+        except (pa.ArrowException, TypeError, ValueError):
+            self.columns = None  # literals Arrow cannot hold as the column type: no bucket pruning
+
+    def buckets(self, total_buckets: int) -> frozenset[int] | None:
+        """Reachable buckets for files written with ``total_buckets`` buckets (None = all)."""
+        if self.columns is None or total_buckets <= 0:
+            return None
+        chosen = self._buckets.get(total_buckets)
+        if chosen is None:
+            ids = bucket_ids(self.columns, self.types, total_buckets).tolist() if len(self.columns[0]) else []
+            chosen = self._buckets[total_buckets] = frozenset(int(b) for b in ids)
+        return chosen
+
+
 class _Planner:
     """Per-scan state: decoders and caches for one schema, options and filter."""
 
@@ -126,6 +206,7 @@ class _Planner:
         self.key_fields = [schema.field(k) for k in schema.trimmed_primary_keys] if self.pk_table else []
         self.skip_level0 = skip_level0(schema, options)
         self.counts = PruneCounts()
+        self.bucket_selector = BucketSelector(filters.full, schema, options)
         self._partition_ok: dict[bytes, bool] = {}
         self._partition_values: dict[bytes, tuple[object, ...]] = {}
 
@@ -176,6 +257,10 @@ class _Planner:
             return False  # batch reads see only real buckets; postponed rows wait for compaction
         if not self.partition_matches(e.partition):
             self.counts.by_partition += 1
+            return False
+        reachable = self.bucket_selector.buckets(e.total_buckets)
+        if reachable is not None and e.bucket not in reachable:
+            self.counts.by_bucket += 1
             return False
         f = e.file
         if self.skip_level0 and f.level == 0:
