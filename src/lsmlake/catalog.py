@@ -16,8 +16,9 @@ from lsmlake.core.schema import SCHEMA_PREFIX, TableSchema, read_schema, schema_
 from lsmlake.core.types import assign_field_ids, from_arrow_type
 from lsmlake.errors import (
     AlreadyExistsError, InvalidIdentifierError, InvalidOptionError, NoSuchDatabaseError, NoSuchTableError,
-    SchemaMismatchError, UnsupportedError,
+    SchemaMismatchError,
 )
+from lsmlake.system_tables import SystemTable
 from lsmlake.table import Table
 
 DB_SUFFIX = ".db"
@@ -110,10 +111,14 @@ class Catalog:
         db, name = parse_identifier(identifier)
         return self._latest_schema_id(self._table_path(db, name)) is not None
 
-    def get_table(self, identifier: str) -> Table:
-        """Open a table (``db.table``); raises NoSuchTableError when it has no schema file."""
+    def get_table(self, identifier: str) -> Table | SystemTable:
+        """Open a table (``db.table``), or a system table (``db.table$files``); NoSuchTableError if absent."""
         if SYSTEM_TABLE_SPLITTER in str(identifier):
-            raise UnsupportedError(f"system table {identifier!r}: system tables are not available yet")
+            return self.get_system_table(identifier)
+        return self.open_table(identifier)
+
+    def open_table(self, identifier: str) -> Table:
+        """Open a data table (``db.table``); raises NoSuchTableError when it has no schema file."""
         db, name = parse_identifier(identifier)
         path = self._table_path(db, name)
         schema_id = self._latest_schema_id(path)
@@ -121,6 +126,13 @@ class Catalog:
             raise NoSuchTableError(f"table {db}.{name} does not exist")
         schema = read_schema(self.io, posixpath.join(path, "schema", schema_file_name(schema_id)))
         return Table(f"{db}.{name}", self.io, path, schema)
+
+    def get_system_table(self, identifier: str) -> SystemTable:
+        """Open ``db.table$name`` (``$files``, ``$snapshots``, ...): a read-only table of metadata."""
+        base, _, name = str(identifier).partition(SYSTEM_TABLE_SPLITTER)
+        if not name:
+            raise InvalidIdentifierError(f"{identifier!r} is not a system table name ('db.table$name')")
+        return SystemTable(self.open_table(base), name)
 
     def create_table(
         self, identifier: str, *, schema: pa.Schema, primary_key: Sequence[str] | None = None,
@@ -134,7 +146,7 @@ class Catalog:
         path = self._table_path(db, name)
         if self._latest_schema_id(path) is not None:
             if exist_ok:
-                return self.get_table(identifier)
+                return self.open_table(identifier)
             raise AlreadyExistsError(f"table {db}.{name} already exists")
         table_schema = build_schema(
             schema, primary_key=list(primary_key or []), partition_keys=list(partition_keys or []),
@@ -142,7 +154,7 @@ class Catalog:
         )
         if not write_schema(self.io, posixpath.join(path, "schema", schema_file_name(0)), table_schema):
             if exist_ok:
-                return self.get_table(identifier)
+                return self.open_table(identifier)
             raise AlreadyExistsError(f"table {db}.{name} already exists")
         return Table(f"{db}.{name}", self.io, path, table_schema)
 

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from lsmlake.errors import LsmlakeError
+from lsmlake.maintenance.expire import expire_snapshots
 from lsmlake.mergetree.kv_layout import RowKind
 from lsmlake.operations.commit import FileStoreCommit
 from lsmlake.operations.input_rows import WriteData, conform, row_kinds, to_arrow_table
@@ -70,6 +71,9 @@ class TableWriter:
         except BaseException:
             self._write.abort()
             raise
+        if not self.table.options.get_bool("write-only"):
+            # as Java's commit does: expire what the retention options no longer keep
+            expire_snapshots(self.table)
         return self.snapshot_ids[-1] if self.snapshot_ids else None
 
     def abort(self) -> None:

@@ -46,10 +46,10 @@ class FileIO:
     # -- reading
     def exists(self, path: str) -> bool:
         info = self.fs.get_file_info(path)
-        return info.type != pafs.FileType.NotFound
+        return bool(info.type != pafs.FileType.NotFound)
 
     def is_dir(self, path: str) -> bool:
-        return self.fs.get_file_info(path).type == pafs.FileType.Directory
+        return bool(self.fs.get_file_info(path).type == pafs.FileType.Directory)
 
     def read_bytes(self, path: str) -> bytes:
         try:

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import count
 
+from lsmlake.core.binary_row import Timestamp
 from lsmlake.core.types import DataType
 
 _ESCAPED = frozenset(chr(c) for c in range(0x20)) | frozenset('"#%\'*/:=?\\\x7f{}[]^')
@@ -34,6 +35,8 @@ def partition_value_text(value: object, t: DataType, *, legacy: bool) -> str | N
     """The text Java puts in a partition directory for one value (None = null)."""
     if value is None:
         return None
+    if isinstance(value, Timestamp):
+        value = value.to_datetime()
     if isinstance(value, bool):
         return "true" if value else "false"
     if t.root == "DATE" and isinstance(value, dt.date):

@@ -4,10 +4,17 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from lsmlake.errors import CorruptFileError, NoSuchSnapshotError
 from lsmlake.maintenance.files import FileLocator, SnapshotReader
-from lsmlake.maintenance.planning import FileSets, plan_deletion, removal_candidates, tag_candidates
+from lsmlake.maintenance.planning import (
+    FileSets,
+    SnapshotFiles,
+    plan_deletion,
+    removal_candidates,
+    tag_candidates,
+)
 from lsmlake.maintenance.protect import (
     collect_holders,
     delete_files,
@@ -16,8 +23,10 @@ from lsmlake.maintenance.protect import (
     retained_protection,
 )
 from lsmlake.maintenance.tags import read_tags, remove_tag_files, require_tag
-from lsmlake.metadata.snapshot import encode_snapshot
-from lsmlake.table import Table
+from lsmlake.metadata.snapshot import Snapshot, encode_snapshot
+
+if TYPE_CHECKING:
+    from lsmlake.table import Table
 
 
 @dataclass(frozen=True)
@@ -33,6 +42,14 @@ class RollbackResult:
     @property
     def deleted_files(self) -> list[str]:
         return sorted(self.deleted.all())
+
+
+def _collect_with_live(reader: SnapshotReader, snapshot: Snapshot) -> SnapshotFiles:
+    """Its files including the live ones; without them when its history is incomplete."""
+    try:
+        return reader.collect(snapshot, strict=False, live=True)
+    except CorruptFileError:
+        return reader.collect(snapshot, strict=False)
 
 
 def rollback_to(table: Table, snapshot_id: int | None = None, tag: str | None = None) -> RollbackResult:
@@ -64,8 +81,12 @@ def rollback_to(table: Table, snapshot_id: int | None = None, tag: str | None = 
     tags = read_tags(table.io, table.root)
     kept_tags = [t for t in tags if t.snapshot.id <= target.id]
     removed_tags = [t.name for t in tags if t.snapshot.id > target.id]
+    if not removed and not removed_tags:
+        return RollbackResult(target.id)
     reader = SnapshotReader(table.io, FileLocator(table))
-    removed_files = [reader.collect(s, strict=False) for s in removed]
+    removed_files = [reader.collect(s, strict=False) for s in removed[:-1]]
+    if removed:
+        removed_files.append(_collect_with_live(reader, removed[-1]))
     holders = collect_holders(reader, holder_snapshots(table.io, table.root, main_tags=kept_tags))
     retained = read_snapshots(manager, range(earliest, target.id + 1))
     plan = plan_deletion(removal_candidates(removed_files), retained_protection(reader, retained, holders))
@@ -90,11 +111,8 @@ def delete_tag(table: Table, name: str) -> FileSets:
         remove_tag_files(table.io, table.root, [name])
         return FileSets()
     reader = SnapshotReader(table.io, FileLocator(table))
-    try:
-        candidates = tag_candidates(reader.collect(tag.snapshot, strict=False, live=True))
-    except CorruptFileError:  # its history is incomplete: free the metadata, leave data to orphan cleaning
-        bare = dataclasses.replace(reader.collect(tag.snapshot, strict=False), live=frozenset())
-        candidates = tag_candidates(bare)
+    files = _collect_with_live(reader, tag.snapshot)
+    candidates = tag_candidates(dataclasses.replace(files, live=files.live or frozenset()))
     holders = collect_holders(reader, holder_snapshots(table.io, table.root, main_tags=others))
     retained = read_snapshots(manager, manager.snapshot_ids())
     plan = plan_deletion(candidates, retained_protection(reader, retained, holders))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from lsmlake.core.options import parse_duration_ms
 from lsmlake.errors import NoSuchSnapshotError
@@ -20,7 +21,9 @@ from lsmlake.maintenance.protect import (
 )
 from lsmlake.maintenance.tags import read_tags
 from lsmlake.metadata.snapshot_manager import EARLIEST, SnapshotManager
-from lsmlake.table import Table
+
+if TYPE_CHECKING:
+    from lsmlake.table import Table
 
 DEFAULT_EXPIRE_LIMIT = 50
 """`snapshot.expire.limit` (CoreOptions: 50; the docs table's 10 is stale)."""

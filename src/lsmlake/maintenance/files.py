@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import posixpath
+from typing import TYPE_CHECKING
 
 from lsmlake.core.binary_row import Timestamp, deserialize_row
 from lsmlake.core.fileio import FileIO
@@ -14,7 +15,9 @@ from lsmlake.metadata.index_manifest import IndexFileMeta, IndexManifestEntry, r
 from lsmlake.metadata.manifest import FileKind, ManifestEntry, live_files, read_manifest
 from lsmlake.metadata.manifest_list import ManifestFileMeta, read_manifest_list
 from lsmlake.metadata.snapshot import Snapshot
-from lsmlake.table import Table
+
+if TYPE_CHECKING:
+    from lsmlake.table import Table
 
 STATISTICS_DIR = "statistics"
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import posixpath
 import time
+from typing import TYPE_CHECKING
 
 import pyarrow.fs as pafs
 
@@ -15,7 +16,9 @@ from lsmlake.maintenance.protect import branch_roots
 from lsmlake.maintenance.tags import read_tags
 from lsmlake.metadata.snapshot import Snapshot, decode_snapshot
 from lsmlake.metadata.snapshot_manager import EARLIEST, LATEST, SnapshotManager
-from lsmlake.table import Table
+
+if TYPE_CHECKING:
+    from lsmlake.table import Table
 
 DAY_MS = 86_400_000
 CHANGELOG_DIR = "changelog"

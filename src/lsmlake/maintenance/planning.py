@@ -143,9 +143,11 @@ def expire_candidates(expiring: Sequence[SnapshotFiles], end: SnapshotFiles) -> 
 
 
 def removal_candidates(removed: Sequence[SnapshotFiles]) -> FileSets:
-    """Files that rolled-back snapshots introduced or reference."""
+    """Files that rolled-back snapshots reference: their delta ADDs, and the live files of those
+    whose live set was collected (the oldest removed one, whose files may predate every delta
+    that is left when the history before it has expired)."""
     return FileSets(
-        data_files=_union(s.delta_added for s in removed),
+        data_files=_union(s.delta_added | (s.live or _EMPTY) for s in removed),
         changelog_files=_union(s.changelog_files for s in removed),
         manifest_files=_union(s.manifest_files for s in removed),
         index_files=_union(s.index_files for s in removed),

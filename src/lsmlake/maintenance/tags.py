@@ -7,14 +7,16 @@ import json
 import posixpath
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lsmlake.core.fileio import FileIO
 from lsmlake.core.schema import java_pretty_json
 from lsmlake.errors import AlreadyExistsError, CorruptFileError, NoSuchSnapshotError
 from lsmlake.metadata.snapshot import Snapshot, snapshot_from_json, snapshot_to_json
 from lsmlake.metadata.snapshot_manager import SnapshotManager
-from lsmlake.table import Table
+
+if TYPE_CHECKING:
+    from lsmlake.table import Table
 
 TAG_DIR = "tag"
 TAG_PREFIX = "tag-"

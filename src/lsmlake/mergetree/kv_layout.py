@@ -89,7 +89,7 @@ def _same_as_next(column: pa.ChunkedArray | pa.Array) -> np.ndarray:
     both_null = np.logical_and(
         pc.is_null(head).to_numpy(zero_copy_only=False), pc.is_null(tail).to_numpy(zero_copy_only=False)
     )
-    return np.logical_or(eq, both_null)
+    return np.asarray(np.logical_or(eq, both_null), dtype=bool)
 
 
 def last_of_each_key(sorted_table: pa.Table, key_names: Sequence[str]) -> np.ndarray:
@@ -120,4 +120,4 @@ def key_group_starts(sorted_table: pa.Table, key_names: Sequence[str]) -> np.nda
 
 def is_retract(kinds: np.ndarray) -> np.ndarray:
     """Rows that retract (UPDATE_BEFORE or DELETE)."""
-    return (kinds == RowKind.UPDATE_BEFORE) | (kinds == RowKind.DELETE)
+    return np.asarray((kinds == RowKind.UPDATE_BEFORE) | (kinds == RowKind.DELETE), dtype=bool)

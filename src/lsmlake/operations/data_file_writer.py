@@ -93,7 +93,7 @@ class DataFileWriter:
                     chunk = rows.slice(end, ROW_GROUP_ROWS)
                     writer.write_table(chunk, row_group_size=ROW_GROUP_ROWS)
                     end += chunk.num_rows
-                    if sink.tell() >= target:  # type: ignore[attr-defined]
+                    if sink.tell() >= target:
                         break
                 writer.close()
             metas.append(

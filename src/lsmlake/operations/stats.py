@@ -55,7 +55,7 @@ def _column_min_max(
         return None, None
     mm = pc.min_max(column)
     lo, hi = mm["min"].as_py(), mm["max"].as_py()
-    if isinstance(lo, float) and (math.isnan(lo) or math.isnan(hi)):  # type: ignore[arg-type]
+    if isinstance(lo, float) and isinstance(hi, float) and (math.isnan(lo) or math.isnan(hi)):
         return None, None
     m = _TRUNCATE.match(mode)
     if m and isinstance(lo, (str, bytes)) and isinstance(hi, (str, bytes)):

@@ -20,6 +20,7 @@ from lsmlake.mergetree.kv_layout import (
     SEQUENCE_NUMBER, RowKind, key_fields, sort_by_key, to_kv_table,
 )
 from lsmlake.mergetree.merge_function import merge_function_for
+from lsmlake.metadata.data_file import DataFileMeta
 from lsmlake.operations.commit_message import CommitMessage
 from lsmlake.operations.compact import BucketFiles, compact_bucket, restore_deletion_vectors, written_by
 from lsmlake.operations.data_file_writer import DataFileWriter
@@ -44,7 +45,7 @@ class _BucketBuffer:
     first_sequence: int = 0
     nbytes: int = 0
     next_sequence: int = 0
-    new_files: list = field(default_factory=list)  # list[DataFileMeta]
+    new_files: list[DataFileMeta] = field(default_factory=list)
 
 
 class FileStoreWrite:

@@ -1,0 +1,1 @@
+"""Paimon's per-table system tables (`t$files`, `t$snapshots`, ...), one module per group."""
