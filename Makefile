@@ -28,6 +28,7 @@ lint: install
 	$(VENV)/bin/mypy
 
 bench: install
+	$(PY) -m pip install -q -e '.[dev,bench]'
 	$(PY) -m bench
 
 clean:

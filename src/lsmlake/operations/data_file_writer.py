@@ -26,7 +26,7 @@ from lsmlake.operations.stats import collect_stats
 FILE_SOURCE_APPEND = 0
 FILE_SOURCE_COMPACT = 1
 # Rows per Parquet row group; a file rolls over between row groups once it reaches the target size.
-ROW_GROUP_ROWS = 256 * 1024
+ROW_GROUP_ROWS = 64 * 1024
 
 
 def _dictionary_columns(schema: pa.Schema) -> list[str]:

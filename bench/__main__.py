@@ -1,0 +1,260 @@
+"""``python -m bench``: lsmlake vs pypaimon (pure Python and Rust) vs the raw Parquet limit, side by side."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import statistics
+import tempfile
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+import lsmlake
+from bench.common import RESULTS, machine, make_rows, peak_rss_mb
+from bench.lsm import UPSERT_COMMITS, live_paths, upserts
+from bench.systems import LsmlakeSystem, PypaimonSystem, checksum, save_ipc
+
+NOT_SUPPORTED = "not supported"
+
+
+@dataclass
+class Row:
+    """One system in one scenario: timings of each repetition, result checksum, notes."""
+
+    scenario: str
+    system: str
+    rows: int
+    seconds: list[float] = field(default_factory=list)
+    check: dict[str, Any] | None = None
+    note: str = ""
+
+    @property
+    def median(self) -> float | None:
+        return statistics.median(self.seconds) if self.seconds else None
+
+    @property
+    def rows_per_s(self) -> float | None:
+        m = self.median
+        return self.rows / m if m else None
+
+
+class Bench:
+    """Runs every scenario for every system, alternating systems within each repetition."""
+
+    def __init__(self, rows: int, repeats: int, pypaimon_repeats: int, systems: list[str], work: Path) -> None:
+        self.n, self.repeats, self.py_repeats = rows, repeats, pypaimon_repeats
+        self.work = work
+        self.data = make_rows(rows)
+        self.upsert_batches = [upserts(self.data, i) for i in range(UPSERT_COMMITS)]
+        self.data_file = save_ipc(self.data, work / "data.arrow")
+        self.upsert_files = [save_ipc(b, work / f"upsert{i}.arrow") for i, b in enumerate(self.upsert_batches)]
+        self.pypaimon = [PypaimonSystem(native=False)] if "pypaimon" in systems else []
+        self.pypaimon += [PypaimonSystem(native=True)] if "pypaimon-rust" in systems else []
+        self.rows: list[Row] = []
+        self.counter = 0
+
+    def fresh(self, tag: str) -> Path:
+        self.counter += 1
+        return self.work / f"{tag}-{self.counter}"
+
+    def row(self, scenario: str, system: str, rows: int, note: str = "") -> Row:
+        r = Row(scenario, system, rows, note=note)
+        self.rows.append(r)
+        return r
+
+    def reps(self, system: str) -> int:
+        return self.py_repeats if system == "pypaimon" else self.repeats
+
+    # -- scenarios
+    def write_and_upserts(self) -> tuple[Path, dict[str, Path]]:
+        n = self.n
+        upsert_rows = sum(b.num_rows for b in self.upsert_batches)
+        w_base = self.row("1. initial write", "baseline: pyarrow.parquet.write_table", n)
+        w_lsm = self.row("1. initial write", "lsmlake", n)
+        u_lsm = self.row(f"2. {UPSERT_COMMITS} upsert commits of 30%", "lsmlake", upsert_rows)
+        w_py = {p.name: self.row("1. initial write", p.name, n) for p in self.pypaimon}
+        u_py = {p.name: self.row(f"2. {UPSERT_COMMITS} upsert commits of 30%", p.name, upsert_rows)
+                for p in self.pypaimon}
+        lsm_wh: Path = self.work
+        py_wh: dict[str, Path] = {}
+        for rep in range(self.repeats):
+            path = self.fresh("raw") / "data.parquet"
+            path.parent.mkdir(parents=True)
+            w_base.seconds.append(LsmlakeSystem.timed(
+                lambda p=path: pq.write_table(self.data, p, compression="zstd", compression_level=1))[0])
+            lsm_wh = self.fresh("lsm")
+            table = LsmlakeSystem.create(lsm_wh, self.data.schema, dv=False)
+            w_lsm.seconds.append(LsmlakeSystem.timed(lambda t=table: t.write(self.data))[0])
+            u_lsm.seconds.append(LsmlakeSystem.timed(lambda t=table: [t.write(b) for b in self.upsert_batches])[0])
+            for p in self.pypaimon:
+                if rep < self.reps(p.name):
+                    wh = py_wh[p.name] = self.fresh(p.name)
+                    w_py[p.name].seconds.append(p.write(wh, self.data_file))
+                    u_py[p.name].seconds.append(p.upserts(wh, self.upsert_files))
+        return lsm_wh, py_wh
+
+    def merge_reads(self, lsm_wh: Path, py_wh: dict[str, Path]) -> Any:
+        mor = lsmlake.Catalog(str(lsm_wh)).open_table("db.t")
+        files = live_paths(mor)
+        scenario = "3. full merge-on-read (no compaction)"
+        base = self.row(scenario, "baseline: raw parquet read of the same files", self.n)
+        lsm = self.row(scenario, "lsmlake", self.n)
+        py = {p.name: self.row(scenario, p.name, self.n) for p in self.pypaimon}
+        for rep in range(self.repeats):
+            base.seconds.append(LsmlakeSystem.timed(
+                lambda: pa.concat_tables([pq.read_table(f) for f in files]))[0])
+            s, out = LsmlakeSystem.timed(mor.read)
+            lsm.seconds.append(s)
+            lsm.check = checksum(out)
+            for p in self.pypaimon:
+                if rep < self.reps(p.name):
+                    s, check = p.read(py_wh[p.name])
+                    py[p.name].seconds.append(s)
+                    py[p.name].check = {k: check[k] for k in ("rows", "id_sum", "amount_sum")}
+        return mor
+
+    def deletion_vectors(self) -> Any:
+        n = self.n
+        scenario = "4. deletion vectors: full read after compaction"
+        wh = self.fresh("dv")
+        dv = LsmlakeSystem.create(wh, self.data.schema, dv=True)
+        write_s, _ = LsmlakeSystem.timed(lambda: [dv.write(b) for b in [self.data, *self.upsert_batches]])
+        self.row("4a. write + 3 upserts with compaction + DV", "lsmlake", n + sum(
+            b.num_rows for b in self.upsert_batches)).seconds.append(write_s)
+        files = live_paths(dv)
+        base = self.row(scenario, "baseline: raw parquet read of the same files", n)
+        lsm = self.row(scenario, "lsmlake", n)
+        for _ in range(self.repeats):
+            base.seconds.append(LsmlakeSystem.timed(lambda: pa.concat_tables([pq.read_table(f) for f in files]))[0])
+            s, out = LsmlakeSystem.timed(dv.read)
+            lsm.seconds.append(s)
+            lsm.check = checksum(out)
+        for p in self.pypaimon:
+            self.row(scenario, p.name, n, note=f"{NOT_SUPPORTED}: pypaimon cannot compact or write DVs")
+        return dv
+
+    def filtered(self, mor: Any, dv: Any, py_wh: dict[str, Path]) -> None:
+        n = self.n
+        lo, width = n // 2, max(n // 1000, 1)
+        cases = [
+            (f"5a. id BETWEEN, {width:,} keys (0.1%)", f"id BETWEEN {lo} AND {lo + width - 1}",
+             ["between", lo, lo + width - 1]),
+            ("5b. amount > 990 (1%)", "amount > 990", ["gt", 990.0]),
+        ]
+        for scenario, where, flt in cases:
+            rows = {"mor": self.row(scenario, "lsmlake merge-on-read", 0),
+                    "dv": self.row(scenario, "lsmlake deletion vectors", 0)}
+            py = {p.name: self.row(scenario, p.name, 0) for p in self.pypaimon}
+            for rep in range(self.repeats):
+                for key, table in (("mor", mor), ("dv", dv)):
+                    s, out = LsmlakeSystem.timed(lambda t=table: t.read(filter=where))
+                    rows[key].seconds.append(s)
+                    rows[key].check = checksum(out)
+                    rows[key].rows = out.num_rows
+                for p in self.pypaimon:
+                    if rep < self.reps(p.name):
+                        s, check = p.read(py_wh[p.name], flt)
+                        py[p.name].seconds.append(s)
+                        py[p.name].check = {k: check[k] for k in ("rows", "id_sum", "amount_sum")}
+                        py[p.name].rows = check["rows"]
+
+    def compaction(self, lsm_wh: Path) -> None:
+        rows = self.n + sum(b.num_rows for b in self.upsert_batches)
+        r = self.row("6. full compaction of the merge-on-read table", "lsmlake", rows)
+        table = lsmlake.Catalog(str(lsm_wh)).open_table("db.t").with_options({"write-only": "false"})
+        r.seconds.append(LsmlakeSystem.timed(lambda: table.compact(full=True))[0])
+        r.check = checksum(table.read())
+        for p in self.pypaimon:
+            self.row(r.scenario, p.name, rows, note=f"{NOT_SUPPORTED}: pypaimon has no compaction")
+
+
+def verify(rows: list[Row]) -> list[str]:
+    """Checksums of one scenario must agree across systems: a fast wrong answer fails the bench."""
+    problems = []
+    by_scenario: dict[str, list[Row]] = {}
+    for r in rows:
+        if r.check is not None:
+            by_scenario.setdefault(r.scenario, []).append(r)
+    for scenario, rs in by_scenario.items():
+        if any(r.check != rs[0].check for r in rs):
+            problems.append(f"{scenario}: results differ: " + "; ".join(f"{r.system}={r.check}" for r in rs))
+    return problems
+
+
+def markdown(rows: list[Row]) -> str:
+    lines = ["| scenario | system | rows | median s | rows/s | vs first row | note |",
+             "|---|---|---:|---:|---:|---:|---|"]
+    first: dict[str, Row] = {}
+    for r in sorted(rows, key=lambda r: r.scenario.split(".")[0]):
+        b = first.setdefault(r.scenario, r)
+        ratio = (f"{r.rows_per_s / b.rows_per_s:.2f}x" if r.rows_per_s and b.rows_per_s and r.rows and b.rows
+                 and r.rows == b.rows else (f"{b.median / r.median:.2f}x" if r.median and b.median else ""))
+        lines.append(f"| {r.scenario} | {r.system} | {r.rows:,} | "
+                     f"{'' if r.median is None else f'{r.median:.3f}'} | "
+                     f"{'' if r.rows_per_s is None else f'{r.rows_per_s:,.0f}'} | {ratio} | {r.note} |")
+    return "\n".join(lines)
+
+
+def chart(rows: list[Row], path: Path) -> None:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:  # optional: `pip install -e .[bench]`
+        print("(matplotlib not installed: no chart)")
+        return
+    timed = [r for r in rows if r.rows_per_s]
+    fig, ax = plt.subplots(figsize=(11, 0.35 * len(timed) + 1))
+    ax.barh([f"{r.scenario} | {r.system}" for r in timed], [r.rows_per_s or 0 for r in timed])
+    ax.set_xscale("log")
+    ax.set_xlabel("rows/s (log)")
+    ax.invert_yaxis()
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--rows", type=int, default=1_000_000)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--pypaimon-repeats", type=int, default=1, help="repetitions of the slow pure-Python runs")
+    parser.add_argument("--systems", default="lsmlake,pypaimon,pypaimon-rust")
+    parser.add_argument("--quick", action="store_true", help="100k rows, 2 repetitions (CI-sized)")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.rows, args.repeats = min(args.rows, 100_000), 2
+    work = Path(tempfile.mkdtemp(prefix="lsmlake-bench-"))
+    try:
+        bench = Bench(args.rows, args.repeats, args.pypaimon_repeats, args.systems.split(","), work)
+        lsm_wh, py_wh = bench.write_and_upserts()
+        mor = bench.merge_reads(lsm_wh, py_wh)
+        dv = bench.deletion_vectors()
+        bench.filtered(mor, dv, py_wh)
+        bench.compaction(lsm_wh)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    text = markdown(bench.rows)
+    print(f"machine: {machine()}; N = {args.rows:,}; medians of {args.repeats} (pure pypaimon: "
+          f"{args.pypaimon_repeats}); lsmlake peak RSS {peak_rss_mb():.0f} MB\n")
+    print(text)
+    RESULTS.mkdir(exist_ok=True)
+    stem = f"bench-{args.rows}"
+    (RESULTS / f"{stem}.json").write_text(json.dumps(
+        {"machine": machine(), "rows": args.rows, "results": [
+            {**asdict(r), "median": r.median, "rows_per_s": r.rows_per_s} for r in bench.rows]}, indent=2))
+    (RESULTS / f"{stem}.md").write_text(text + "\n")
+    chart(bench.rows, RESULTS / f"{stem}.png")
+    problems = verify(bench.rows)
+    for p in problems:
+        print("CHECK FAILED:", p)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,98 @@
+"""Benchmark steps run inside pypaimon's own venv; prints one JSON line of timings and checksums.
+
+Usage: python pypaimon_child.py '<json command>'. It never imports lsmlake.
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import sys
+import time
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+from pypaimon import CatalogFactory, Schema
+
+NATIVE = {"read.native.enabled": "true", "write.native.enabled": "true", "commit.native.enabled": "true"}
+
+
+def checksum(table: pa.Table) -> dict[str, Any]:
+    ids = table.column("id")
+    amount = table.column("amount")
+    return {"rows": table.num_rows, "id_sum": int(pc.sum(ids).as_py() or 0),
+            "amount_sum": round(float(pc.sum(amount).as_py() or 0.0), 3)}
+
+
+def table_for(cmd: dict[str, Any]) -> Any:
+    catalog = CatalogFactory.create({"warehouse": cmd["warehouse"]})
+    table = catalog.get_table("db.t")
+    return table.copy(NATIVE) if cmd.get("native") else table
+
+
+def write(table: Any, data: pa.Table) -> None:
+    builder = table.new_batch_write_builder()
+    writer = builder.new_write()
+    writer.write_arrow(data)
+    messages = writer.prepare_commit()
+    writer.close()
+    commit = builder.new_commit()
+    commit.commit(messages)
+    commit.close()
+
+
+def read_ipc(path: str) -> pa.Table:
+    with pa.OSFile(path, "rb") as f:
+        return pa.ipc.open_file(f).read_all()
+
+
+def cmd_write(cmd: dict[str, Any]) -> dict[str, Any]:
+    """Create the 4-bucket table and time the initial write."""
+    data = read_ipc(cmd["data"])
+    catalog = CatalogFactory.create({"warehouse": cmd["warehouse"]})
+    catalog.create_database("db", True)
+    options = {"bucket": "4", "file.format": "parquet", "file.compression": "zstd"}
+    catalog.create_table("db.t", Schema.from_pyarrow_schema(data.schema, primary_keys=["id"], options=options), False)
+    table = table_for(cmd)
+    start = time.perf_counter()
+    write(table, data)
+    return {"seconds": time.perf_counter() - start}
+
+
+def cmd_upserts(cmd: dict[str, Any]) -> dict[str, Any]:
+    table = table_for(cmd)
+    batches = [read_ipc(p) for p in cmd["data_files"]]
+    start = time.perf_counter()
+    for batch in batches:
+        write(table, batch)
+    return {"seconds": time.perf_counter() - start}
+
+
+def cmd_read(cmd: dict[str, Any]) -> dict[str, Any]:
+    table = table_for(cmd)
+    start = time.perf_counter()
+    builder = table.new_read_builder()
+    flt = cmd.get("filter")
+    if flt:
+        pb = builder.new_predicate_builder()
+        if flt[0] == "between":
+            builder = builder.with_filter(pb.between("id", flt[1], flt[2]))
+        else:
+            builder = builder.with_filter(pb.greater_than("amount", flt[1]))
+    splits = builder.new_scan().plan().splits()
+    result = builder.new_read().to_arrow(splits)
+    seconds = time.perf_counter() - start
+    return {"seconds": seconds, **checksum(result)}
+
+
+def main() -> None:
+    cmd = json.loads(sys.argv[1])
+    handler = {"write": cmd_write, "upserts": cmd_upserts, "read": cmd_read}[cmd["op"]]
+    result = handler(cmd)
+    result["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()
