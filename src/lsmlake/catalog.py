@@ -48,9 +48,10 @@ def parse_identifier(identifier: str) -> tuple[str, str]:
 class Catalog:
     """Databases and tables of one warehouse: a local path, ``file://`` or a pyarrow filesystem URI."""
 
-    def __init__(self, warehouse: str) -> None:
+    def __init__(self, warehouse: str, *, options: Mapping[str, str] | None = None) -> None:
+        """``options``: storage settings for object stores (``s3.endpoint``, ``s3.access-key``, ...)."""
         self.warehouse = warehouse
-        self.io, self.root = FileIO.for_uri(str(warehouse))
+        self.io, self.root = FileIO.for_uri(str(warehouse), options)
 
     # -- paths
     def _db_path(self, database: str) -> str:

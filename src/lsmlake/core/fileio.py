@@ -6,14 +6,27 @@ import contextlib
 import errno
 import os
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import BinaryIO, cast
 
 import pyarrow as pa
 import pyarrow.fs as pafs
 
+from lsmlake.core.object_store import S3ConditionalPut, S3Settings
 from lsmlake.errors import LsmlakeError
+
+
+def _lazy_conditional_put(settings: S3Settings) -> Callable[[str, bytes], bool]:
+    """The S3 conditional put, created on first use (reads never need boto3)."""
+    holder: list[S3ConditionalPut] = []
+
+    def put(path: str, data: bytes) -> bool:
+        if not holder:
+            holder.append(S3ConditionalPut(settings))
+        return holder[0](path, data)
+
+    return put
 
 
 @dataclass(frozen=True)
@@ -29,17 +42,30 @@ class FileStatus:
 class FileIO:
     """Byte-level access to one warehouse: local paths or any pyarrow filesystem URI."""
 
-    def __init__(self, filesystem: pafs.FileSystem, *, local: bool) -> None:
+    def __init__(
+        self, filesystem: pafs.FileSystem, *, local: bool,
+        conditional_put: Callable[[str, bytes], bool] | None = None,
+    ) -> None:
         self.fs = filesystem
         self.local = local
+        self._conditional_put = conditional_put
 
     @staticmethod
-    def for_uri(uri: str) -> tuple[FileIO, str]:
-        """A FileIO and the filesystem-relative root for a warehouse path or URI."""
+    def for_uri(uri: str, options: Mapping[str, str] | None = None) -> tuple[FileIO, str]:
+        """A FileIO and the filesystem-relative root for a warehouse path or URI.
+
+        ``s3://bucket/prefix`` (or ``s3a://``) uses ``options`` (``s3.endpoint``, ``s3.access-key``,
+        ``s3.secret-key``, ``s3.region``) or the usual AWS environment variables.
+        """
         if "://" not in uri:
             return FileIO(pafs.LocalFileSystem(), local=True), os.path.abspath(uri)
         if uri.startswith("file://"):
             return FileIO(pafs.LocalFileSystem(), local=True), os.path.abspath(uri[len("file://"):])
+        scheme, _, rest = uri.partition("://")
+        if scheme in ("s3", "s3a"):
+            settings = S3Settings.of(options or {})
+            return FileIO(settings.filesystem(), local=False,
+                          conditional_put=_lazy_conditional_put(settings)), rest.rstrip("/")
         fs, root = pafs.FileSystem.from_uri(uri)
         return FileIO(fs, local=False), root.rstrip("/")
 
@@ -147,7 +173,9 @@ class FileIO:
         return self._object_store_create(path, data)
 
     def _object_store_create(self, path: str, data: bytes) -> bool:
-        # pyarrow's S3 filesystem has no conditional put: refuse rather than risk a lost commit.
+        if self._conditional_put is not None:
+            return self._conditional_put(path, data)
+        # no conditional put for this filesystem: refuse rather than risk a lost commit
         raise LsmlakeError(
             f"create-only publish of {path} needs a conditional put, which this filesystem "
             f"({self.fs.type_name}) does not offer"

@@ -1,0 +1,79 @@
+"""Object stores: pyarrow's S3 filesystem for bytes, and an S3 conditional put for create-only publishes."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlparse
+
+import pyarrow.fs as pafs
+
+from lsmlake.errors import InvalidOptionError, LsmlakeError
+
+# Paimon's option names for S3 (s3.endpoint, s3.access-key, ...), also read from the usual AWS_* variables.
+S3_OPTIONS = ("s3.endpoint", "s3.access-key", "s3.secret-key", "s3.region", "s3.session-token")
+
+
+@dataclass(frozen=True)
+class S3Settings:
+    """Where and as whom to reach S3 (or an S3-compatible store)."""
+
+    endpoint: str | None = None
+    access_key: str | None = None
+    secret_key: str | None = None
+    region: str | None = None
+    session_token: str | None = None
+
+    @staticmethod
+    def of(options: Mapping[str, str]) -> S3Settings:
+        unknown = [k for k in options if k.startswith("s3.") and k not in S3_OPTIONS]
+        if unknown:
+            raise InvalidOptionError(f"unknown storage option(s) {unknown}; known: {list(S3_OPTIONS)}")
+        return S3Settings(
+            options.get("s3.endpoint"), options.get("s3.access-key"), options.get("s3.secret-key"),
+            options.get("s3.region"), options.get("s3.session-token"),
+        )
+
+    def filesystem(self) -> pafs.S3FileSystem:
+        kwargs: dict[str, Any] = {}
+        if self.endpoint:
+            parsed = urlparse(self.endpoint if "://" in self.endpoint else f"https://{self.endpoint}")
+            kwargs["endpoint_override"] = parsed.netloc
+            kwargs["scheme"] = parsed.scheme
+        if self.access_key:
+            kwargs["access_key"] = self.access_key
+            kwargs["secret_key"] = self.secret_key
+            kwargs["session_token"] = self.session_token
+        if self.region:
+            kwargs["region"] = self.region
+        return pafs.S3FileSystem(**kwargs)
+
+
+class S3ConditionalPut:
+    """``PUT`` with ``If-None-Match: *``: the object is created only if no object has that key."""
+
+    def __init__(self, settings: S3Settings) -> None:
+        try:
+            import boto3
+        except ImportError:  # optional: `pip install lsmlake[s3]`
+            raise LsmlakeError(
+                "committing to S3 needs boto3 for conditional puts: pip install 'lsmlake[s3]'"
+            ) from None
+        self._client = boto3.client(
+            "s3", endpoint_url=settings.endpoint, aws_access_key_id=settings.access_key,
+            aws_secret_access_key=settings.secret_key, aws_session_token=settings.session_token,
+            region_name=settings.region,
+        )
+
+    def __call__(self, path: str, data: bytes) -> bool:
+        bucket, _, key = path.partition("/")
+        try:
+            self._client.put_object(Bucket=bucket, Key=key, Body=data, IfNoneMatch="*")
+            return True
+        except self._client.exceptions.ClientError as e:
+            code = e.response.get("Error", {}).get("Code", "")
+            if code in ("PreconditionFailed", "ConditionalRequestConflict") or \
+                    e.response.get("ResponseMetadata", {}).get("HTTPStatusCode") in (409, 412):
+                return False
+            raise
