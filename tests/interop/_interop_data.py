@@ -59,7 +59,11 @@ def random_string(rng: np.random.RandomState) -> str:
     if kind == 4:
         return "".join(rng.choice(_UNICODE_PIECES) for _ in range(rng.randint(1, 4)))
     if kind == 5:  # long mixed text
-        return _ascii(rng, rng.randint(3, 20)) + str(rng.choice(_UNICODE_PIECES)) + _ascii(rng, rng.randint(0, 20))
+        return (
+            _ascii(rng, rng.randint(3, 20))
+            + str(rng.choice(_UNICODE_PIECES))
+            + _ascii(rng, rng.randint(0, 20))
+        )
     return str(rng.choice(_UNICODE_PIECES))  # 1-15 UTF-8 bytes
 
 
@@ -108,21 +112,25 @@ def random_value(rng: np.random.RandomState, t: pa.DataType) -> Any:
             unscaled = int(rng.choice([limit, -limit, 0, 1, -1]))
         else:
             digits = rng.randint(1, t.precision + 1)
-            unscaled = int("".join(str(d) for d in rng.randint(0, 10, size=digits))) * int(rng.choice([1, -1]))
+            unscaled = int("".join(str(d) for d in rng.randint(0, 10, size=digits))) * int(
+                rng.choice([1, -1])
+            )
         return decimal.Decimal(unscaled).scaleb(-t.scale, decimal.Context(prec=60))  # exact
     if t == pa.date32():
         return EPOCH_DATE + dt.timedelta(days=int(rng.randint(-40_000, 40_000)))
     if pa.types.is_timestamp(t):
         if t.unit == "ms":
-            return EPOCH + dt.timedelta(milliseconds=int(rng.randint(-3 * 10**12, 3 * 10**12, dtype=np.int64)))
+            return EPOCH + dt.timedelta(
+                milliseconds=int(rng.randint(-3 * 10**12, 3 * 10**12, dtype=np.int64))
+            )
         if t.unit == "us":
-            return EPOCH + dt.timedelta(microseconds=int(rng.randint(-3 * 10**15, 3 * 10**15, dtype=np.int64)))
+            return EPOCH + dt.timedelta(
+                microseconds=int(rng.randint(-3 * 10**15, 3 * 10**15, dtype=np.int64))
+            )
     raise NotImplementedError(f"no random values for {t}")
 
 
-def random_values(
-    rng: np.random.RandomState, fields: Sequence[pa.Field], *, null_p: float = 0.15
-) -> Row:
+def random_values(rng: np.random.RandomState, fields: Sequence[pa.Field], *, null_p: float = 0.15) -> Row:
     """Random values for the (nullable) value columns ``fields``; about ``null_p`` of them null."""
     return {f.name: None if rng.rand() < null_p else random_value(rng, f.type) for f in fields}
 
@@ -199,7 +207,8 @@ def assert_same_rows(got: Mapping[Key, Row], want: Mapping[Key, Row], *, label: 
             differ.append((k, cols))
     raise AssertionError(
         f"{label}: read result differs from the model: {len(got)} rows read, {len(want)} expected; "
-        f"{len(missing)} missing e.g. {_short(missing[:3])}; {len(extra)} unexpected e.g. {_short(extra[:3])}; "
+        f"{len(missing)} missing e.g. {_short(missing[:3])}; "
+        f"{len(extra)} unexpected e.g. {_short(extra[:3])}; "
         f"{len(differ)} with other values e.g. {_short(differ[:2])} (col: (read, expected))"
     )
 
@@ -244,10 +253,34 @@ def keys_in_file(path: Path, columns: Sequence[str]) -> list[Key]:
     return list(zip(*(table.column(c).to_pylist() for c in columns), strict=True)) if columns else []
 
 
-def sequence_range(path: Path) -> tuple[int, int]:
-    seq = pq.read_table(path, columns=["_SEQUENCE_NUMBER"]).column(0).to_pylist()
-    return min(seq), max(seq)
-
-
 def date_days(value: dt.date) -> int:
     return (value - EPOCH_DATE).days
+
+
+def snapshot_kinds(table_dir: Path) -> dict[int, str]:
+    """``snapshot id -> commitKind`` from the snapshot JSON files on disk."""
+    import json
+
+    out = {}
+    for p in (table_dir / "snapshot").glob("snapshot-*"):
+        data = json.loads(p.read_text(encoding="utf-8"))
+        out[int(data["id"])] = str(data["commitKind"])
+    return out
+
+
+def commit_snapshots(history_ids: Sequence[int]) -> list[list[int]]:
+    """For commits that returned ``history_ids`` (last snapshot of each), the snapshot ids each made."""
+    out, prev = [], 0
+    for sid in history_ids:
+        assert sid > prev, f"snapshot ids must increase: {history_ids}"
+        out.append(list(range(prev + 1, sid + 1)))
+        prev = sid
+    return out
+
+
+def assert_commit_kinds(table_dir: Path, history_ids: Sequence[int]) -> None:
+    """Each commit made one APPEND snapshot, optionally followed by COMPACT ones; nothing else."""
+    kinds = snapshot_kinds(table_dir)
+    for ids in commit_snapshots(history_ids):
+        got = [kinds.get(i) for i in ids]
+        assert got[0] == "APPEND" and all(k == "COMPACT" for k in got[1:]), f"snapshots {ids}: {got}"

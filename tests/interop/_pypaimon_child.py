@@ -107,6 +107,27 @@ def cmd_write(command: dict[str, Any]) -> dict[str, Any]:
     return {"snapshot_id": _latest_snapshot_id(table)}
 
 
+def cmd_files(command: dict[str, Any]) -> dict[str, Any]:
+    """The live data files pypaimon plans for a writer (level 0 included, also with deletion vectors)."""
+    table = _table(command)
+    splits = table.new_read_builder().new_scan().plan_for_write().splits()
+    files = []
+    for split in splits:
+        for f in split.files:
+            files.append({
+                "bucket": int(split.bucket),
+                "partition": [None if v is None else str(v) for v in split.partition.values],
+                "file_name": f.file_name,
+                "file_path": str(f.file_path) if f.file_path else None,
+                "level": int(f.level),
+                "row_count": int(f.row_count),
+                "min_sequence_number": int(f.min_sequence_number),
+                "max_sequence_number": int(f.max_sequence_number),
+                "delete_row_count": None if f.delete_row_count is None else int(f.delete_row_count),
+            })
+    return {"files": files, "snapshot_id": _latest_snapshot_id(table)}
+
+
 def cmd_batch(command: dict[str, Any]) -> dict[str, Any]:
     """Run several commands in order in this one process (saves the interpreter start-up per step)."""
     results = []
@@ -117,8 +138,8 @@ def cmd_batch(command: dict[str, Any]) -> dict[str, Any]:
         try:
             results.append(handler(step))
         except Exception as exc:
-            raise RuntimeError(f"batch step {index} (op={step.get('op')!r}, {step.get('identifier')!r}) failed") \
-                from exc
+            what = f"op={step.get('op')!r}, {step.get('identifier')!r}"
+            raise RuntimeError(f"batch step {index} ({what}) failed") from exc
     return {"results": results}
 
 
@@ -127,6 +148,7 @@ COMMANDS = {
     "create_table": cmd_create_table,
     "read": cmd_read,
     "write": cmd_write,
+    "files": cmd_files,
     "batch": cmd_batch,
 }
 

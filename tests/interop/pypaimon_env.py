@@ -346,6 +346,17 @@ class PypaimonBatch:
         self._steps.append(("read", command, None))
         return len(self._steps) - 1
 
+    def files(
+        self, warehouse: str | Path, identifier: str, *, options: Mapping[str, str] | None = None
+    ) -> int:
+        """The live data files as pypaimon plans them for a writer: a list of dicts with ``bucket``,
+        ``partition`` (values as text), ``file_name``, ``file_path``, ``level``, ``row_count``,
+        ``min_sequence_number``, ``max_sequence_number`` and ``delete_row_count``."""
+        command = _base_command("files", warehouse, identifier)
+        command["options"] = {str(k): str(v) for k, v in (options or {}).items()}
+        self._steps.append(("files", command, None))
+        return len(self._steps) - 1
+
     def run(self) -> list[Any]:
         """Run the queued steps (then forget them); returns one result per step."""
         steps, self._steps = self._steps, []
@@ -374,6 +385,8 @@ class PypaimonBatch:
                 elif op == "write":
                     sid = step_result.get("snapshot_id")
                     out.append(None if sid is None else int(sid))
+                elif op == "files":
+                    out.append(list(step_result["files"]))
                 else:
                     out.append(None)
             return out

@@ -22,9 +22,11 @@ from _interop_data import (
     PkModel,
     Row,
     as_model,
+    assert_commit_kinds,
     assert_same_rows,
     assert_types,
     bucket_dir_of,
+    commit_snapshots,
     data_files,
     date_days,
     random_values,
@@ -82,16 +84,33 @@ class PkCase:
 
 DT_STR = ("dt", pa.string(), ("2024-01-01", "2024-01-02", "2024-12-31"))
 P_INT = ("p", pa.int32(), (-7, 0, 42, 2147483647))
-DT_DATE = ("dt", pa.date32(), (dt.date(2024, 1, 1), dt.date(1969, 12, 31), dt.date(1970, 1, 1), dt.date(2000, 2, 29)))
+DT_DATE = (
+    "dt",
+    pa.date32(),
+    (dt.date(2024, 1, 1), dt.date(1969, 12, 31), dt.date(1970, 1, 1), dt.date(2000, 2, 29)),
+)
 
 PK_CASES = (
-    PkCase("b1-int", 1, (("id", pa.int64()),)),
-    PkCase("b4-int", 4, (("id", pa.int64()),), options=(("manifest.merge-min-count", "2"),)),
+    PkCase("b1-int-write-only", 1, (("id", pa.int64()),), options=(("write-only", "true"),)),
+    PkCase(
+        "b4-int",
+        4,
+        (("id", pa.int64()),),
+        options=(("manifest.merge-min-count", "2"), ("num-sorted-run.compaction-trigger", "2")),
+    ),
+    PkCase("b2-int-dv", 2, (("id", pa.int64()),), options=(("deletion-vectors.enabled", "true"),)),
     PkCase("b4-str-smallbuf", 4, (("k", pa.string()),), options=(("write-buffer-size", "1 b"),)),
     PkCase("b4-part-dt-str", 4, (("id", pa.int64()),), (DT_STR,)),
     PkCase("b1-part-int", 1, (("id", pa.int64()),), (P_INT,), options=(("write-buffer-size", "512 b"),)),
     PkCase("b4-part-date", 4, (("id", pa.int64()),), (DT_DATE,)),
     PkCase("b2-composite-2parts", 2, (("id", pa.int64()), ("k", pa.string())), (DT_STR, P_INT), pool=30),
+    PkCase(
+        "b3-orc-deflate-manifests",
+        3,
+        (("k", pa.string()),),
+        (DT_DATE,),
+        options=(("file.format", "orc"), ("manifest.compression", "deflate")),
+    ),
 )
 
 
@@ -162,8 +181,9 @@ class PkScenario:
         return target.delete(keys)
 
     def record(self, sid: int | None) -> None:
-        expected = self.history[-1][0] + 1 if self.history else 1
-        assert sid == expected, f"commit returned snapshot id {sid}, expected {expected}"
+        # A commit makes an APPEND snapshot and, when it compacted, COMPACT snapshot(s) after it.
+        previous = self.history[-1][0] if self.history else 0
+        assert isinstance(sid, int) and sid > previous, f"commit returned snapshot id {sid} after {previous}"
         self.history.append((sid, self.model.snapshot()))
 
     def run(self) -> None:
@@ -209,7 +229,7 @@ class PkScenario:
         with t.writer() as w:
             if self.case.partitions:  # every key of one partition
                 target = self._partition_value()
-                victims = [k for k in self.model.rows if k[len(self.case.keys):] == target]
+                victims = [k for k in self.model.rows if k[len(self.case.keys) :] == target]
             else:  # every other key
                 victims = sorted(self.model.rows, key=repr)[::2]
             if victims:
@@ -221,26 +241,57 @@ class PkScenario:
         """The partition directories Java's legacy naming gives every key ever written or deleted."""
         out = set()
         for key in self.touched:
-            parts = key[len(self.case.keys):]
-            out.add("/".join(
-                f"{name}={date_days(v) if isinstance(v, dt.date) else v}"
-                for (name, _, _), v in zip(self.case.partitions, parts, strict=True)
-            ))
+            parts = key[len(self.case.keys) :]
+            out.add(
+                "/".join(
+                    f"{name}={date_days(v) if isinstance(v, dt.date) else v}"
+                    for (name, _, _), v in zip(self.case.partitions, parts, strict=True)
+                )
+            )
         return out
 
 
 def _check_snapshots(
     warehouse: Path, scenario: PkScenario, *, label: str, extra_reads: Sequence[dict[str, Any]] = ()
 ) -> list[Any]:
+    assert_commit_kinds(warehouse / "db.db" / "t", [sid for sid, _ in scenario.history])
     batch = PypaimonBatch()
     latest = batch.read(warehouse, IDENT)
-    travel = [batch.read(warehouse, IDENT, options={"scan.snapshot-id": str(sid)}) for sid, _ in scenario.history]
+    # Every snapshot, the COMPACT ones included, holds the model of the commit that made it.  With deletion
+    # vectors a batch scan skips level-0 files, so a commit's APPEND snapshot still shows the previous
+    # commit's rows, and the commit's compaction (level 0 is always forced up) must publish the new ones.
+    dv = dict(scenario.case.options).get("deletion-vectors.enabled") == "true"
+    travel = []
+    previous: dict[Key, Row] = {}
+    for ids, (_, snap) in zip(
+        commit_snapshots([s for s, _ in scenario.history]), scenario.history, strict=True
+    ):
+        if dv:
+            assert len(ids) >= 2, f"{label}: a deletion-vector commit made no COMPACT snapshot: {ids}"
+        for sid in ids:
+            want = previous if dv and sid != ids[-1] else snap
+            travel.append((sid, want, batch.read(warehouse, IDENT, options={"scan.snapshot-id": str(sid)})))
+            if dv:  # merge-on-read sees level 0 too
+                travel.append(
+                    (
+                        sid,
+                        snap,
+                        batch.read(
+                            warehouse,
+                            IDENT,
+                            options={"scan.snapshot-id": str(sid), "deletion-vectors.merge-on-read": "true"},
+                        ),
+                    )
+                )
+        previous = snap
     extra = [batch.read(warehouse, IDENT, **kw) for kw in extra_reads]
     results = batch.run()
     pk = scenario.case.pk
     assert_types(results[latest].schema, scenario.schema, label=f"{label} latest")
-    assert_same_rows(as_model(results[latest], pk, label=label), scenario.history[-1][1], label=f"{label} latest")
-    for (sid, snap), idx in zip(scenario.history, travel, strict=True):
+    assert_same_rows(
+        as_model(results[latest], pk, label=label), scenario.history[-1][1], label=f"{label} latest"
+    )
+    for sid, snap, idx in travel:
         got = as_model(results[idx], pk, label=f"{label} snapshot {sid}")
         assert_same_rows(got, snap, label=f"{label} scan.snapshot-id={sid}")
     return [results[i] for i in extra]
@@ -251,7 +302,10 @@ def _check_snapshots(
 def test_pk_table_random_commits(tmp_path: Path, case: PkCase, seed: int) -> None:
     warehouse, cat = _catalog(tmp_path)
     table = cat.create_table(
-        IDENT, schema=case.schema(), primary_key=case.pk, partition_keys=case.partition_keys,
+        IDENT,
+        schema=case.schema(),
+        primary_key=case.pk,
+        partition_keys=case.partition_keys,
         options=case.table_options(),
     )
     scenario = PkScenario(case, seed, table)
@@ -266,7 +320,7 @@ def test_pk_table_random_commits(tmp_path: Path, case: PkCase, seed: int) -> Non
     want = sorted_rows(scenario.history[-1][1].values(), projection)
     assert sorted_rows(projected.to_pylist(), projection) == want
 
-    # Files lie in <partition dirs Java's legacy naming gives>/bucket-<0..N-1>, level 0 only.
+    # Files lie in <partition dirs Java's legacy naming gives>/bucket-<0..N-1>.
     table_dir = warehouse / "db.db" / "t"
     dirs = {bucket_dir_of(p) for p in data_files(table_dir)}
     buckets = {d.rsplit("/", 1)[-1] for d in dirs}
@@ -281,8 +335,9 @@ def test_date_partition_directory_is_epoch_days(tmp_path: Path) -> None:
     """Java's legacy partition naming renders DATE as its day number (``dt=19723``), not ISO text."""
     warehouse, cat = _catalog(tmp_path)
     schema = pa.schema([("id", pa.int64()), ("dt", pa.date32()), ("v", pa.string())])
-    t = cat.create_table(IDENT, schema=schema, primary_key=["id", "dt"], partition_keys=["dt"],
-                         options={"bucket": "2"})
+    t = cat.create_table(
+        IDENT, schema=schema, primary_key=["id", "dt"], partition_keys=["dt"], options={"bucket": "2"}
+    )
     dates = [dt.date(2024, 1, 1), dt.date(1969, 12, 31), dt.date(1970, 1, 1), dt.date(1900, 3, 1)]
     t.write(pa.table({"id": [1, 2, 3, 4], "dt": dates, "v": ["a", "b", "c", "d"]}, schema=schema))
     table_dir = warehouse / "db.db" / "t"
@@ -342,7 +397,10 @@ def test_rowkind_field_table(tmp_path: Path, bucket: int) -> None:
     case = PkCase(f"rowkind-b{bucket}", bucket, (("id", pa.int64()),), (DT_STR,) if bucket == 2 else ())
     op = pa.field("op", pa.string())
     table = cat.create_table(
-        IDENT, schema=case.schema([op]), primary_key=case.pk, partition_keys=case.partition_keys,
+        IDENT,
+        schema=case.schema([op]),
+        primary_key=case.pk,
+        partition_keys=case.partition_keys,
         options={**case.table_options(), "rowkind.field": "op"},
     )
     scenario = RowKindScenario(case, 7 + bucket, table, extra=[op])
@@ -376,8 +434,9 @@ def test_append_table_random_commits(tmp_path: Path, case: AppendCase) -> None:
     schema = pa.schema(
         [pa.field("k", pa.int32())] + [pa.field(p, t) for p, t, _ in case.partitions] + list(VALUE_FIELDS)
     )
-    t = cat.create_table(IDENT, schema=schema, partition_keys=[p for p, _, _ in case.partitions],
-                         options=case.options)
+    t = cat.create_table(
+        IDENT, schema=schema, partition_keys=[p for p, _, _ in case.partitions], options=case.options
+    )
     rows: list[Row] = []
     history: list[tuple[int, list[Row]]] = []
 
@@ -402,16 +461,20 @@ def test_append_table_random_commits(tmp_path: Path, case: AppendCase) -> None:
         for n in (3, 17, 8):
             w.write(batch(n))
     history.append((w.snapshot_ids[-1], list(rows)))
-    assert [sid for sid, _ in history] == [1, 2, 3, 4, 5]
+    assert_commit_kinds(warehouse / "db.db" / "t", [sid for sid, _ in history])
 
     reads = PypaimonBatch()
     latest = reads.read(warehouse, IDENT)
-    travel = [reads.read(warehouse, IDENT, options={"scan.snapshot-id": str(sid)}) for sid, _ in history]
+    travel = [
+        (sid, snap, reads.read(warehouse, IDENT, options={"scan.snapshot-id": str(sid)}))
+        for ids, (_, snap) in zip(commit_snapshots([s for s, _ in history]), history, strict=True)
+        for sid in ids
+    ]
     results = reads.run()
     assert_types(results[latest].schema, schema, label=case.id)
     names = schema.names
     assert sorted_rows(results[latest].to_pylist(), names) == sorted_rows(rows, names)
-    for (sid, snap), idx in zip(history, travel, strict=True):
+    for sid, snap, idx in travel:
         assert sorted_rows(results[idx].to_pylist(), names) == sorted_rows(snap, names), f"snapshot {sid}"
 
     table_dir = warehouse / "db.db" / "t"
