@@ -1,0 +1,8 @@
+"""SQL on lsmlake tables: Flink/Spark-style DDL, DML, queries (run by DuckDB over Arrow) and procedures."""
+
+from __future__ import annotations
+
+from lsmlake.sql.common import Result, SqlError
+from lsmlake.sql.session import Session, execute
+
+__all__ = ["Result", "Session", "SqlError", "execute"]

@@ -1,0 +1,75 @@
+"""The state one SQL session carries (catalog, current database) and how it resolves table names."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from lsmlake.catalog import SYSTEM_TABLE_SPLITTER, Catalog
+from lsmlake.errors import UnsupportedError
+from lsmlake.sql.common import SqlError
+from lsmlake.system_tables import SYSTEM_TABLES
+from lsmlake.table import Table
+
+DEFAULT_DATABASE = "default"
+
+
+def open_data_table(catalog: Catalog, identifier: str) -> Table:
+    """``catalog.get_table`` for a data table; a system table name is a bad argument here."""
+    table = catalog.get_table(identifier)
+    if not isinstance(table, Table):
+        raise SqlError(f"{identifier} is a system table; name the data table instead")
+    return table
+
+
+@dataclass(frozen=True)
+class TableName:
+    """A resolved ``db.table`` with an optional system-table suffix (``files`` for ``t$files``)."""
+
+    database: str
+    table: str
+    system: str | None = None
+
+    @property
+    def identifier(self) -> str:
+        return f"{self.database}.{self.table}"
+
+    def __str__(self) -> str:
+        return self.identifier + (f"${self.system}" if self.system else "")
+
+
+@dataclass
+class SqlContext:
+    """Catalog plus the database unqualified names refer to (changed by ``USE``)."""
+
+    catalog: Catalog
+    database: str = DEFAULT_DATABASE
+
+    def name(self, parts: Sequence[str], *, allow_system: bool = True) -> TableName:
+        """Resolve ``t``, ``db.t`` or ``catalog.db.t`` (the catalog part is ignored), maybe ``t$files``."""
+        if not 1 <= len(parts) <= 3 or not all(parts):
+            raise SqlError(f"bad table name {'.'.join(parts)!r}: expected [database.]table")
+        database = parts[-2] if len(parts) >= 2 else self.database
+        table, system = parts[-1], None
+        if SYSTEM_TABLE_SPLITTER in table:
+            table, _, system = table.partition(SYSTEM_TABLE_SPLITTER)
+            system = system.lower()
+            if not allow_system:
+                raise SqlError(f"system table {database}.{table}${system} is read-only")
+            if system.startswith("branch_") or SYSTEM_TABLE_SPLITTER in system:
+                raise UnsupportedError(f"table {database}.{table}${system}: branches are not supported")
+            if system not in SYSTEM_TABLES:
+                raise UnsupportedError(
+                    f"system table {database}.{table}${system} is not supported; "
+                    f"available: {', '.join('$' + s for s in SYSTEM_TABLES)}"
+                )
+        return TableName(database, table, system)
+
+    def table(self, name: TableName) -> Table:
+        """The data table behind ``name`` (for ``t$files`` that is ``t``)."""
+        return open_data_table(self.catalog, name.identifier)
+
+    def ensure_database(self, database: str) -> None:
+        """Create the ``default`` database on first use, as Paimon's catalogs do when they open."""
+        if database == DEFAULT_DATABASE:
+            self.catalog.create_database(database, exist_ok=True)

@@ -1,0 +1,326 @@
+"""Queries over lsmlake tables: each table reference is read into Arrow (with WHERE conjuncts and the
+needed columns pushed into ``Table.read``, and time travel resolved to a snapshot), registered in an
+in-memory DuckDB, and DuckDB runs the rewritten query."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+import sqlglot
+from sqlglot import exp
+
+from lsmlake.core.predicate import parse_filter
+from lsmlake.errors import NoSuchSnapshotError, UnsupportedError
+from lsmlake.maintenance.tags import tag_snapshot
+from lsmlake.sql.common import SqlError, parse_time_millis
+from lsmlake.sql.context import SqlContext, TableName
+from lsmlake.sql.lexer import strip_hint
+from lsmlake.system_tables import read_system_table
+from lsmlake.table import Table
+
+TIME_TRAVEL_OPTIONS = ("scan.snapshot-id", "scan.tag-name", "scan.timestamp-millis", "scan.timestamp",
+                       "scan.version")
+_NOT_PUSHABLE = (exp.Subquery, exp.Select, exp.Exists, exp.Window, exp.AggFunc, exp.Star)
+
+
+def arg(node: exp.Expr, *names: str) -> Any:
+    """``node.args[name]`` for the first name present (sqlglot renamed ``from`` to ``from_``)."""
+    for name in names:
+        if node.args.get(name) is not None:
+            return node.args[name]
+    return None
+
+
+def to_arrow(relation: Any) -> pa.Table:
+    """A DuckDB relation as an Arrow table (``to_arrow_table`` in DuckDB >= 1.4, ``arrow`` before)."""
+    fetch = getattr(relation, "to_arrow_table", None) or relation.arrow
+    return fetch()
+
+
+# --------------------------------------------------------------------------- time travel
+
+
+def snapshot_at(table: Table, millis: int) -> int:
+    """The latest snapshot committed at or before ``millis`` (Paimon's ``earlierOrEqualTimeMills``)."""
+    manager = table.snapshot_manager
+    for sid in reversed(manager.snapshot_ids()):
+        if manager.snapshot(sid).time_millis <= millis:
+            return sid
+    raise NoSuchSnapshotError(f"table {table.name} has no snapshot at or before {millis} (epoch millis)")
+
+
+def tag_snapshot_id(table: Table, tag: str) -> int:
+    snapshot = tag_snapshot(table, tag)
+    if not table.snapshot_manager.snapshot_exists(snapshot.id):
+        raise UnsupportedError(
+            f"table {table.name}: tag {tag!r} points at expired snapshot {snapshot.id}; "
+            "reading expired tags is not supported yet"
+        )
+    return snapshot.id
+
+
+def _version_value(node: exp.Expr) -> object:
+    """A literal version/timestamp, or the value DuckDB computes for an expression."""
+    inner = node.this if isinstance(node, exp.Cast) and isinstance(node.this, exp.Literal) else node
+    if isinstance(inner, exp.Literal):
+        return str(inner.this) if inner.is_string else int(str(inner.this))
+    try:
+        with duckdb.connect() as con:
+            row = con.execute("SELECT " + node.sql(dialect="duckdb")).fetchone()
+    except duckdb.Error as e:
+        raise SqlError(f"cannot evaluate time-travel expression {node.sql()!r}: {e}") from None
+    return None if row is None else row[0]
+
+
+def resolve_snapshot(table: Table, options: dict[str, str], version: exp.Expr | None) -> int | None:
+    """Pop time-travel options from ``options`` and turn them (or an AS OF clause) into a snapshot id."""
+    travel = {k: options.pop(k) for k in TIME_TRAVEL_OPTIONS if k in options}
+    if version is not None:
+        if travel:
+            raise SqlError(f"table {table.name}: both an AS OF clause and time-travel options "
+                           f"{sorted(travel)}")
+        value = _version_value(version.expression)
+        kind = str(version.this).upper()
+        travel = {"scan.version" if kind == "VERSION" else "scan.timestamp": str(value)}
+    if len(travel) > 1:
+        raise SqlError(f"table {table.name}: more than one time-travel option: {sorted(travel)}")
+    if not travel:
+        return None
+    ((key, value),) = travel.items()
+    if key == "scan.snapshot-id" or (key == "scan.version" and value.strip().isdigit()):
+        if not value.strip().isdigit():
+            raise SqlError(f"table {table.name}: {key} must be a snapshot id, got {value!r}")
+        return int(value)
+    if key in ("scan.tag-name", "scan.version"):
+        return tag_snapshot_id(table, value)
+    return snapshot_at(table, parse_time_millis(value, what=f"table {table.name} {key}"))
+
+
+# --------------------------------------------------------------------------- references
+
+
+@dataclass
+class TableRef:
+    """One table reference of a query, with what will be pushed into its read."""
+
+    node: exp.Table
+    name: TableName
+    table: Table
+    alias: str
+    snapshot_id: int | None = None
+    filter: str | None = None
+    columns: list[str] | None = None
+    limit: int | None = None
+
+    @property
+    def key(self) -> tuple[object, ...]:
+        cols = None if self.columns is None else tuple(self.columns)
+        return (str(self.name), tuple(sorted(self.table.dynamic_options.items())), self.snapshot_id,
+                self.filter, cols, self.limit)
+
+    def read(self) -> pa.Table:
+        if self.name.system:
+            out = read_system_table(self.table, self.name.system, snapshot_id=self.snapshot_id)
+            return out if self.columns is None else out.select(self.columns)
+        return self.table.read(filter=self.filter, columns=self.columns, snapshot_id=self.snapshot_id,
+                               limit=self.limit)
+
+    def describe(self) -> str:
+        lines = [f"{self.name} AS {self.alias}: snapshot {self.snapshot_id or 'latest'}, "
+                 f"columns {self.columns or 'all'}, filter {self.filter or 'none'}"
+                 + (f", limit {self.limit}" if self.limit is not None else "")]
+        if self.name.system:
+            lines.append(f"  system table ${self.name.system}: read in full, filtered by DuckDB")
+        else:
+            lines.extend("  " + line for line in
+                         self.table.explain(filter=self.filter, snapshot_id=self.snapshot_id).splitlines())
+        return "\n".join(lines)
+
+
+def _enclosing_select(node: exp.Table) -> exp.Select | None:
+    parent = node.parent
+    if isinstance(parent, (exp.From, exp.Join)) and isinstance(parent.parent, exp.Select):
+        return parent.parent
+    return None
+
+
+def _pushable(select: exp.Select, node: exp.Table) -> bool:
+    """Whether WHERE conjuncts may filter this table before the joins (not on a null-extended side)."""
+    for join in arg(select, "joins") or []:
+        if (join.side or "").upper() in ("RIGHT", "FULL"):
+            return False
+    if isinstance(node.parent, exp.Join):
+        return not node.parent.side and (node.parent.kind or "").upper() not in ("SEMI", "ANTI")
+    return True
+
+
+def _conjunct_filter(conj: exp.Expr, ref: TableRef, single: bool) -> str | None:
+    columns = list(conj.find_all(exp.Column))
+    if not columns or conj.find(*_NOT_PUSHABLE):
+        return None
+    for col in columns:
+        qualifier = col.table
+        if single and not qualifier:
+            continue
+        if qualifier.lower() != ref.alias.lower() or col.args.get("db"):
+            return None
+    stripped = conj.copy()
+    for col in stripped.find_all(exp.Column):
+        col.set("table", None)
+    text = stripped.sql()
+    try:
+        parse_filter(text, ref.table.schema.fields)
+    except (ValueError, TypeError):
+        return None
+    return text
+
+
+def _where_filter(ref: TableRef) -> str | None:
+    select = _enclosing_select(ref.node)
+    where = None if select is None else arg(select, "where")
+    if select is None or where is None or ref.name.system or not _pushable(select, ref.node):
+        return None
+    single = not arg(select, "joins")
+    condition = where.this.unnest()
+    conjuncts: list[Any] = list(condition.flatten()) if isinstance(condition, exp.And) else [condition]
+    parts = [p for c in conjuncts if (p := _conjunct_filter(c, ref, single)) is not None]
+    return " AND ".join(f"({p})" for p in parts) if parts else None
+
+
+def _simple_limit(ref: TableRef, tree: exp.Expr) -> int | None:
+    select = _enclosing_select(ref.node)
+    if select is not tree or select is None:
+        return None
+    limit = arg(select, "limit")
+    blockers = ("where", "group", "having", "order", "distinct", "joins", "qualify", "offset",
+                "with", "with_")
+    if limit is None or any(arg(select, b) for b in blockers):
+        return None
+    if any(e.find(exp.AggFunc, exp.Window) for e in select.expressions):
+        return None
+    value = limit.expression if isinstance(limit, exp.Limit) else None
+    if isinstance(value, exp.Literal) and not value.is_string and str(value.this).isdigit():
+        return int(str(value.this))
+    return None
+
+
+def _needed_columns(tree: exp.Expr, fields: list[str], primary_keys: list[str]) -> list[str] | None:
+    for star in tree.find_all(exp.Star):
+        if not isinstance(star.parent, exp.Count):
+            return None
+    if any(str(j.args.get("method") or "").upper() == "NATURAL" for j in tree.find_all(exp.Join)):
+        return None  # NATURAL JOIN uses columns nobody names
+    names = {i.name.lower() for i in tree.find_all(exp.Identifier)}
+    needed = [f for f in fields if f.lower() in names]
+    return needed or [primary_keys[0] if primary_keys else fields[0]]
+
+
+class QueryEngine:
+    """Runs queries for one statement; every table it reads is read once and shared."""
+
+    def __init__(self, ctx: SqlContext, hints: Mapping[str, Mapping[str, str]] | None = None) -> None:
+        self.ctx = ctx
+        self.hints = hints or {}
+        self.con = duckdb.connect()
+        self._views: dict[tuple[object, ...], str] = {}
+
+    def close(self) -> None:
+        self.con.close()
+
+    def __enter__(self) -> QueryEngine:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def register(self, data: pa.Table) -> str:
+        """Register an Arrow table under a fresh view name; returns the name."""
+        name = f"__lsmlake_{len(self._views)}"
+        self._views[(name,)] = name
+        self.con.register(name, data)
+        return name
+
+    # -- planning
+    def references(self, tree: exp.Expr) -> list[TableRef]:
+        """The lsmlake tables ``tree`` reads (CTE names and table functions are left alone)."""
+        ctes = {c.alias_or_name.lower() for c in tree.find_all(exp.CTE)}
+        refs: list[TableRef] = []
+        for node in list(tree.find_all(exp.Table)):
+            if not isinstance(node.this, exp.Identifier) or node.name.startswith("__lsmlake_"):
+                continue
+            if not node.db and node.name.lower() in ctes:
+                continue
+            raw, options = strip_hint(node.name, self.hints)
+            parts = [p for p in (node.catalog, node.db, raw) if p]
+            name = self.ctx.name(parts)
+            base = self.ctx.table(name)
+            snapshot_id = resolve_snapshot(base, options, node.args.get("version"))
+            table = base.with_options(options) if options else base
+            ref = TableRef(node, name, table, node.alias or raw, snapshot_id)
+            if not name.system:
+                ref.filter = _where_filter(ref)
+                ref.columns = _needed_columns(tree, table.schema.field_names, table.primary_keys)
+                ref.limit = _simple_limit(ref, tree)
+            refs.append(ref)
+        return refs
+
+    def bind(self, tree: exp.Expr, *, read: bool = True) -> tuple[exp.Expr, list[TableRef]]:
+        """A copy of ``tree`` whose table references point at registered Arrow data."""
+        tree = tree.copy()
+        refs = self.references(tree)
+        for ref in refs:
+            view = self._views.get(ref.key)
+            if view is None:
+                view = f"__lsmlake_{len(self._views)}"
+                if read:
+                    self.con.register(view, ref.read())
+                self._views[ref.key] = view
+            alias = exp.TableAlias(this=exp.to_identifier(ref.alias, quoted=True))
+            ref.node.replace(exp.Table(this=exp.to_identifier(view, quoted=True), alias=alias))
+        return tree, refs
+
+    # -- running
+    def sql(self, tree: exp.Expr) -> str:
+        return tree.sql(dialect="duckdb")
+
+    def execute(self, sql_text: str) -> pa.Table:
+        try:
+            return to_arrow(self.con.sql(sql_text))
+        except duckdb.Error as e:
+            message = str(e).replace("__lsmlake_", "view ")
+            first = message.splitlines()[0] if message else type(e).__name__
+            raise SqlError(f"query failed: {first}") from None
+
+    def run(self, tree: exp.Expr) -> pa.Table:
+        bound, _ = self.bind(tree)
+        return self.execute(self.sql(bound))
+
+    def explain(self, tree: exp.Expr) -> str:
+        bound, refs = self.bind(tree, read=False)
+        parts = [ref.describe() for ref in refs] or ["(no lsmlake tables)"]
+        parts.append("DuckDB runs: " + self.sql(bound))
+        return "\n".join(parts)
+
+
+def parse_query(text: str) -> exp.Expr:
+    """Parse one query (Spark dialect) and check it is one."""
+    try:
+        tree = sqlglot.parse_one(text, read="spark")
+    except sqlglot.errors.ParseError as e:
+        raise SqlError(parse_error_text(e)) from None
+    if not isinstance(tree, (exp.Query, exp.Values)):
+        raise SqlError(f"expected a query, got {type(tree).__name__.upper()}")
+    return tree
+
+
+def parse_error_text(e: sqlglot.errors.ParseError) -> str:
+    if not e.errors:
+        return f"cannot parse: {e}"
+    first = e.errors[0]
+    near = (first.get("highlight") or "").strip()
+    return (f"cannot parse: {first.get('description')} at line {first.get('line')}, "
+            f"column {first.get('col')}" + (f" near {near!r}" if near else ""))

@@ -1,0 +1,104 @@
+"""Running SQL scripts: split into statements, dispatch each by kind, and name the statement in errors."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pyarrow as pa
+import sqlglot
+from sqlglot import exp
+
+from lsmlake.catalog import Catalog
+from lsmlake.errors import LsmlakeError, UnsupportedError
+from lsmlake.sql import ddl, dml, merge, procedures
+from lsmlake.sql.common import Result, SqlError, short
+from lsmlake.sql.context import DEFAULT_DATABASE, SqlContext
+from lsmlake.sql.lexer import Statement, rewrite_for_sqlglot, split_statements
+from lsmlake.sql.query import QueryEngine, parse_error_text, parse_query
+
+_SQLGLOT_KEYWORDS = ("SELECT", "WITH", "VALUES", "(", "INSERT", "UPDATE", "DELETE", "MERGE", "TABLE", "FROM")
+
+
+class Session:
+    """A SQL session over one catalog; ``USE db`` changes the database of later statements."""
+
+    def __init__(self, catalog: Catalog, *, database: str = DEFAULT_DATABASE) -> None:
+        self.ctx = SqlContext(catalog, database)
+
+    @property
+    def database(self) -> str:
+        return self.ctx.database
+
+    def run(self, sql_text: str) -> Iterator[Result]:
+        """Execute statements one by one, yielding each result as soon as it is done."""
+        for stmt in split_statements(sql_text):
+            yield self.execute_statement(stmt)
+
+    def execute(self, sql_text: str) -> list[Result]:
+        return list(self.run(sql_text))
+
+    def execute_statement(self, stmt: Statement) -> Result:
+        try:
+            return self._dispatch(stmt)
+        except (LsmlakeError, ValueError) as e:
+            label = f"statement {stmt.number} (line {stmt.line}: {short(stmt.text)})"
+            try:
+                wrapped = type(e)(f"{label}: {e}")
+            except Exception:
+                raise e from None
+            raise wrapped from e
+
+    def _dispatch(self, stmt: Statement) -> Result:
+        key = stmt.keyword
+        words = stmt.words(3)
+        if key == "CREATE" and len(words) > 1 and words[1] in ("DATABASE", "SCHEMA"):
+            return ddl.create_database(self.ctx, stmt)
+        if key == "CREATE":
+            return ddl.create_table(self.ctx, stmt)
+        simple = {"DROP": ddl.drop, "USE": ddl.use, "SHOW": ddl.show, "DESCRIBE": ddl.describe,
+                  "DESC": ddl.describe, "CALL": procedures.call, "EXPLAIN": self._explain}
+        if key in simple:
+            return simple[key](self.ctx, stmt)
+        if key in ("TRUNCATE", "ALTER"):
+            raise UnsupportedError(f"{key} {words[1] if len(words) > 1 else ''} is not supported yet".strip())
+        if key in _SQLGLOT_KEYWORDS:
+            return self._parsed(stmt)
+        raise SqlError(f"unsupported statement starting with {key!r}")
+
+    def _explain(self, ctx: SqlContext, stmt: Statement) -> Result:
+        start = 1
+        while start < len(stmt.tokens) and stmt.tokens[start].is_word("PLAN", "FOR", "EXTENDED", "FORMATTED"):
+            start += 1
+        if start >= len(stmt.tokens):
+            raise SqlError("EXPLAIN needs a query")
+        rewritten = rewrite_for_sqlglot(stmt, stmt.tokens[start:])
+        tree = parse_query(rewritten.text)
+        with QueryEngine(ctx, rewritten.hints) as engine:
+            text = engine.explain(tree)
+        return Result("explain", stmt.text, pa.table({"plan": [text]}), text)
+
+    def _parsed(self, stmt: Statement) -> Result:
+        rewritten = rewrite_for_sqlglot(stmt)
+        try:
+            tree = sqlglot.parse_one(rewritten.text, read="spark")
+        except sqlglot.errors.ParseError as e:
+            raise SqlError(parse_error_text(e)) from None
+        hints = rewritten.hints
+        if isinstance(tree, exp.Insert):
+            return dml.insert(self.ctx, stmt.text, tree, hints)
+        if isinstance(tree, exp.Update):
+            return dml.update(self.ctx, stmt.text, tree, hints)
+        if isinstance(tree, exp.Delete):
+            return dml.delete(self.ctx, stmt.text, tree, hints)
+        if isinstance(tree, exp.Merge):
+            return merge.merge(self.ctx, stmt.text, tree, hints)
+        if isinstance(tree, (exp.Query, exp.Values)):
+            with QueryEngine(self.ctx, hints) as engine:
+                table = engine.run(tree)
+            return Result("select", stmt.text, table, f"{table.num_rows} row(s)")
+        raise SqlError(f"unsupported statement {type(tree).__name__.upper()}")
+
+
+def execute(catalog: Catalog, sql_text: str, *, database: str = DEFAULT_DATABASE) -> list[Result]:
+    """Run a ``;``-separated SQL script against ``catalog``; one Result per statement."""
+    return Session(catalog, database=database).execute(sql_text)
