@@ -9,7 +9,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-import lsmlake  # noqa: E402
+import lsmlake
 
 
 @pytest.fixture

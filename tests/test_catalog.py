@@ -10,7 +10,11 @@ import pytest
 
 import lsmlake
 from lsmlake.errors import (
-    AlreadyExistsError, InvalidIdentifierError, InvalidOptionError, NoSuchDatabaseError, NoSuchTableError,
+    AlreadyExistsError,
+    InvalidIdentifierError,
+    InvalidOptionError,
+    NoSuchDatabaseError,
+    NoSuchTableError,
     SchemaMismatchError,
 )
 

@@ -15,9 +15,14 @@ from lsmlake.core.paths import is_inside
 from lsmlake.core.schema import SCHEMA_PREFIX, TableSchema, read_schema, schema_file_name, write_schema
 from lsmlake.core.types import assign_field_ids, from_arrow_type
 from lsmlake.errors import (
-    AlreadyExistsError, InvalidIdentifierError, InvalidOptionError, NoSuchDatabaseError, NoSuchTableError,
+    AlreadyExistsError,
+    InvalidIdentifierError,
+    InvalidOptionError,
+    NoSuchDatabaseError,
+    NoSuchTableError,
     SchemaMismatchError,
 )
+from lsmlake.mergetree.merge_function import validate_merge_engine
 from lsmlake.system_tables import SystemTable
 from lsmlake.table import Table
 
@@ -210,7 +215,9 @@ def build_schema(
             t = t.copy(nullable=False)
         typed.append((f.name, t))
     fields, highest = assign_field_ids(typed)
-    return TableSchema(
+    table_schema = TableSchema(
         id=0, fields=tuple(fields), highest_field_id=highest, partition_keys=tuple(partition_keys),
         primary_keys=tuple(primary_key), options=options, comment=comment, time_millis=int(time.time() * 1000),
     )
+    validate_merge_engine(table_schema)
+    return table_schema

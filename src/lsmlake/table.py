@@ -10,11 +10,11 @@ import pyarrow as pa
 from lsmlake.core.fileio import FileIO
 from lsmlake.core.options import CoreOptions
 from lsmlake.core.paths import TablePaths
+from lsmlake.core.predicate import Predicate
 from lsmlake.core.schema import TableSchema
 from lsmlake.metadata.snapshot import Snapshot
 from lsmlake.metadata.snapshot_manager import SnapshotManager
 from lsmlake.operations.input_rows import WriteData
-from lsmlake.core.predicate import Predicate
 from lsmlake.table_compact import compact_table
 from lsmlake.table_read import Scan, explain_table, read_table, scan_table
 from lsmlake.table_writer import TableWriter
@@ -67,6 +67,23 @@ class Table:
         """Upsert ``data`` in one commit; returns the new snapshot id (None if there was nothing to write)."""
         with self.writer() as w:
             w.write(data)
+        return w.snapshot_ids[-1] if w.snapshot_ids else None
+
+    def overwrite(self, data: WriteData, *, partitions: Mapping[str, object] | None = None) -> int | None:
+        """Replace data in one OVERWRITE snapshot (INSERT OVERWRITE).
+
+        Without ``partitions``: the partitions present in ``data`` (the whole table when it is not
+        partitioned). With ``partitions`` (e.g. ``{"dt": "2024-01-01"}``): every partition matching
+        them, even if ``data`` is empty - which truncates them.
+        """
+        with TableWriter(self, overwrite=True if partitions is None else partitions) as w:
+            w.write(data)
+        return w.snapshot_ids[-1] if w.snapshot_ids else None
+
+    def truncate(self) -> int | None:
+        """Remove every row in one OVERWRITE snapshot."""
+        with TableWriter(self, overwrite={}) as w:
+            pass
         return w.snapshot_ids[-1] if w.snapshot_ids else None
 
     def delete(self, keys: WriteData | str) -> int | None:

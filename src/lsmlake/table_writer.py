@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from types import TracebackType
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from lsmlake.core.binary_row import deserialize_row
+from lsmlake.core.schema import TableSchema
 from lsmlake.errors import LsmlakeError
 from lsmlake.maintenance.expire import expire_snapshots
 from lsmlake.mergetree.kv_layout import RowKind
 from lsmlake.operations.commit import FileStoreCommit
+from lsmlake.operations.commit_message import CommitMessage
 from lsmlake.operations.input_rows import WriteData, conform, row_kinds, to_arrow_table
 from lsmlake.operations.restore import RestoredState
 from lsmlake.operations.write import FileStoreWrite
@@ -19,14 +24,42 @@ if TYPE_CHECKING:
     from lsmlake.table import Table
 
 
+def partition_matcher(
+    schema: TableSchema, spec: Mapping[str, object] | bool | None, messages: Sequence[CommitMessage]
+) -> Callable[[bytes], bool]:
+    """Which partitions an overwrite replaces: those matching ``spec``, or those written when ``spec`` is True."""
+    if not schema.partition_keys:
+        return lambda _partition: True
+    if spec is True or spec is None:
+        written = {m.partition for m in messages}
+        return lambda partition: partition in written
+    assert isinstance(spec, Mapping)
+    unknown = [k for k in spec if k not in schema.partition_keys]
+    if unknown:
+        raise ValueError(f"overwrite partition spec names non-partition column(s) {unknown}")
+    types = [schema.field(k).type for k in schema.partition_keys]
+    names = list(schema.partition_keys)
+
+    def matches(partition: bytes) -> bool:
+        values = dict(zip(names, deserialize_row(partition, types), strict=True))
+        return all(values[k] == v for k, v in spec.items())
+
+    return matches
+
+
 class TableWriter:
     """Collects writes and deletes; ``commit()`` (or leaving the ``with`` block) publishes them once."""
 
-    def __init__(self, table: Table) -> None:
+    def __init__(self, table: Table, *, overwrite: Mapping[str, object] | bool | None = False) -> None:
+        """``overwrite``: False for upserts; True to replace the partitions written (the whole table when
+        un-partitioned); a mapping of partition values to replace exactly the partitions matching it."""
         self.table = table
+        self._overwrite = overwrite
         self._write = FileStoreWrite(
             table.io, table.root, table.schema, table.options, table_name=table.name,
-            restore=lambda: RestoredState.load(table.io, table.paths, table.snapshot_manager.latest()),
+            # an overwrite ignores previous files: they are all replaced
+            restore=(lambda: RestoredState(None)) if overwrite is not False
+            else (lambda: RestoredState.load(table.io, table.paths, table.snapshot_manager.latest())),
         )
         self._closed = False
         self.snapshot_ids: list[int] = []
@@ -60,14 +93,20 @@ class TableWriter:
         self._check_open()
         self._closed = True
         try:
+            overwriting = self._overwrite is not False
             messages = self._write.prepare_commit()
-            if not messages:
+            if not messages and not overwriting:
                 return None
             committer = FileStoreCommit(
                 self.table.io, self.table.root, self.table.schema, self.table.options,
                 table_name=self.table.name,
             )
-            self.snapshot_ids = committer.commit(messages)
+            if overwriting:
+                replaces = partition_matcher(self.table.schema, self._overwrite, messages)
+                self.snapshot_ids = [committer.overwrite(messages, replaces=replaces)]
+                self.snapshot_ids += committer.commit([replace(m, new_files=()) for m in messages])
+            else:
+                self.snapshot_ids = committer.commit(messages)
         except BaseException:
             self._write.abort()
             raise

@@ -5,7 +5,13 @@ from __future__ import annotations
 from layouts import make_file
 
 from lsmlake.mergetree.compact_strategy import (
-    CompactUnit, EarlyFullCompaction, ForceUpLevel0Compaction, UniversalCompaction, drop_delete, is_worth_running, pick_full_compaction,
+    CompactUnit,
+    EarlyFullCompaction,
+    ForceUpLevel0Compaction,
+    UniversalCompaction,
+    drop_delete,
+    is_worth_running,
+    pick_full_compaction,
 )
 from lsmlake.mergetree.levels import Levels
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pyarrow as pa
-
 from layouts import make_file
 
 import lsmlake

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from lsmlake.core.fileio import FileIO
@@ -14,7 +14,10 @@ from lsmlake.core.paths import TablePaths
 from lsmlake.core.schema import TableSchema
 from lsmlake.errors import CommitConflictError
 from lsmlake.metadata.index_manifest import (
-    IndexManifestEntry, combine_index_entries, read_index_manifest, write_index_manifest,
+    IndexManifestEntry,
+    combine_index_entries,
+    read_index_manifest,
+    write_index_manifest,
 )
 from lsmlake.metadata.manifest import FileKind, ManifestEntry, read_manifest
 from lsmlake.metadata.manifest_list import ManifestFileMeta, read_manifest_list, write_manifest_list
@@ -22,6 +25,7 @@ from lsmlake.metadata.snapshot import Snapshot
 from lsmlake.metadata.snapshot_manager import SnapshotManager
 from lsmlake.operations.commit_message import CommitMessage
 from lsmlake.operations.conflicts import detect_conflicts, sequence_conflicts
+from lsmlake.operations.live_files import live_entries
 from lsmlake.operations.manifest_files import ManifestWriter
 
 BATCH_COMMIT_IDENTIFIER = 9223372036854775807
@@ -83,21 +87,53 @@ class FileStoreCommit:
             ids.append(self._commit_changes(changes, identifier))
         return ids
 
-    def _commit_changes(self, changes: Changes, identifier: int) -> int:
-        delta_metas = self.manifests.write(list(changes.entries)) if changes.entries else []
+    def overwrite(
+        self, messages: Sequence[CommitMessage], *, replaces: Callable[[bytes], bool],
+        identifier: int = BATCH_COMMIT_IDENTIFIER,
+    ) -> int:
+        """One OVERWRITE snapshot: every live file (and index file) of the partitions ``replaces``
+        accepts is deleted, the messages' new files are added. Re-based on each attempt."""
+        adds = [ManifestEntry(FileKind.ADD, m.partition, m.bucket, m.total_buckets, f)
+                for m in messages for f in m.new_files]
+
+        def changes_for(latest: Snapshot | None) -> Changes:
+            deletes = [e.with_kind(FileKind.DELETE)
+                       for e in live_entries(self.io, self.paths, latest, entry_filter=lambda e: replaces(e.partition))]
+            index_deletes: list[IndexManifestEntry] = []
+            if latest is not None and latest.index_manifest:
+                index_deletes = [
+                    IndexManifestEntry(FileKind.DELETE, ie.partition, ie.bucket, ie.index_file)
+                    for ie in read_index_manifest(self.io, self.paths.manifest(latest.index_manifest))
+                    if replaces(ie.partition)
+                ]
+            return Changes("OVERWRITE", tuple(deletes + adds), tuple(index_deletes))
+
+        return self._commit_changes(changes_for, identifier)
+
+    def _commit_changes(self, changes: Changes | Callable[[Snapshot | None], Changes], identifier: int) -> int:
+        """Publish one snapshot; ``changes`` may be a function of the latest snapshot (re-based per attempt)."""
+        fixed = changes if isinstance(changes, Changes) else None
+        delta_metas = self.manifests.write(list(fixed.entries)) if fixed is not None and fixed.entries else []
         retries = self.options.commit_max_retries
         min_wait = parse_duration_ms("commit.min-retry-wait", self.options.get("commit.min-retry-wait") or "10 ms")
         max_wait = parse_duration_ms("commit.max-retry-wait", self.options.get("commit.max-retry-wait") or "10 s")
         for attempt in range(retries + 1):
             latest = self.snapshots.latest()
+            written: list[str] = []
+            if fixed is not None:
+                current = fixed
+            else:
+                assert callable(changes)
+                current = changes(latest)
+                delta_metas = self.manifests.write(list(current.entries)) if current.entries else []
+                written += [m.file_name for m in delta_metas]
             try:
-                self._check_conflicts(changes, latest)
+                self._check_conflicts(current, latest)
             except CommitConflictError:
                 for m in delta_metas:
                     self.io.delete_file(self.paths.manifest(m.file_name))
                 raise
-            written: list[str] = []
-            snapshot = self._build_snapshot(changes, latest, delta_metas, identifier, written)
+            snapshot = self._build_snapshot(current, latest, delta_metas, identifier, written)
             if self.snapshots.try_publish(snapshot):
                 self.snapshots.write_latest_hint(snapshot.id)
                 if latest is None:
@@ -107,7 +143,7 @@ class FileStoreCommit:
                 self.io.delete_file(self.paths.manifest(name))
             wait_ms = min(min_wait * 2**attempt, max_wait)
             time.sleep(wait_ms * (1 + 0.2 * random.random()) / 1000)
-        for m in delta_metas:
+        for m in delta_metas if fixed is not None else []:
             self.io.delete_file(self.paths.manifest(m.file_name))
         raise CommitConflictError(
             f"table {self.table_name}: gave up publishing a snapshot after {retries + 1} attempts "

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+import duckdb
 import pyarrow as pa
 from sqlglot import exp
 
@@ -106,11 +107,9 @@ def insert(ctx: SqlContext, stmt: str, tree: exp.Insert, hints: Hints) -> Result
         listed, node = list(node.expressions), node.this
     what = "INSERT INTO"
     name, table, _ = target_table(ctx, node, hints, what)
-    if tree.args.get("overwrite"):
-        raise UnsupportedError(
-            f"INSERT OVERWRITE {name}: lsmlake cannot commit OVERWRITE snapshots yet; "
-            "use DELETE FROM ... then INSERT INTO"
-        )
+    overwrite = bool(tree.args.get("overwrite"))
+    if overwrite:
+        what = "INSERT OVERWRITE"
     constants: dict[str, str] = {}
     partition = node.args.get("partition")
     for eq in partition.expressions if partition is not None else []:
@@ -129,8 +128,23 @@ def insert(ctx: SqlContext, stmt: str, tree: exp.Insert, hints: Hints) -> Result
     with QueryEngine(ctx, hints) as engine:
         data = engine.run(tree.expression)
         rows = shape_rows(engine, table, data, columns, what=f"{what} {name}", constants=constants)
+    if overwrite:
+        # a static PARTITION (k=v) replaces that partition even with no rows; otherwise the partitions written
+        spec = _constant_values(table, constants) if constants else None
+        sid = table.overwrite(rows, partitions=spec)
+        return _written("insert", stmt, "overwrote with", rows.num_rows, name, sid)
     sid = table.write(rows) if rows.num_rows else None
     return _written("insert", stmt, "inserted", rows.num_rows, name, sid)
+
+
+def _constant_values(table: Table, constants: dict[str, str]) -> dict[str, object]:
+    """Python values of PARTITION (k = literal) constants, typed as the partition columns."""
+    out: dict[str, object] = {}
+    for k, literal in constants.items():
+        target = table.schema.logical_arrow_schema().field(k).type
+        value = duckdb.sql(f"SELECT {literal} AS v").to_arrow_table().column("v")
+        out[k] = value.cast(target)[0].as_py()
+    return out
 
 
 def update(ctx: SqlContext, stmt: str, tree: exp.Update, hints: Hints) -> Result:

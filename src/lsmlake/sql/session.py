@@ -59,11 +59,22 @@ class Session:
                   "DESC": ddl.describe, "CALL": procedures.call, "EXPLAIN": self._explain}
         if key in simple:
             return simple[key](self.ctx, stmt)
-        if key in ("TRUNCATE", "ALTER"):
+        if key == "TRUNCATE":
+            return self._truncate(stmt)
+        if key == "ALTER":
             raise UnsupportedError(f"{key} {words[1] if len(words) > 1 else ''} is not supported yet".strip())
         if key in _SQLGLOT_KEYWORDS:
             return self._parsed(stmt)
         raise SqlError(f"unsupported statement starting with {key!r}")
+
+    def _truncate(self, stmt: Statement) -> Result:
+        tokens = [t for t in stmt.tokens[1:] if not t.is_word("TABLE")]
+        parts = [t.value for t in tokens if t.is_name]
+        if not parts or any(not (t.is_name or t.value == ".") for t in tokens):
+            raise SqlError("TRUNCATE needs one table: TRUNCATE TABLE db.t")
+        table = self.ctx.table(self.ctx.name(parts, allow_system=False))
+        sid = table.truncate()
+        return Result("truncate", stmt.text, message=f"truncated {table.name} (snapshot {sid})", snapshot_id=sid)
 
     def _explain(self, ctx: SqlContext, stmt: Statement) -> Result:
         start = 1
