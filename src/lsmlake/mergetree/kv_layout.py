@@ -92,29 +92,27 @@ def _same_as_next(column: pa.ChunkedArray | pa.Array) -> np.ndarray:
     return np.asarray(np.logical_or(eq, both_null), dtype=bool)
 
 
-def last_of_each_key(sorted_table: pa.Table, key_names: Sequence[str]) -> np.ndarray:
-    """Boolean mask keeping the last row of each run of equal keys in a key-sorted table."""
-    n = sorted_table.num_rows
-    if n == 0:
-        return np.zeros(0, dtype=bool)
-    same = np.ones(n - 1, dtype=bool)
+def _same_key_as_next(sorted_table: pa.Table, key_names: Sequence[str]) -> np.ndarray:
+    """For each row but the last: whether the next row has the same key (all key columns equal)."""
+    same = np.ones(max(sorted_table.num_rows - 1, 0), dtype=bool)
     for name in key_names:
         same &= _same_as_next(sorted_table.column(name))
-    keep = np.ones(n, dtype=bool)
-    keep[:-1] = ~same
+    return same
+
+
+def last_of_each_key(sorted_table: pa.Table, key_names: Sequence[str]) -> np.ndarray:
+    """Boolean mask keeping the last row of each run of equal keys in a key-sorted table."""
+    keep = np.ones(sorted_table.num_rows, dtype=bool)
+    if sorted_table.num_rows:
+        keep[:-1] = ~_same_key_as_next(sorted_table, key_names)
     return keep
 
 
 def key_group_starts(sorted_table: pa.Table, key_names: Sequence[str]) -> np.ndarray:
     """Boolean mask marking the first row of each run of equal keys in a key-sorted table."""
-    n = sorted_table.num_rows
-    if n == 0:
-        return np.zeros(0, dtype=bool)
-    same = np.ones(n - 1, dtype=bool)
-    for name in key_names:
-        same &= _same_as_next(sorted_table.column(name))
-    starts = np.ones(n, dtype=bool)
-    starts[1:] = ~same
+    starts = np.ones(sorted_table.num_rows, dtype=bool)
+    if sorted_table.num_rows:
+        starts[1:] = ~_same_key_as_next(sorted_table, key_names)
     return starts
 
 

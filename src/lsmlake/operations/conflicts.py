@@ -11,6 +11,17 @@ from lsmlake.metadata.data_file import DataFileMeta
 from lsmlake.metadata.manifest import FileKind, ManifestEntry
 
 
+def _fold(entries: Sequence[ManifestEntry]) -> dict[tuple[object, ...], ManifestEntry]:
+    """Live files by identity: ADDs minus later DELETEs (lenient about DELETEs of unknown files)."""
+    live: dict[tuple[object, ...], ManifestEntry] = {}
+    for e in entries:
+        if e.kind == FileKind.ADD:
+            live[e.identifier()] = e
+        else:
+            live.pop(e.identifier(), None)
+    return live
+
+
 def detect_conflicts(
     base: Sequence[ManifestEntry], delta: Sequence[ManifestEntry], key_types: Sequence[DataType]
 ) -> list[str]:
@@ -20,12 +31,7 @@ def detect_conflicts(
     live; a file it adds must not be; every partition keeps one bucket count; and afterwards no
     two files of one level >= 1 of a bucket may overlap in key range.
     """
-    live: dict[tuple[object, ...], ManifestEntry] = {}
-    for e in base:
-        if e.kind == FileKind.ADD:
-            live[e.identifier()] = e
-        else:
-            live.pop(e.identifier(), None)
+    live = _fold(base)
     problems = []
     for e in delta:
         ident = e.identifier()
@@ -71,12 +77,7 @@ def _lsm_overlaps(entries: Iterable[ManifestEntry], key_types: Sequence[DataType
 
 def sequence_conflicts(base: Sequence[ManifestEntry], delta: Sequence[ManifestEntry]) -> list[str]:
     """New primary-key files must carry sequence numbers above every live file of their bucket."""
-    live: dict[tuple[object, ...], ManifestEntry] = {}
-    for e in base:
-        if e.kind == FileKind.ADD:
-            live[e.identifier()] = e
-        else:
-            live.pop(e.identifier(), None)
+    live = _fold(base)
     highest: dict[tuple[bytes, int], int] = {}
     for e in live.values():
         key = (e.partition, e.bucket)
