@@ -23,8 +23,11 @@ if TYPE_CHECKING:
 MAX_READ_THREADS = min(32, os.cpu_count() or 4)
 
 
-def _ordered_parallel(ctx: ReadContext, splits: Sequence[Split], threads: int) -> Iterator[pa.Table]:
-    """Each split's table, in split order, reading up to ``2 * threads`` splits ahead."""
+def _ordered_parallel(
+    ctx: ReadContext, splits: Sequence[Split], threads: int, *, ahead: int | None = None
+) -> Iterator[pa.Table]:
+    """Each split's table, in split order, reading up to ``ahead`` (default ``2 * threads``) splits ahead."""
+    ahead = 2 * threads if ahead is None else max(ahead, 1)
     if len(splits) <= 1 or threads <= 1:
         for s in splits:
             yield read_split_table(ctx, s)
@@ -35,7 +38,7 @@ def _ordered_parallel(ctx: ReadContext, splits: Sequence[Split], threads: int) -
         todo = iter(splits)
         for s in todo:
             pending.append(pool.submit(read_split_table, ctx, s))
-            if len(pending) >= 2 * threads:
+            if len(pending) >= ahead:
                 break
         while pending:
             table = pending.popleft().result()
@@ -80,12 +83,14 @@ class Scan:
     def splits(self) -> list[Split]:
         return list(self.plan.splits)
 
-    def _tables(self) -> Iterator[pa.Table]:
+    def _tables(self, *, streaming: bool = False) -> Iterator[pa.Table]:
+        """Split results in order; ``streaming`` keeps fewer splits in flight to bound memory."""
         remaining = self.limit
         self.context.output_schema  # noqa: B018 - unreadable column types fail before any I/O
         if remaining == 0:
             return
-        for table in _ordered_parallel(self.context, self.plan.splits, self.threads):
+        ahead = 1 if streaming else None
+        for table in _ordered_parallel(self.context, self.plan.splits, self.threads, ahead=ahead):
             if remaining is not None:
                 table = table.slice(0, remaining)
                 remaining -= table.num_rows
@@ -101,7 +106,7 @@ class Scan:
         """A stream of record batches, read split by split (a few splits ahead, in parallel)."""
 
         def batches() -> Iterator[pa.RecordBatch]:
-            for table in self._tables():
+            for table in self._tables(streaming=True):
                 yield from table.to_batches()
 
         return pa.RecordBatchReader.from_batches(self.schema, batches())
