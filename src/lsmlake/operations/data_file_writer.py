@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import posixpath
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -21,7 +22,7 @@ from lsmlake.errors import UnsupportedError
 from lsmlake.mergetree.kv_layout import SEQUENCE_NUMBER, VALUE_KIND, is_retract, key_fields
 from lsmlake.metadata.data_file import DataFileMeta
 from lsmlake.metadata.stats import EMPTY_STATS
-from lsmlake.operations.stats import collect_stats
+from lsmlake.operations.stats import StatsAccumulator
 
 FILE_SOURCE_APPEND = 0
 FILE_SOURCE_COMPACT = 1
@@ -55,7 +56,12 @@ class DataFileWriter:
         return bool(self.schema.primary_keys)
 
     def write(
-        self, rows: pa.Table, *, level: int = 0, file_source: int = FILE_SOURCE_APPEND, first_sequence: int = 0
+        self,
+        rows: pa.Table,
+        *,
+        level: int = 0,
+        file_source: int = FILE_SOURCE_APPEND,
+        first_sequence: int = 0,
     ) -> list[DataFileMeta]:
         """Write ``rows`` (sorted, in file layout) into one or more files; return their metadata.
 
@@ -77,30 +83,17 @@ class DataFileWriter:
     def _write_parquet(
         self, rows: pa.Table, level: int, file_source: int, first_sequence: int
     ) -> list[DataFileMeta]:
-        target = self.options.target_file_size
-        metas: list[DataFileMeta] = []
-        start = 0
-        while start < rows.num_rows:
-            name, path = self._new_path("parquet")
-            with self.io.open_output(path) as sink:
-                writer = pq.ParquetWriter(
-                    sink, rows.schema, compression=self.options.file_compression,
-                    compression_level=self._compression_level(), store_decimal_as_integer=True,
-                    use_dictionary=_dictionary_columns(rows.schema), write_statistics=True, store_schema=False,
-                )
-                end = start
-                while end < rows.num_rows:
-                    chunk = rows.slice(end, ROW_GROUP_ROWS)
-                    writer.write_table(chunk, row_group_size=ROW_GROUP_ROWS)
-                    end += chunk.num_rows
-                    if sink.tell() >= target:
-                        break
-                writer.close()
-            metas.append(
-                self._meta(name, path, rows.slice(start, end - start), level, file_source, first_sequence + start)
-            )
-            start = end
-        return metas
+        writer = self.rolling(level=level, file_source=file_source, first_sequence=first_sequence)
+        writer.write(rows)
+        return writer.close()
+
+    def rolling(
+        self, *, level: int = 0, file_source: int = FILE_SOURCE_APPEND, first_sequence: int = 0
+    ) -> RollingWriter:
+        """A Parquet writer for a stream of sorted tables, rolling to a new file at ``target-file-size``."""
+        if self.options.file_format != "parquet":
+            raise UnsupportedError(f"file.format={self.options.file_format!r}: streaming writes need parquet")
+        return RollingWriter(self, level, file_source, first_sequence)
 
     def _compression_level(self) -> int | None:
         return self.options.zstd_level if self.options.file_compression == "zstd" else None
@@ -117,46 +110,142 @@ class DataFileWriter:
     def _meta(
         self, name: str, path: str, rows: pa.Table, level: int, file_source: int, first_sequence: int
     ) -> DataFileMeta:
-        schema = self.schema
-        value_types = [f.type for f in schema.fields]
-        value_stats = collect_stats(
-            rows, schema.field_names, value_types, mode=self.options.get("metadata.stats-mode") or "truncate(16)"
+        builder = FileMetaBuilder(self, first_sequence)
+        builder.add(rows)
+        return builder.finish(name, path, level, file_source)
+
+
+class FileMetaBuilder:
+    """Accumulates a data file's manifest metadata chunk by chunk: counts, keys, sequence range, stats."""
+
+    def __init__(self, writer: DataFileWriter, first_sequence: int) -> None:
+        schema = writer.schema
+        self.writer = writer
+        self.rows = 0
+        self.first_sequence = first_sequence
+        self.values = StatsAccumulator(
+            schema.field_names,
+            [f.type for f in schema.fields],
+            mode=writer.options.get("metadata.stats-mode") or "truncate(16)",
         )
-        if self.primary_key_table:
-            kfields = key_fields(schema)
-            knames = [f.name for f in kfields]
-            ktypes = [f.type for f in kfields]
-            first = [rows.column(n)[0].as_py() for n in knames]
-            last = [rows.column(n)[rows.num_rows - 1].as_py() for n in knames]
-            min_key, max_key = serialize_row(first, ktypes), serialize_row(last, ktypes)
-            key_stats = collect_stats(rows, knames, ktypes, mode="full")
-            seq = rows.column(SEQUENCE_NUMBER)
-            mm = pc.min_max(seq)
-            min_seq, max_seq = int(mm["min"].as_py()), int(mm["max"].as_py())
-            kinds = rows.column(VALUE_KIND).to_numpy()
-            delete_rows = int(np.count_nonzero(is_retract(kinds)))
+        kfields = key_fields(schema) if writer.primary_key_table else []
+        self.key_names = [f.name for f in kfields]
+        self.key_types = [f.type for f in kfields]
+        self.keys = StatsAccumulator(self.key_names, self.key_types, mode="full")
+        self.first_key: list[object] | None = None
+        self.last_key: list[object] = []
+        self.min_seq: int | None = None
+        self.max_seq: int | None = None
+        self.deletes = 0
+
+    def add(self, rows: pa.Table) -> None:
+        if rows.num_rows == 0:
+            return
+        self.values.add(rows)
+        if self.key_names:
+            self.keys.add(rows)
+            if self.first_key is None:
+                self.first_key = [rows.column(n)[0].as_py() for n in self.key_names]
+            self.last_key = [rows.column(n)[rows.num_rows - 1].as_py() for n in self.key_names]
+            mm = pc.min_max(rows.column(SEQUENCE_NUMBER))
+            lo, hi = int(mm["min"].as_py()), int(mm["max"].as_py())
+            self.min_seq = lo if self.min_seq is None else min(self.min_seq, lo)
+            self.max_seq = hi if self.max_seq is None else max(self.max_seq, hi)
+            self.deletes += int(np.count_nonzero(is_retract(rows.column(VALUE_KIND).to_numpy())))
+        self.rows += rows.num_rows
+
+    def finish(self, name: str, path: str, level: int, file_source: int) -> DataFileMeta:
+        if self.key_names:
+            assert self.first_key is not None and self.min_seq is not None and self.max_seq is not None
+            min_key = serialize_row(self.first_key, self.key_types)
+            max_key = serialize_row(self.last_key, self.key_types)
+            key_stats = self.keys.result()
+            min_seq, max_seq = self.min_seq, self.max_seq
         else:
             min_key = max_key = EMPTY_ROW
             key_stats = EMPTY_STATS
-            min_seq, max_seq = first_sequence, first_sequence + rows.num_rows - 1
-            delete_rows = 0
+            min_seq, max_seq = self.first_sequence, self.first_sequence + self.rows - 1
         return DataFileMeta(
             file_name=name,
-            file_size=self.io.file_size(path),
-            row_count=rows.num_rows,
+            file_size=self.writer.io.file_size(path),
+            row_count=self.rows,
             min_key=min_key,
             max_key=max_key,
             key_stats=key_stats,
-            value_stats=value_stats,
+            value_stats=self.values.result(),
             min_sequence_number=min_seq,
             max_sequence_number=max_seq,
-            schema_id=schema.id,
+            schema_id=self.writer.schema.id,
             level=level,
             extra_files=(),
             creation_time_millis=local_wall_clock_millis(),
-            delete_row_count=delete_rows,
+            delete_row_count=self.deletes,
             embedded_index=None,
             file_source=file_source,
             value_stats_cols=None,
             external_path=None,
         )
+
+
+class RollingWriter:
+    """Writes sorted chunks into Parquet files of about ``target-file-size``; ``close()`` lists them."""
+
+    def __init__(self, writer: DataFileWriter, level: int, file_source: int, first_sequence: int) -> None:
+        self.writer, self.level, self.file_source = writer, level, file_source
+        self.next_sequence = first_sequence
+        self.target = writer.options.target_file_size
+        self.metas: list[DataFileMeta] = []
+        self._open: tuple[str, str, Any, pq.ParquetWriter, FileMetaBuilder] | None = None
+
+    def write(self, rows: pa.Table) -> None:
+        for start in range(0, rows.num_rows, ROW_GROUP_ROWS):
+            chunk = rows.slice(start, ROW_GROUP_ROWS)
+            if self._open is None:
+                self._open = self._start(rows.schema)
+            _, _, sink, pw, builder = self._open
+            pw.write_table(chunk, row_group_size=ROW_GROUP_ROWS)
+            builder.add(chunk)
+            self.next_sequence += chunk.num_rows
+            if sink.tell() >= self.target:
+                self._finish()
+
+    def _start(self, schema: pa.Schema) -> tuple[str, str, Any, pq.ParquetWriter, FileMetaBuilder]:
+        w = self.writer
+        name, path = w._new_path("parquet")
+        w.io.mkdirs(posixpath.dirname(path))
+        sink = w.io.fs.open_output_stream(path)
+        pw = pq.ParquetWriter(
+            sink,
+            schema,
+            compression=w.options.file_compression,
+            compression_level=w._compression_level(),
+            store_decimal_as_integer=True,
+            use_dictionary=_dictionary_columns(schema),
+            write_statistics=True,
+            store_schema=False,
+        )
+        return name, path, sink, pw, FileMetaBuilder(w, self.next_sequence)
+
+    def _finish(self) -> None:
+        assert self._open is not None
+        name, path, sink, pw, builder = self._open
+        self._open = None
+        pw.close()
+        sink.close()
+        self.metas.append(builder.finish(name, path, self.level, self.file_source))
+
+    def close(self) -> list[DataFileMeta]:
+        if self._open is not None:
+            self._finish()
+        return self.metas
+
+    def abort(self) -> list[str]:
+        """Close without metadata; the paths of every file started (for the caller to delete)."""
+        paths = [posixpath.join(self.writer.bucket_dir, m.file_name) for m in self.metas]
+        if self._open is not None:
+            _, path, sink, pw, _ = self._open
+            self._open = None
+            pw.close()
+            sink.close()
+            paths.append(path)
+        return paths

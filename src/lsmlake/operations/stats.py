@@ -46,38 +46,68 @@ def _truncate_max(value: str | bytes, n: int) -> str | bytes | None:
 
 def _column_min_max(
     column: pa.ChunkedArray | pa.Array, t: DataType, mode: str
-) -> tuple[object | None, object | None]:
+) -> tuple[object, object] | None:
+    """Exact (untruncated) min and max of a column; None when unknown or not collected."""
     if t.root in _NO_MIN_MAX_ROOTS or mode in ("none", "counts"):
-        return None, None
+        return None
     if t.root in ("TIMESTAMP", "TIMESTAMP_LTZ") and (t.precision or 0) > 6:
-        return None, None  # INT96 in Parquet: Java collects no min/max either
+        return None  # INT96 in Parquet: Java collects no min/max either
     if len(column) == column.null_count:
-        return None, None
+        return None
     mm = pc.min_max(column)
     lo, hi = mm["min"].as_py(), mm["max"].as_py()
     if isinstance(lo, float) and isinstance(hi, float) and (math.isnan(lo) or math.isnan(hi)):
-        return None, None
-    m = _TRUNCATE.match(mode)
-    if m and isinstance(lo, (str, bytes)) and isinstance(hi, (str, bytes)):
-        n = int(m.group(1))
-        return _truncate_min(lo, n), _truncate_max(hi, n)
+        return None
     return lo, hi
+
+
+class StatsAccumulator:
+    """Min/max/null counts of some columns over a stream of tables, as Paimon's SimpleStats.
+
+    A column whose bounds are unknown in any table (NaN, INT96) stays unknown; strings are
+    truncated as ``mode`` says only at the end, so the bounds stay valid.
+    """
+
+    def __init__(self, names: Sequence[str], types: Sequence[DataType], *, mode: str) -> None:
+        self.names, self.types, self.mode = list(names), list(types), mode
+        self._bounds: list[tuple[object, object] | None] = [None] * len(self.names)
+        self._unknown = [False] * len(self.names)
+        self._nulls = [0] * len(self.names)
+
+    def add(self, table: pa.Table) -> None:
+        for i, (name, t) in enumerate(zip(self.names, self.types, strict=True)):
+            column = table.column(name)
+            self._nulls[i] += column.null_count
+            if self._unknown[i] or len(column) == column.null_count:
+                continue
+            bounds = _column_min_max(column, t, self.mode)
+            if bounds is None:
+                self._unknown[i] = True
+                continue
+            old = self._bounds[i]
+            self._bounds[i] = bounds if old is None else (min(old[0], bounds[0]), max(old[1], bounds[1]))  # type: ignore[type-var]
+
+    def result(self) -> SimpleStats:
+        mins: list[object | None] = []
+        maxs: list[object | None] = []
+        truncate = _TRUNCATE.match(self.mode)
+        for i in range(len(self.names)):
+            bounds = None if self._unknown[i] else self._bounds[i]
+            lo, hi = bounds if bounds is not None else (None, None)
+            if truncate and isinstance(lo, (str, bytes)) and isinstance(hi, (str, bytes)):
+                n = int(truncate.group(1))
+                lo, hi = _truncate_min(lo, n), _truncate_max(hi, n)
+            mins.append(lo)
+            maxs.append(hi)
+        nulls: tuple[int | None, ...] = tuple(None if self.mode == "none" else n for n in self._nulls)
+        nullable_types = [t.copy(nullable=True) for t in self.types]
+        return SimpleStats(serialize_row(mins, nullable_types), serialize_row(maxs, nullable_types), nulls)
 
 
 def collect_stats(
     table: pa.Table, names: Sequence[str], types: Sequence[DataType], *, mode: str = "truncate(16)"
 ) -> SimpleStats:
     """SimpleStats over the given columns of ``table`` (one entry per column, in order)."""
-    mins: list[object | None] = []
-    maxs: list[object | None] = []
-    nulls: list[int | None] = []
-    for name, t in zip(names, types, strict=True):
-        column = table.column(name)
-        lo, hi = _column_min_max(column, t, mode)
-        mins.append(lo)
-        maxs.append(hi)
-        nulls.append(None if mode == "none" else column.null_count)
-    nullable_types = [t.copy(nullable=True) for t in types]
-    return SimpleStats(
-        serialize_row(mins, nullable_types), serialize_row(maxs, nullable_types), tuple(nulls)
-    )
+    acc = StatsAccumulator(names, types, mode=mode)
+    acc.add(table)
+    return acc.result()
