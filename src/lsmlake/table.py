@@ -11,6 +11,11 @@ from lsmlake.core.fileio import FileIO
 from lsmlake.core.options import CoreOptions
 from lsmlake.core.paths import TablePaths
 from lsmlake.core.predicate import Predicate
+from lsmlake.errors import NoSuchSnapshotError
+from lsmlake.maintenance.cleanup import RollbackResult, delete_tag, rollback_to
+from lsmlake.maintenance.expire import ExpireResult, expire_snapshots
+from lsmlake.maintenance.orphans import remove_orphan_files
+from lsmlake.maintenance.tags import Tag, create_tag, list_tags, tag_snapshot
 from lsmlake.core.schema import TableSchema
 from lsmlake.metadata.snapshot import Snapshot
 from lsmlake.metadata.snapshot_manager import SnapshotManager
@@ -114,19 +119,36 @@ class Table:
         return self.write(rows)
 
     # -- reading
+    def _resolve_snapshot(self, snapshot_id: int | None, tag: str | None, as_of_millis: int | None) -> int | None:
+        """Time travel: an id, a tag's snapshot, or the newest snapshot at or before a time (epoch ms)."""
+        if sum(x is not None for x in (snapshot_id, tag, as_of_millis)) > 1:
+            raise ValueError("give at most one of snapshot_id, tag and as_of_millis")
+        if tag is not None:
+            return tag_snapshot(self, tag).id
+        if as_of_millis is not None:
+            found = self.snapshot_manager.earlier_or_equal_time_millis(as_of_millis)
+            if found is None:
+                raise NoSuchSnapshotError(f"table {self.name} has no snapshot at or before {as_of_millis}")
+            return found.id
+        return snapshot_id
+
     def scan(
         self, *, filter: str | Predicate | None = None, columns: Sequence[str] | None = None,
-        snapshot_id: int | None = None, limit: int | None = None,
+        snapshot_id: int | None = None, tag: str | None = None, as_of_millis: int | None = None,
+        limit: int | None = None,
     ) -> Scan:
         """Plan a read: ``.splits()``, ``.to_arrow()``, ``.to_batches()``, ``.to_pandas()``."""
-        return scan_table(self, filter=filter, columns=columns, snapshot_id=snapshot_id, limit=limit)
+        sid = self._resolve_snapshot(snapshot_id, tag, as_of_millis)
+        return scan_table(self, filter=filter, columns=columns, snapshot_id=sid, limit=limit)
 
     def read(
         self, *, filter: str | Predicate | None = None, columns: Sequence[str] | None = None,
-        snapshot_id: int | None = None, limit: int | None = None,
+        snapshot_id: int | None = None, tag: str | None = None, as_of_millis: int | None = None,
+        limit: int | None = None,
     ) -> pa.Table:
-        """The rows a reader sees (merged, deletes applied) that pass ``filter``."""
-        return read_table(self, filter=filter, columns=columns, snapshot_id=snapshot_id, limit=limit)
+        """The rows a reader sees (merged, deletes applied) that pass ``filter``, now or at a past point."""
+        sid = self._resolve_snapshot(snapshot_id, tag, as_of_millis)
+        return read_table(self, filter=filter, columns=columns, snapshot_id=sid, limit=limit)
 
     def explain(self, *, filter: str | Predicate | None = None, snapshot_id: int | None = None) -> str:
         """Per bucket: raw or merge read, and the rule that decided it."""
@@ -136,6 +158,31 @@ class Table:
     def compact(self, *, full: bool = False) -> int | None:
         """Run the compaction strategy (or a full compaction) on every bucket; one COMPACT snapshot."""
         return compact_table(self, full=full)
+
+    # -- maintenance
+    def create_tag(self, name: str, snapshot_id: int | None = None) -> Tag:
+        """Tag a snapshot (the latest by default); tagged files survive expiry."""
+        return create_tag(self, name, snapshot_id)
+
+    def delete_tag(self, name: str) -> None:
+        delete_tag(self, name)
+
+    def list_tags(self) -> list[Tag]:
+        return list_tags(self)
+
+    def rollback_to(self, snapshot_id: int | None = None, *, tag: str | None = None) -> RollbackResult:
+        """Make a snapshot (or a tag's) the latest again; newer snapshots and their files go."""
+        return rollback_to(self, snapshot_id, tag)
+
+    def expire_snapshots(
+        self, *, retain_min: int | None = None, retain_max: int | None = None, older_than_ms: int | None = None,
+    ) -> ExpireResult:
+        """Expire snapshots the retention options (or these overrides) no longer keep, with their files."""
+        return expire_snapshots(self, retain_min=retain_min, retain_max=retain_max, older_than_ms=older_than_ms)
+
+    def remove_orphan_files(self, *, older_than_ms: int | None = None, dry_run: bool = False) -> list[str]:
+        """Delete files no snapshot, tag or changelog uses and older than the guard (default: one day)."""
+        return remove_orphan_files(self, older_than_ms=older_than_ms, dry_run=dry_run)
 
     # -- snapshots
     def latest_snapshot(self) -> Snapshot | None:

@@ -100,6 +100,14 @@ class SnapshotManager:
         sid = self.earliest_id()
         return None if sid is None else self.snapshot(sid)
 
+    def earlier_or_equal_time_millis(self, millis: int) -> Snapshot | None:
+        """The newest snapshot committed at or before ``millis`` (epoch ms), None if all are newer."""
+        for sid in reversed(self.snapshot_ids()):
+            snapshot = self.snapshot(sid)
+            if snapshot.time_millis <= millis:
+                return snapshot
+        return None
+
     # -- publishing
     def try_publish(self, snapshot: Snapshot) -> bool:
         """Create `snapshot-<id>` only if absent; False when another commit claimed the id first.

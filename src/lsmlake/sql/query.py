@@ -46,10 +46,9 @@ def to_arrow(relation: Any) -> pa.Table:
 
 def snapshot_at(table: Table, millis: int) -> int:
     """The latest snapshot committed at or before ``millis`` (Paimon's ``earlierOrEqualTimeMills``)."""
-    manager = table.snapshot_manager
-    for sid in reversed(manager.snapshot_ids()):
-        if manager.snapshot(sid).time_millis <= millis:
-            return sid
+    snapshot = table.snapshot_manager.earlier_or_equal_time_millis(millis)
+    if snapshot is not None:
+        return snapshot.id
     raise NoSuchSnapshotError(f"table {table.name} has no snapshot at or before {millis} (epoch millis)")
 
 

@@ -76,11 +76,9 @@ class SystemContext:
         return manager.latest()
 
     def _snapshot_at(self, millis: int) -> Snapshot:
-        manager = self.table.snapshot_manager
-        for sid in reversed(manager.snapshot_ids()):
-            s = manager.snapshot(sid)
-            if s.time_millis <= millis:
-                return s
+        snapshot = self.table.snapshot_manager.earlier_or_equal_time_millis(millis)
+        if snapshot is not None:
+            return snapshot
         raise NoSuchSnapshotError(f"table {self.table.name} has no snapshot at or before {millis}")
 
     # -- partitions
