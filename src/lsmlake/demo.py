@@ -1,59 +1,63 @@
-"""The demo: the same upserts and deletes into a merge-on-read and a deletion-vector table, then reads."""
+"""The demo: the seeds' experiment, in SQL, on a merge-on-read table and a deletion-vector table."""
 
 from __future__ import annotations
 
-from decimal import Decimal
-
 import pyarrow as pa
 from rich.console import Console
+from rich.table import Table as RichTable
 
 from lsmlake.catalog import Catalog
-from lsmlake.table import Table
+from lsmlake.sql import execute
 
-SCHEMA = pa.schema([
-    ("id", pa.int64()), ("dt", pa.string()), ("customer", pa.string()), ("amount", pa.decimal128(10, 2)),
-])
+SETUP = """
+CREATE DATABASE IF NOT EXISTS demo;
+USE demo;
+DROP TABLE IF EXISTS test_mor;
+DROP TABLE IF EXISTS test_dv;
+CREATE TABLE test_mor (user_id INT, age INT, PRIMARY KEY (user_id) NOT ENFORCED) WITH ('bucket' = '1');
+CREATE TABLE test_dv (user_id INT, age INT, PRIMARY KEY (user_id) NOT ENFORCED)
+    WITH ('bucket' = '1', 'deletion-vectors.enabled' = 'true');
+"""
+WRITES = """
+insert into {t} values(1,1);
+insert into {t} values(2,2);
+insert into {t} values(3,33);
+CALL sys.compact(table => 'demo.{t}');
+update {t} set age = 2 where (user_id=1 or user_id = 2);
+"""
+SHOW = [
+    ("the rows", "SELECT * FROM {t} ORDER BY user_id"),
+    ("$files", "SELECT bucket, regexp_replace(file_path, '^.*/', '') AS file, level, record_count, "
+     "deleteRowCount, min_sequence_number, max_sequence_number FROM `{t}$files` ORDER BY level"),
+    ("$table_indexes", "SELECT bucket, index_type, file_name, file_size, row_count, dv_ranges "
+     "FROM `{t}$table_indexes`"),
+]
 
 
-def _rows(ids: list[int], dt: str, customer: str, amount: str) -> pa.Table:
-    return pa.table({
-        "id": ids, "dt": [dt] * len(ids), "customer": [f"{customer}-{i}" for i in ids],
-        "amount": [Decimal(amount) + i for i in ids],
-    }, schema=SCHEMA)
-
-
-def _apply_commits(table: Table, console: Console) -> None:
-    commits: list[tuple[str, pa.Table, bool]] = [
-        ("insert 6 orders on 2024-01-01", _rows([1, 2, 3, 4, 5, 6], "2024-01-01", "alice", "10.00"), False),
-        ("insert 3 orders on 2024-01-02", _rows([1, 2, 3], "2024-01-02", "bob", "20.00"), False),
-        ("update orders 2 and 4 of 2024-01-01", _rows([2, 4], "2024-01-01", "carol", "99.00"), False),
-        ("delete order 5 of 2024-01-01 and 3 of 2024-01-02",
-         pa.table({"dt": ["2024-01-01", "2024-01-02"], "id": [5, 3]}), True),
-    ]
-    for text, data, is_delete in commits:
-        sid = table.delete(data) if is_delete else table.write(data)
-        console.print(f"  {table.name}: {text} -> snapshot {sid}")
+def _print_table(console: Console, title: str, table: pa.Table) -> None:
+    out = RichTable(title=title, title_justify="left")
+    for name in table.column_names:
+        out.add_column(name, overflow="fold")
+    for row in table.to_pylist():
+        out.add_row(*("NULL" if v is None else str(v) for v in row.values()))
+    console.print(out)
 
 
 def run_demo(warehouse: str, console: Console) -> None:
-    """Create ``demo.orders_mor`` and ``demo.orders_dv`` (re-created each run), write, compact, read."""
+    """Two primary-key tables, one with deletion vectors; the same inserts, a compaction and an update."""
     catalog = Catalog(warehouse)
-    catalog.create_database("demo", exist_ok=True)
-    tables = []
-    for name, dv in (("demo.orders_mor", "false"), ("demo.orders_dv", "true")):
-        catalog.drop_table(name, ignore_missing=True)
-        tables.append(catalog.create_table(
-            name, schema=SCHEMA, primary_key=["dt", "id"], partition_keys=["dt"],
-            options={"bucket": "2", "deletion-vectors.enabled": dv},
-        ))
-    console.print(f"[bold]warehouse[/] {warehouse}: two tables, primary key (dt, id), partitioned by dt, 2 buckets")
-    for table in tables:
-        _apply_commits(table, console)
-    for table in tables:
-        console.rule(table.name)
-        console.print(table.explain())
-        console.print(table.read().sort_by([("dt", "ascending"), ("id", "ascending")]).to_pandas().to_string())
-    mor = tables[0]
-    mor.compact(full=True)
-    console.rule(f"{mor.name} after a full compaction")
-    console.print(mor.explain())
+    execute(catalog, SETUP)
+    console.print(f"[bold]warehouse[/] {warehouse}: demo.test_mor (merge-on-read) and demo.test_dv "
+                  "(deletion vectors), the same writes:")
+    console.print(WRITES.format(t="<table>").strip())
+    for name in ("test_mor", "test_dv"):
+        for result in execute(catalog, WRITES.format(t=name), database="demo"):
+            if result.message:
+                console.print(f"  {name}: {result.message}")
+    for name in ("test_mor", "test_dv"):
+        console.rule(f"demo.{name}")
+        for title, query in SHOW:
+            (result,) = execute(catalog, query.format(t=name), database="demo")
+            assert result.table is not None
+            _print_table(console, f"{name}: {title}", result.table)
+        console.print(catalog.open_table(f"demo.{name}").explain())
