@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+import warnings
 from dataclasses import replace
 from types import TracebackType
 from typing import TYPE_CHECKING
@@ -92,6 +93,7 @@ class TableWriter:
         """Flush and publish; returns the id of the last snapshot written (None if nothing changed)."""
         self._check_open()
         self._closed = True
+        published: set[str] = set()  # files of snapshots already published: never deleted on failure
         try:
             overwriting = self._overwrite is not False
             messages = self._write.prepare_commit()
@@ -101,18 +103,24 @@ class TableWriter:
                 self.table.io, self.table.root, self.table.schema, self.table.options,
                 table_name=self.table.name,
             )
+            appends = [replace(m, compact_before=(), compact_after=(), new_index_files=(),
+                               deleted_index_files=()) for m in messages]
             if overwriting:
                 replaces = partition_matcher(self.table.schema, self._overwrite, messages)
-                self.snapshot_ids = [committer.overwrite(messages, replaces=replaces)]
-                self.snapshot_ids += committer.commit([replace(m, new_files=()) for m in messages])
+                self.snapshot_ids = [committer.overwrite(appends, replaces=replaces)]
             else:
-                self.snapshot_ids = committer.commit(messages)
+                self.snapshot_ids = committer.commit(appends)
+            published |= {f.file_name for m in messages for f in m.new_files}
+            self.snapshot_ids += committer.commit([replace(m, new_files=()) for m in messages])
         except BaseException:
-            self._write.abort()
+            self._write.abort(keep=published)
             raise
         if not self.table.options.get_bool("write-only"):
             # as Java's commit does: expire what the retention options no longer keep
-            expire_snapshots(self.table)
+            try:
+                expire_snapshots(self.table)
+            except Exception as e:  # the commit stands; expiry runs again after the next one
+                warnings.warn(f"table {self.table.name}: snapshot expiry after commit failed: {e}", stacklevel=2)
         return self.snapshot_ids[-1] if self.snapshot_ids else None
 
     def abort(self) -> None:

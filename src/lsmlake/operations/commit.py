@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import warnings
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -135,9 +136,7 @@ class FileStoreCommit:
                 raise
             snapshot = self._build_snapshot(current, latest, delta_metas, identifier, written)
             if self.snapshots.try_publish(snapshot):
-                self.snapshots.write_latest_hint(snapshot.id)
-                if latest is None:
-                    self.snapshots.write_earliest_hint(snapshot.id)
+                self._write_hints(snapshot.id, first=latest is None)
                 return snapshot.id
             for name in written:
                 self.io.delete_file(self.paths.manifest(name))
@@ -149,6 +148,17 @@ class FileStoreCommit:
             f"table {self.table_name}: gave up publishing a snapshot after {retries + 1} attempts "
             "(other writers kept winning)"
         )
+
+    def _write_hints(self, snapshot_id: int, *, first: bool) -> None:
+        """Update LATEST (and EARLIEST for a first snapshot). The snapshot is published whatever happens
+        here: hints are only hints, readers verify them, so a failure must not fail the commit."""
+        try:
+            self.snapshots.write_latest_hint(snapshot_id)
+            if first:
+                self.snapshots.write_earliest_hint(snapshot_id)
+        except Exception as e:
+            warnings.warn(f"table {self.table_name}: snapshot {snapshot_id} is committed but its hint file "
+                          f"could not be written ({e})", stacklevel=3)
 
     def _previous_metas(self, latest: Snapshot | None) -> list[ManifestFileMeta]:
         if latest is None:
