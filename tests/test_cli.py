@@ -87,7 +87,7 @@ def test_statement_complete() -> None:
     (["sql", "SELECT * FROM db.t WHERE (id = "], 2, "cannot parse"),
     (["sql", "SELECT nope FROM db.t"], 2, "query failed"),
     (["sql", "CREATE DATABASE db"], 4, "database db already exists"),
-    (["sql", "ALTER TABLE db.t ADD COLUMN x INT"], 9, "ALTER"),
+    (["sql", "ALTER TABLE db.t ADD PARTITION (x = 1)"], 9, "ADD PARTITION is not supported"),
     (["sql", "INSERT INTO db.t VALUES (NULL, 'x')"], 5, "primary key column id"),
     (["snapshots", "db.missing"], 3, "table db.missing does not exist"),
     (["explain", "db.t", "--filter", "nope = 1"], 2, "unknown column"),

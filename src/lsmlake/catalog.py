@@ -23,6 +23,8 @@ from lsmlake.errors import (
     SchemaMismatchError,
 )
 from lsmlake.mergetree.merge_function import validate_merge_engine
+from lsmlake.schema_change import SchemaChange
+from lsmlake.schema_change.manager import rename_table_dir
 from lsmlake.system_tables import SystemTable
 from lsmlake.table import Table
 
@@ -163,6 +165,35 @@ class Catalog:
                 return self.open_table(identifier)
             raise AlreadyExistsError(f"table {db}.{name} already exists")
         return Table(f"{db}.{name}", self.io, path, table_schema)
+
+    def alter_table(
+        self, identifier: str, *changes: SchemaChange, ignore_missing: bool = False
+    ) -> Table | None:
+        """Apply schema changes to ``db.table`` as one new schema version (see ``Table.alter``); returns
+        the table on its new schema (None when it does not exist and ``ignore_missing``)."""
+        if ignore_missing and not self.table_exists(identifier):
+            return None
+        return self.open_table(identifier).alter(*changes)
+
+    def rename_table(self, identifier: str, new_identifier: str, *, ignore_missing: bool = False) -> None:
+        """Rename ``db.table`` (also into another database) by moving its directory.
+
+        Local warehouses only; refused when the table's metadata refers to absolute paths.
+        """
+        db, name = parse_identifier(identifier)
+        new_db, new_name = parse_identifier(new_identifier)
+        path = self._table_path(db, name)
+        if self._latest_schema_id(path) is None:
+            if ignore_missing:
+                return
+            raise NoSuchTableError(f"table {db}.{name} does not exist")
+        if not self.io.exists(self._db_path(new_db)):
+            raise NoSuchDatabaseError(f"database {new_db} does not exist")
+        target = self._table_path(new_db, new_name)
+        if self.io.exists(target):
+            raise AlreadyExistsError(f"table {new_db}.{new_name} already exists (or its directory does)")
+        rename_table_dir(
+            self.io, path, target, source_name=f"{db}.{name}", target_name=f"{new_db}.{new_name}")
 
     def drop_table(self, identifier: str, *, ignore_missing: bool = False) -> None:
         db, name = parse_identifier(identifier)

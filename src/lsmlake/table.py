@@ -11,15 +11,16 @@ from lsmlake.core.fileio import FileIO
 from lsmlake.core.options import CoreOptions
 from lsmlake.core.paths import TablePaths
 from lsmlake.core.predicate import Predicate
+from lsmlake.core.schema import TableSchema
 from lsmlake.errors import NoSuchSnapshotError
 from lsmlake.maintenance.cleanup import RollbackResult, delete_tag, rollback_to
 from lsmlake.maintenance.expire import ExpireResult, expire_snapshots
 from lsmlake.maintenance.orphans import remove_orphan_files
 from lsmlake.maintenance.tags import Tag, create_tag, list_tags, tag_snapshot
-from lsmlake.core.schema import TableSchema
 from lsmlake.metadata.snapshot import Snapshot
 from lsmlake.metadata.snapshot_manager import SnapshotManager
 from lsmlake.operations.input_rows import WriteData
+from lsmlake.schema_change import SchemaChange, commit_changes, latest_schema
 from lsmlake.table_compact import compact_table
 from lsmlake.table_read import Scan, explain_table, read_table, scan_table
 from lsmlake.table_writer import TableWriter
@@ -62,6 +63,22 @@ class Table:
         merged = dict(self.dynamic_options)
         merged.update({str(k): str(v) for k, v in options.items()})
         return Table(self.name, self.io, self.root, self.schema, merged)
+
+    # -- schema evolution
+    def alter(self, *changes: SchemaChange) -> Table:
+        """Apply schema changes (``lsmlake.schema_change.add_column(...)``, ``drop_column``, ...) as one
+        new schema version; returns the table re-opened on it (this object keeps the old schema).
+
+        Changes apply to the latest schema on storage. Refused changes raise and write nothing; an ALTER
+        that loses the race for the next schema id to a concurrent one is re-applied on top of it, or
+        raises CommitConflictError when it no longer applies.
+        """
+        schema = commit_changes(self.io, self.root, changes, table_name=self.name)
+        return Table(self.name, self.io, self.root, schema, self.dynamic_options)
+
+    def latest_schema(self) -> TableSchema:
+        """The newest schema on storage (newer than ``self.schema`` if the table was altered since)."""
+        return latest_schema(self.io, self.root, table_name=self.name)
 
     # -- writing
     def writer(self) -> TableWriter:
@@ -155,9 +172,11 @@ class Table:
         return explain_table(self, filter=filter, snapshot_id=snapshot_id)
 
     # -- compaction
-    def compact(self, *, full: bool = False) -> int | None:
-        """Run the compaction strategy (or a full compaction) on every bucket; one COMPACT snapshot."""
-        return compact_table(self, full=full)
+    def compact(self, *, full: bool = False, executor: str = "local") -> int | None:
+        """Run the compaction strategy (or a full compaction) on every bucket; one COMPACT snapshot.
+
+        ``executor="ray"`` runs the buckets as Ray tasks (``pip install lsmlake[ray]``)."""
+        return compact_table(self, full=full, executor=executor)
 
     # -- maintenance
     def create_tag(self, name: str, snapshot_id: int | None = None) -> Tag:

@@ -30,8 +30,17 @@ def progress(items: Sequence[T], description: str) -> Iterable[T]:
     return track(items, description=description, console=Console(stderr=True), transient=True)
 
 
-def compact_table(table: Table, *, full: bool = False) -> int | None:
-    """Compact each bucket (its strategy, or everything to the max level when ``full``); snapshot id or None."""
+def compact_table(table: Table, *, full: bool = False, executor: str = "local") -> int | None:
+    """Compact each bucket (its strategy, or everything to the max level when ``full``); snapshot id or None.
+
+    ``executor="ray"`` compacts the buckets as Ray tasks (needs ``lsmlake[ray]``) and commits once.
+    """
+    if executor == "ray":
+        from lsmlake.ray.compact import compact_table_ray  # optional extra, imported only when asked
+
+        return compact_table_ray(table, full=full)
+    if executor != "local":
+        raise ValueError(f"executor must be 'local' or 'ray', got {executor!r}")
     schema, options = table.schema, table.options
     if not schema.primary_keys:
         raise UnsupportedError(f"table {table.name}: compaction of append tables is not supported yet")

@@ -87,3 +87,17 @@ def test_composite_keys_with_strings() -> None:
     got = merge_rows(t, ["a", "b"])
     assert sorted(zip(got.column("a").to_pylist(), got.column("b").to_pylist(), got.column("v").to_pylist(),
                       strict=True)) == [("x", 1, "2"), ("x", 2, "4"), ("y", 1, "3")]
+
+
+def test_computing_engines_merge_through_their_merge_function() -> None:
+    from lsmlake.core.options import CoreOptions
+    from lsmlake.core.types import DataType
+    from lsmlake.mergetree.engines.aggregation import Aggregation
+    from lsmlake.mergetree.engines.config import engine_config
+
+    options = CoreOptions.of({"merge-engine": "aggregation", "fields.v.aggregate-function": "listagg",
+                              "aggregation.remove-record-on-delete": "true"}, primary_key_table=True)
+    fields = [("k", DataType("INT", False)), ("v", DataType("VARCHAR")), ("s", DataType("BIGINT"))]
+    engine = Aggregation(engine_config(fields, ["k"], options))
+    rows = [(1, "a", None, 1, INS), (2, "b", None, 2, INS), (1, "c", None, 5, UA), (2, None, None, 6, D)]
+    assert result(merge_rows(kv(rows[::-1]), ["k"], merge_function=engine)) == [(1, "a,c")]

@@ -67,6 +67,7 @@ ALSO_KNOWN = frozenset(
     {
         "first-row.ignore-delete", "deduplicate.ignore-delete", "partial-update.ignore-delete",
         "partial-update.remove-record-on-delete", "partial-update.remove-record-on-sequence-group",
+        "aggregation.remove-record-on-delete",
         "changelog-producer.lookup-wait", "dynamic-bucket.target-row-num", "dynamic-bucket.initial-buckets",
         "dynamic-bucket.max-buckets", "lookup-wait", "consumer-id", "scan.mode", "scan.timestamp-millis",
         "scan.tag-name", "incremental-between", "incremental-between-scan-mode",
@@ -258,3 +259,43 @@ def validate_create_options(options: Mapping[str, str], *, primary_key_table: bo
         raise InvalidOptionError("append table with a fixed bucket count needs option 'bucket-key'")
     if opts.merge_engine not in ("deduplicate", "first-row", "partial-update", "aggregation"):
         raise InvalidOptionError(f"option 'merge-engine': unknown engine {opts.merge_engine!r}")
+    _validate_merge_options(opts, primary_key_table=primary_key_table)
+
+
+def _validate_merge_options(opts: CoreOptions, *, primary_key_table: bool) -> None:
+    """The option combinations Paimon's SchemaValidation rejects (the schema-dependent ones live with
+    the merge engines)."""
+    for key in ("ignore-update-before", "partial-update.remove-record-on-delete",
+                "aggregation.remove-record-on-delete", "deletion-vectors.merge-on-read"):
+        opts.get_bool(key)
+    order = (opts.get("sequence.field.sort-order") or "ascending").lower()
+    if order not in ("ascending", "descending"):
+        raise InvalidOptionError(
+            f"option 'sequence.field.sort-order': {order!r} is not ascending or descending")
+    producer = opts.changelog_producer
+    if producer not in ("none", "input", "lookup", "full-compaction"):
+        raise InvalidOptionError(f"option 'changelog-producer': unknown producer {producer!r}")
+    if not primary_key_table and producer != "none":
+        raise InvalidOptionError(
+            "Can not set changelog-producer on table without primary keys, please define primary keys.")
+    if opts.get("full-compaction.delta-commits") is not None and producer == "lookup":
+        raise InvalidOptionError(
+            "'full-compaction.delta-commits' is incompatible with 'changelog-producer'='lookup'. Use "
+            "'changelog-producer'='full-compaction' to get periodic full compaction with changelog "
+            "generation, or remove 'full-compaction.delta-commits'.")
+    engine = opts.merge_engine
+    if not primary_key_table:
+        return
+    if opts.sequence_fields and engine == "first-row":
+        raise InvalidOptionError("Do not support use sequence field on FIRST_ROW merge engine.")
+    if engine == "first-row" and producer not in ("none", "lookup"):
+        raise InvalidOptionError(
+            "Only support 'none' and 'lookup' changelog-producer on FIRST_ROW merge engine")
+    if opts.deletion_vectors_enabled:
+        if producer not in ("none", "input", "lookup"):
+            raise InvalidOptionError(
+                "Deletion vectors mode is only supported for NONE/INPUT/LOOKUP changelog producer now.")
+        if engine == "first-row":
+            raise InvalidOptionError(
+                "First row merge engine does not need deletion vectors because there is no deletion of old "
+                "data in this merge engine.")

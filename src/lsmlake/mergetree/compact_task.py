@@ -86,10 +86,10 @@ class TaskPlanner:
 
     def _upgrade(self, f: DataFileMeta, output_level: int) -> list[Step]:
         if output_level == self.max_level and may_contain_deletes(f):
-            return [Rewrite(((((f,),),)))]
+            return [Rewrite((((f,),),))]
         kind = self.upgrade_kind(f, output_level)
         if kind is UpgradeKind.REWRITE:
-            return [Rewrite(((((f,),),)))]
+            return [Rewrite((((f,),),))]
         if kind is UpgradeKind.RELABEL and f.level == output_level:
             return []
         return [Upgrade(f, kind)]

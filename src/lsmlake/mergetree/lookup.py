@@ -1,10 +1,12 @@
-"""Vectorized lookup of keys in higher levels: find each key's live older row and mark it deleted."""
+"""Vectorized lookup of keys in higher levels: find each key's live older row (to mark it deleted, merge
+with its value, or -- for first-row -- just know it exists)."""
 
 from __future__ import annotations
 
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
@@ -67,19 +69,28 @@ def _key_range(keys: pa.Table, types: Sequence[DataType], bounds: KeyBounds) -> 
     return bounds.key(serialize_row(first, list(types))), bounds.key(serialize_row(last, list(types)))
 
 
-def lookup_and_mark(
+@dataclass(frozen=True)
+class Hit:
+    """Keys found live in one data file: their row positions in the file and the keys themselves."""
+
+    file: DataFileMeta
+    positions: np.ndarray
+    keys: pa.Table
+
+
+def find_keys(
     keys: pa.Table, runs_above: Sequence[Sequence[DataFileMeta]], deletion_vectors: BucketDeletionVectors,
     *, key_types: Sequence[DataType], read_keys: Callable[[DataFileMeta], pa.Table],
-) -> int:
-    """For each key, walk the runs upward and mark its first live hit deleted; returns rows marked.
+) -> list[Hit]:
+    """For each key, walk the runs upward (lowest level first) and report its first live occurrence.
 
     ``keys`` holds only key columns; ``read_keys(f)`` returns a file's key columns for every row in
-    file order (deletion vectors not applied: positions must stay file positions).
+    file order (deletion vectors not applied: positions must stay file positions). Nothing is marked.
     """
     names = keys.column_names
-    remaining = keys.group_by(names).aggregate([]) if keys.num_rows else keys
+    remaining = keys.group_by(names, use_threads=False).aggregate([]) if keys.num_rows else keys
     bounds = KeyBounds(key_types)
-    marked = 0
+    hits: list[Hit] = []
     for run in runs_above:
         if remaining.num_rows == 0:
             break
@@ -94,11 +105,23 @@ def lookup_and_mark(
             keep = deletion_vectors.keep_mask(f.file_name, n)
             if not keep.all():
                 file_keys = file_keys.filter(pa.array(keep))
-            hits = file_keys.join(remaining, keys=names, join_type="left semi")
-            if hits.num_rows:
-                deletion_vectors.add(f.file_name, hits.column(POSITION).to_numpy())
-                marked += hits.num_rows
-                found.append(hits.select(names))
+            matched = file_keys.join(remaining, keys=names, join_type="left semi")
+            if matched.num_rows:
+                matched = matched.sort_by(POSITION)
+                hits.append(Hit(f, matched.column(POSITION).to_numpy(), matched.select(names)))
+                found.append(matched.select(names))
         if found:
             remaining = remaining.join(pa.concat_tables(found), keys=names, join_type="left anti")
+    return hits
+
+
+def lookup_and_mark(
+    keys: pa.Table, runs_above: Sequence[Sequence[DataFileMeta]], deletion_vectors: BucketDeletionVectors,
+    *, key_types: Sequence[DataType], read_keys: Callable[[DataFileMeta], pa.Table],
+) -> int:
+    """For each key, walk the runs upward and mark its first live hit deleted; returns rows marked."""
+    marked = 0
+    for hit in find_keys(keys, runs_above, deletion_vectors, key_types=key_types, read_keys=read_keys):
+        deletion_vectors.add(hit.file.file_name, hit.positions)
+        marked += len(hit.positions)
     return marked

@@ -12,18 +12,22 @@ from lsmlake.core.fileio import FileIO
 from lsmlake.core.options import CoreOptions, parse_duration_ms, parse_memory_size
 from lsmlake.core.paths import TablePaths
 from lsmlake.core.schema import TableSchema
-from lsmlake.errors import UnsupportedError
+from lsmlake.core.types import DataType
 from lsmlake.mergetree.compact_strategy import (
-    CompactUnit, EarlyFullCompaction, ForceUpLevel0Compaction, UniversalCompaction, drop_delete, is_worth_running, pick_full_compaction,
+    CompactUnit,
+    EarlyFullCompaction,
+    ForceUpLevel0Compaction,
+    UniversalCompaction,
+    drop_delete,
+    is_worth_running,
+    pick_full_compaction,
 )
 from lsmlake.mergetree.compact_task import Rewrite, TaskPlanner, Upgrade, UpgradeKind, rewrite_needs_lookup
 from lsmlake.mergetree.dv_maintainer import BucketDeletionVectors
-from lsmlake.mergetree.kv_layout import (
-    SEQUENCE_NUMBER, VALUE_KIND, is_retract, key_group_starts, sort_by_key, to_kv_table,
-)
+from lsmlake.mergetree.kv_layout import SEQUENCE_NUMBER, VALUE_KIND, is_retract, key_group_starts, to_kv_table
 from lsmlake.mergetree.levels import Levels
-from lsmlake.mergetree.merge_function import merge_function_for
-from lsmlake.mergetree.lookup import KEY_CACHE, lookup_and_mark
+from lsmlake.mergetree.lookup import KEY_CACHE, find_keys, lookup_and_mark
+from lsmlake.mergetree.merge_function import merge_function_for, sort_for_merge
 from lsmlake.metadata.data_file import DataFileMeta
 from lsmlake.operations.commit_message import CommitMessage
 from lsmlake.operations.data_file_writer import FILE_SOURCE_COMPACT, DataFileWriter, local_wall_clock_millis
@@ -117,10 +121,13 @@ class BucketCompactor:
         self.dv_enabled = options.deletion_vectors_enabled
         self.levels = Levels.of(state.files, max(num_levels(options), 2))
         self.key_names = list(schema.trimmed_primary_keys)
-        self.merge_function = merge_function_for(options)
+        self.merge_function = merge_function_for(options, schema)
         self.ctx = ReadContext(io, root, schema, options, tuple(schema.field_names))
-        if self.dv_enabled and options.sequence_fields:
-            raise UnsupportedError("compaction of deletion-vector tables with sequence.field is not supported yet")
+        # Paimon's needLookup: deletion vectors, or first-row (whose batch reads skip level 0)
+        self.lookup = self.dv_enabled or options.merge_engine == "first-row"
+        self.first_row = options.merge_engine == "first-row"
+        # a lookup that only marks old positions suffices when the level-0 row is the final value
+        self.position_lookup = options.merge_engine == "deduplicate" and not options.sequence_fields
 
     def pick(self, *, full: bool) -> CompactUnit | None:
         runs = self.levels.level_sorted_runs()
@@ -133,7 +140,7 @@ class BucketCompactor:
             run_trigger=self.options.get_int("num-sorted-run.compaction-trigger"),
             early_full=self._early_full(),
         )
-        strategy = ForceUpLevel0Compaction(universal) if self.dv_enabled else universal
+        strategy = ForceUpLevel0Compaction(universal) if self.lookup else universal
         unit = strategy.pick(self.levels.num_levels, runs)
         return unit if is_worth_running(unit) else None
 
@@ -178,14 +185,14 @@ class BucketCompactor:
         drop = drop_delete(unit.output_level, self.levels.highest_non_empty_level(), deletion_vectors=self.dv_enabled)
         planner = TaskPlanner(
             tuple(self.schema.field(k).type for k in self.key_names), self.levels.max_level,
-            int(self.options.target_file_size * COMPACTION_SMALL_FILE_RATIO), self.dv_enabled,
-            self.options.merge_engine == "deduplicate" and not self.options.sequence_fields,
+            int(self.options.target_file_size * COMPACTION_SMALL_FILE_RATIO), self.lookup,
+            self.position_lookup,
         )
         before: list[DataFileMeta] = []
         after: list[DataFileMeta] = []
         for step in planner.plan(unit):
             if isinstance(step, Upgrade):
-                if step.kind is UpgradeKind.LOOKUP_RELABEL:
+                if step.kind is UpgradeKind.LOOKUP_RELABEL and self.dv_enabled:
                     self._lookup(self._read([step.file], self.key_names), unit.output_level)
                 before.append(step.file)
                 after.append(step.file.upgrade(unit.output_level))
@@ -225,8 +232,12 @@ class BucketCompactor:
         """Mark deleted, in levels above the output, the older rows of keys that only level 0 brought."""
         lookup_and_mark(
             rows.select(self.key_names), self.levels.files_above(output_level), self.state.deletion_vectors,
-            key_types=[self.schema.field(k).type for k in self.key_names], read_keys=self._read_keys,
+            key_types=self._key_types, read_keys=self._read_keys,
         )
+
+    @property
+    def _key_types(self) -> list[DataType]:
+        return [self.schema.field(k).type for k in self.key_names]
 
     def _read_keys(self, f: DataFileMeta) -> pa.Table:
         split = self._split([f])
@@ -235,17 +246,60 @@ class BucketCompactor:
             lambda: read_file(self.ctx, split, 0, self.key_names, push=None, system=False),
         )
 
+    def _level0_keys(self, rows: pa.Table) -> pa.Table:
+        """The keys (one row each) whose rows in the sorted ``rows`` all come from level 0."""
+        starts = key_group_starts(rows, self.key_names)
+        first = np.flatnonzero(starts)
+        levels = rows.column(LEVEL_COLUMN).to_numpy()
+        top = np.maximum.reduceat(levels, first) if len(levels) else levels
+        return rows.select(self.key_names).take(pa.array(first[top == 0]))
+
+    def _lookup_rows(self, keys: pa.Table, output_level: int) -> pa.Table | None:
+        """The live rows, in levels above the output, of ``keys``; their positions are marked deleted."""
+        hits = find_keys(keys, self.levels.files_above(output_level), self.state.deletion_vectors,
+                         key_types=self._key_types, read_keys=self._read_keys)
+        parts = []
+        for hit in hits:
+            self.state.deletion_vectors.add(hit.file.file_name, hit.positions)
+            found = read_file(self.ctx, self._split([hit.file]), 0, self.schema.field_names, push=None,
+                              system=True)
+            found = found.take(pa.array(hit.positions))
+            level = pa.array(np.full(found.num_rows, hit.file.level, dtype=np.int32))
+            parts.append(found.append_column(LEVEL_COLUMN, level))
+        return pa.concat_tables(parts) if parts else None
+
+    def _without_existing(self, merged: pa.Table, keys: pa.Table, output_level: int) -> pa.Table:
+        """First-row: drop the level-0-only keys that already exist above the output (existence lookup)."""
+        hits = find_keys(keys, self.levels.files_above(output_level), self.state.deletion_vectors,
+                         key_types=self._key_types, read_keys=self._read_keys)
+        if not hits:
+            return merged
+        existing = pa.concat_tables([h.keys for h in hits])
+        order = "__merged_order"
+        kept = merged.append_column(order, pa.array(np.arange(merged.num_rows, dtype=np.int64)))
+        kept = kept.join(existing, keys=self.key_names, join_type="left anti")
+        return kept.sort_by(order).drop_columns([order])
+
+    def _merge_with_lookup(self, rows: pa.Table, output_level: int) -> pa.Table:
+        """Merge rows that bring level-0 keys to a non-zero level, as Paimon's lookup rewriter does."""
+        keys = self._level0_keys(rows)
+        if self.first_row:
+            merged = self.merge_function.merge(rows, self.key_names, reduce_singles=False)
+            return self._without_existing(merged, keys, output_level)
+        if self.position_lookup:
+            self._lookup(keys, output_level)
+            return self.merge_function.merge(rows, self.key_names)
+        older = self._lookup_rows(keys, output_level) if keys.num_rows else None
+        if older is not None:
+            rows = sort_for_merge(pa.concat_tables([rows, older.select(rows.column_names)]), self.key_names,
+                                  self.options)
+        return self.merge_function.merge(rows, self.key_names, reduce_singles=False)
+
     def _rewrite(self, step: Rewrite, output_level: int, drop: bool) -> list[DataFileMeta]:
         files = step.files
-        rows = self._read(files)
-        rows = sort_by_key(rows, self.key_names, seq_column=SEQUENCE_NUMBER)
-        if rewrite_needs_lookup(files, output_level, lookup=self.dv_enabled):
-            starts = key_group_starts(rows, self.key_names)
-            levels = rows.column(LEVEL_COLUMN).to_numpy()
-            group_max_level = np.maximum.reduceat(levels, np.flatnonzero(starts)) if len(levels) else levels
-            merged = self.merge_function.merge(rows, self.key_names)
-            only_level0 = group_max_level == 0
-            self._lookup(merged.filter(pa.array(only_level0)), output_level)
+        rows = sort_for_merge(self._read(files), self.key_names, self.options)
+        if rewrite_needs_lookup(files, output_level, lookup=self.lookup):
+            merged = self._merge_with_lookup(rows, output_level)
         else:
             merged = self.merge_function.merge(rows, self.key_names)
         kinds = merged.column(VALUE_KIND).to_numpy()

@@ -21,12 +21,15 @@ from lsmlake.core.predicate import Predicate
 from lsmlake.core.schema import TableSchema, read_schema, schema_file_name
 from lsmlake.core.types import DataField, to_arrow_type
 from lsmlake.errors import CorruptFileError, LsmlakeError, UnsupportedError
-from lsmlake.mergetree.kv_layout import (
-    SEQUENCE_NUMBER,
-    VALUE_KIND,
-    is_retract,
-    key_group_starts,
-    last_of_each_key,
+from lsmlake.mergetree.kv_layout import SEQUENCE_NUMBER, VALUE_KIND
+from lsmlake.mergetree.merge_function import (
+    Deduplicate,
+    FirstRow,
+    MergeFunction,
+    drop_retracts,
+    merge_function_for,
+    read_columns,
+    sort_indices,
 )
 from lsmlake.metadata.data_file import DataFileMeta
 from lsmlake.metadata.deletion_vector import check_cardinality, read_deletion_vector
@@ -84,6 +87,10 @@ class ReadContext:
     def sequence_fields(self) -> list[str]:
         return list(self.options.sequence_fields)
 
+    @cached_property
+    def merge_function(self) -> MergeFunction:
+        return merge_function_for(self.options, self.schema)
+
     def read_columns(self, *, merge: bool) -> list[str]:
         """Table columns to read: projection, filter columns, and for merges keys and sequence fields."""
         wanted = set(self.columns)
@@ -91,6 +98,7 @@ class ReadContext:
             wanted |= set(self.filters.full.fields())
         if merge:
             wanted |= set(self.key_names) | set(self.sequence_fields)
+            wanted |= set(read_columns(self.merge_function, sorted(wanted)))
         return [n for n in self.schema.field_names if n in wanted]
 
 
@@ -319,62 +327,48 @@ def read_raw(ctx: ReadContext, split: Split) -> Iterator[pa.Table]:
             yield _finish(ctx, table, filtered=True)
 
 
-def _drop_retracts(table: pa.Table) -> pa.Table:
-    kinds = table.column(VALUE_KIND).to_numpy()
-    retract = is_retract(kinds)
-    return table.filter(pa.array(~retract)) if retract.any() else table
-
-
-_PER_KEY_NULLS = int(pa.__version__.split(".")[0]) >= 25
-
-
-def _sort_indices(table: pa.Table, sort_keys: list[tuple[str, str]]) -> pa.Array:
-    """Sort indices with nulls first in every key (per-key placement since pyarrow 25)."""
-    if _PER_KEY_NULLS:
-        return pc.sort_indices(table, sort_keys=[(k, o, "at_start") for k, o in sort_keys])
-    return pc.sort_indices(table, sort_keys=sort_keys, null_placement="at_start")
-
-
 def merge_rows(
-    table: pa.Table, keys: Sequence[str], *, engine: str = "deduplicate", sequence_fields: Sequence[str] = (),
-    descending: bool = False, ignore_delete: bool = False, where: str = "",
+    table: pa.Table, keys: Sequence[str], *, merge_function: MergeFunction | None = None,
+    engine: str = "deduplicate", sequence_fields: Sequence[str] = (), descending: bool = False,
+    ignore_delete: bool = False, where: str = "",
 ) -> pa.Table:
     """Vectorized merge of the rows of one overlapping section: one result per key, deletes dropped.
 
-    ``table`` holds key columns, sequence fields, ``_SEQUENCE_NUMBER`` and ``_VALUE_KIND``. Rows of a
-    key are ordered by (sequence fields, sequence number); deduplicate keeps the last, first-row the
-    first. Results that retract (-U/-D) are dropped, as Java's DropDeleteReader does.
+    ``table`` holds key columns, sequence fields, ``_SEQUENCE_NUMBER`` and ``_VALUE_KIND`` (and the
+    value columns the engine folds). Rows of a key are ordered by (sequence fields, sequence number)
+    and folded by ``merge_function`` (default: the ``engine`` named, deduplicate or first-row). Results
+    that retract (-U/-D) are dropped, as Java's DropDeleteReader does.
     """
-    if engine in ("partial-update", "aggregation"):
-        raise UnsupportedError(f"merge-on-read with merge-engine={engine} is not supported yet ({where})")
-    kinds = table.column(VALUE_KIND).to_numpy()
-    retract = is_retract(kinds)
-    if engine == "first-row" and retract.any() and not ignore_delete:
-        raise LsmlakeError(
-            f"first-row merge engine can not accept DELETE/UPDATE_BEFORE records ({where}); set ignore-delete"
-        )
-    if (engine == "first-row" or ignore_delete) and retract.any():
-        table = table.filter(pa.array(~retract))
-        kinds, retract = kinds[~retract], retract[~retract]
+    if merge_function is None:
+        if engine == "deduplicate":
+            merge_function = Deduplicate(ignore_delete=ignore_delete)
+        elif engine == "first-row":
+            merge_function = FirstRow(ignore_delete=ignore_delete)
+        else:
+            raise UnsupportedError(f"merge-engine {engine} needs its merge function ({where})")
     order = "descending" if descending else "ascending"
     sort_keys = [(k, "ascending") for k in keys]
-    sort_keys += [(f, order) for f in sequence_fields] if engine != "first-row" else []
+    sort_keys += [(f, order) for f in sequence_fields] if not isinstance(merge_function, FirstRow) else []
     sort_keys.append((SEQUENCE_NUMBER, "ascending"))
-    # sort only the key columns; take the surviving rows of the whole table once, in key order
-    idx = _sort_indices(table.select([k for k, _ in sort_keys]), sort_keys)
-    sorted_keys = table.select(list(keys)).take(idx)
-    pick = key_group_starts if engine == "first-row" else last_of_each_key
-    chosen = idx.to_numpy()[pick(sorted_keys, keys)]
-    chosen = chosen[~retract[chosen]]
-    return table.take(pa.array(chosen))
+    idx = sort_indices(table.select([k for k, _ in sort_keys]), sort_keys)
+    try:
+        if isinstance(merge_function, (Deduplicate, FirstRow)):
+            # sort only keys and kinds; take the surviving rows of the whole table once, in key order
+            picked = merge_function.pick(table.select([*keys, VALUE_KIND]).take(idx), keys)
+            merged = table.take(pa.array(idx.to_numpy()[picked]))
+        else:
+            merged = merge_function.merge(table.take(idx), keys)
+    except LsmlakeError as e:
+        raise type(e)(f"{e} ({where})" if where else str(e)) from None
+    return drop_retracts(merged)
 
 
 def _merge(ctx: ReadContext, table: pa.Table) -> pa.Table:
     opts = ctx.options
     return merge_rows(
-        table, ctx.key_names, engine=opts.merge_engine, sequence_fields=ctx.sequence_fields,
+        table, ctx.key_names, merge_function=ctx.merge_function, sequence_fields=ctx.sequence_fields,
         descending=(opts.get("sequence.field.sort-order") or "ascending").lower() == "descending",
-        ignore_delete=opts.ignore_delete, where=f"table {ctx.root}",
+        where=f"table {ctx.root}",
     )
 
 
@@ -396,7 +390,7 @@ def read_merge(ctx: ReadContext, split: Split) -> Iterator[pa.Table]:
         table = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
         if not table.num_rows:
             continue
-        table = _merge(ctx, table) if overlapping else _drop_retracts(table)
+        table = _merge(ctx, table) if overlapping else drop_retracts(table)
         if table.num_rows:
             out = _finish(ctx, table, filtered=not overlapping)
             if out.num_rows:

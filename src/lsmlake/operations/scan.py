@@ -37,6 +37,7 @@ from lsmlake.metadata.snapshot import Snapshot
 from lsmlake.metadata.snapshot_manager import SnapshotManager
 from lsmlake.operations.split import DeletionFile, Split
 from lsmlake.operations.split_generator import SplitGroup, split_for_append, split_for_batch
+from lsmlake.schema_change.stats import StatsEvolution
 
 PartitionBucket = tuple[bytes, int]
 UNSUPPORTED_SCAN_OPTIONS = (
@@ -209,6 +210,7 @@ class _Planner:
         self.bucket_selector = BucketSelector(filters.full, schema, options)
         self._partition_ok: dict[bytes, bool] = {}
         self._partition_values: dict[bytes, tuple[object, ...]] = {}
+        self.evolution = StatsEvolution(io, root, schema)  # stats of files of older schemas, by field id
 
     # -- partition values and paths
     def partition_values(self, partition: bytes) -> tuple[object, ...]:
@@ -267,9 +269,9 @@ class _Planner:
             self.counts.by_level0 += 1
             return False
         key = self.filters.key
-        if key is not None and f.schema_id == self.schema.id and not _safe_match(
-            key, f.key_stats, self.key_fields, f.row_count
-        ):
+        if key is not None and (
+            f.schema_id == self.schema.id or self.evolution.keys_comparable(f.schema_id)
+        ) and not _safe_match(key, f.key_stats, self.key_fields, f.row_count):
             self.counts.by_key_stats += 1
             return False
         if (self.skip_level0 or not self.pk_table) and not self.value_matches(f):
@@ -280,8 +282,14 @@ class _Planner:
     def value_matches(self, f: DataFileMeta) -> bool:
         """Whether the file's value stats admit the full filter (True when unknown)."""
         pred = self.filters.full
-        if pred is None or f.schema_id != self.schema.id:
+        if pred is None:
             return True
+        if f.schema_id != self.schema.id:
+            try:
+                stats = self.evolution.value_stats(f)
+            except (ValueError, KeyError, TypeError, IndexError):
+                return True
+            return stats is None or might_match(pred, stats, f.row_count)
         names = f.value_stats_cols if f.value_stats_cols is not None else self.schema.field_names
         known = set(self.schema.field_names)
         if any(n not in known for n in names):

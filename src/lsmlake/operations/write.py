@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
+import posixpath
+from collections.abc import Callable, Iterable, Set
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import TypeVar
@@ -17,9 +18,13 @@ from lsmlake.core.paths import TablePaths, partition_path
 from lsmlake.core.schema import TableSchema
 from lsmlake.errors import CommitConflictError, UnsupportedError
 from lsmlake.mergetree.kv_layout import (
-    SEQUENCE_NUMBER, RowKind, key_fields, sort_by_key, to_kv_table,
+    SEQUENCE_NUMBER,
+    RowKind,
+    key_fields,
+    sort_by_key,
+    to_kv_table,
 )
-from lsmlake.mergetree.merge_function import merge_function_for
+from lsmlake.mergetree.merge_function import Deduplicate, check_input_kinds, merge_function_for
 from lsmlake.metadata.data_file import DataFileMeta
 from lsmlake.operations.commit_message import CommitMessage
 from lsmlake.operations.compact import BucketFiles, compact_bucket, restore_deletion_vectors, written_by
@@ -77,12 +82,8 @@ class FileStoreWrite:
             )
         if pk and self.num_buckets == -2:
             raise UnsupportedError(f"table {table_name}: postpone bucket mode (bucket = -2) is not supported yet")
-        if pk and options.merge_engine != "deduplicate":
-            raise UnsupportedError(
-                f"table {table_name}: writing with merge-engine {options.merge_engine!r} is not supported yet"
-            )
         self._buffer_limit = options.get_size("write-buffer-size")
-        self.merge_function = merge_function_for(options)
+        self.merge_function = merge_function_for(options, schema) if pk else Deduplicate()
 
     @property
     def total_buckets(self) -> int:
@@ -96,6 +97,8 @@ class FileStoreWrite:
         elif self.options.get_bool("ignore-update-before") and self.schema.primary_keys:
             keep = kinds != RowKind.UPDATE_BEFORE
             rows, kinds = rows.filter(pa.array(keep)), kinds[keep]
+        if self.schema.primary_keys:
+            check_input_kinds(self.merge_function, kinds, table_name=self.table_name)
         groups = route_rows(rows, self.schema, self.num_buckets)
         starts = []
         for group in groups:
@@ -221,10 +224,12 @@ class FileStoreWrite:
 
         return [m for m in self._map(finish, items, parallel=True) if m is not None]
 
-    def abort(self) -> None:
-        """Drop buffered rows and delete every file this writer wrote."""
+    def abort(self, *, keep: Set[str] = frozenset()) -> None:
+        """Drop buffered rows and delete the files this writer wrote, except those named in ``keep``
+        (files a snapshot already published references)."""
         for buf in self._buffers.values():
             buf.tables, buf.new_files = [], []
         for path in self.written_paths:
-            self.io.delete_file(path)
+            if posixpath.basename(path) not in keep:
+                self.io.delete_file(path)
         self.written_paths = []

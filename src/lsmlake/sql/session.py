@@ -9,8 +9,8 @@ import sqlglot
 from sqlglot import exp
 
 from lsmlake.catalog import Catalog
-from lsmlake.errors import LsmlakeError, UnsupportedError
-from lsmlake.sql import ddl, dml, merge, procedures
+from lsmlake.errors import LsmlakeError
+from lsmlake.sql import alter, ddl, dml, merge, procedures
 from lsmlake.sql.common import Result, SqlError, short
 from lsmlake.sql.context import DEFAULT_DATABASE, SqlContext
 from lsmlake.sql.lexer import Statement, rewrite_for_sqlglot, split_statements
@@ -62,7 +62,7 @@ class Session:
         if key == "TRUNCATE":
             return self._truncate(stmt)
         if key == "ALTER":
-            raise UnsupportedError(f"{key} {words[1] if len(words) > 1 else ''} is not supported yet".strip())
+            return alter.alter(self.ctx, stmt)
         if key in _SQLGLOT_KEYWORDS:
             return self._parsed(stmt)
         raise SqlError(f"unsupported statement starting with {key!r}")

@@ -1,0 +1,1 @@
+"""Merge engines: one vectorized class per Paimon ``merge-engine``, all behind ``MergeFunction``."""

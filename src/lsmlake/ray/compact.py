@@ -1,0 +1,137 @@
+"""``table.compact(executor="ray")``: each bucket compacted by a Ray task, one COMPACT commit on the driver.
+
+The driver restores the latest snapshot once and sends each task one bucket's live files and its
+deletion-vector index file (plain data); the task restores the vectors, runs the same
+``compact_bucket`` as the local path and returns its commit message. The driver waits for every
+task, so that when one fails it can delete what the others wrote before raising: no snapshot then.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import ray
+
+from lsmlake.core.binary_row import deserialize_row
+from lsmlake.core.options import CoreOptions
+from lsmlake.core.paths import TablePaths, partition_path
+from lsmlake.core.schema import TableSchema
+from lsmlake.errors import UnsupportedError
+from lsmlake.metadata.data_file import DataFileMeta
+from lsmlake.metadata.index_manifest import IndexFileMeta
+from lsmlake.operations.commit import FileStoreCommit
+from lsmlake.operations.commit_message import CommitMessage
+from lsmlake.operations.compact import BucketFiles, compact_bucket, restore_deletion_vectors, written_by
+from lsmlake.operations.restore import RestoredState
+from lsmlake.ray._common import Storage, TableSource, ensure_ray, open_source
+from lsmlake.table import Table
+
+
+@dataclass(frozen=True)
+class BucketJob:
+    """What one compaction task gets: a bucket's live files and its deletion-vector index file."""
+
+    partition: bytes
+    partition_values: tuple[object, ...]
+    bucket: int
+    total_buckets: int
+    directory: str
+    files: tuple[DataFileMeta, ...]
+    dv_index: IndexFileMeta | None
+
+
+def bucket_jobs(table: Table, restored: RestoredState) -> list[BucketJob]:
+    schema, options, paths = table.schema, table.options, table.paths
+    ptypes = [schema.field(k).type for k in schema.partition_keys]
+    jobs = []
+    for partition, bucket in restored.buckets():
+        entries = restored.entries(partition, bucket)
+        values = tuple(deserialize_row(partition, ptypes)) if ptypes else ()
+        part_dir = partition_path(
+            list(schema.partition_keys), list(values), ptypes,
+            default_name=options.partition_default_name, legacy=options.partition_legacy_name,
+        )
+        jobs.append(BucketJob(
+            partition, values, bucket, entries[0].total_buckets, paths.bucket_dir(part_dir, bucket),
+            tuple(e.file for e in entries), restored.dv_index.get((partition, bucket)),
+        ))
+    return jobs
+
+
+def compact_job(
+    storage: Storage, root: str, schema: TableSchema, options: CoreOptions, job: BucketJob, full: bool,
+) -> CommitMessage | None:
+    """On a worker: compact one bucket exactly as the local path does."""
+    io, paths = storage.get(), TablePaths(root)
+    key = (job.partition, job.bucket)
+    restored = RestoredState(None, {}, {key: job.dv_index} if job.dv_index is not None else {})
+    state = BucketFiles(
+        job.partition, job.partition_values, job.bucket, job.total_buckets, job.directory, list(job.files),
+        restore_deletion_vectors(io, paths, restored, job.partition, job.bucket, options),
+    )
+    return compact_bucket(io, paths, schema, options, state, full=full)
+
+
+_compact_remote = ray.remote(compact_job)
+
+
+def _gather(refs: Sequence[ray.ObjectRef[Any]]) -> tuple[dict[int, Any], BaseException | None]:
+    """Every task's result by position, and the first error; waits for all so none is left writing."""
+    position = {ref: i for i, ref in enumerate(refs)}
+    results: dict[int, Any] = {}
+    error: BaseException | None = None
+    pending = list(refs)
+    while pending:
+        ready, pending = ray.wait(pending, num_returns=1)
+        for ref in ready:
+            try:
+                results[position[ref]] = ray.get(ref)
+            except Exception as e:
+                error = error or e
+    return results, error
+
+
+def compact_table_ray(source: TableSource, *, full: bool = False, **ray_remote_args: Any) -> int | None:
+    """Compact every bucket of the latest snapshot on Ray; the COMPACT snapshot's id, or None."""
+    table, storage = open_source(source)
+    if not table.schema.primary_keys:
+        raise UnsupportedError(f"table {table.name}: compaction of append tables is not supported yet")
+    restored = RestoredState.load(table.io, table.paths, table.snapshot_manager.latest())
+    if restored.snapshot is None:
+        return None
+    jobs = bucket_jobs(table, restored)
+    ensure_ray()
+    remote = _compact_remote.options(**ray_remote_args) if ray_remote_args else _compact_remote
+    refs = [remote.remote(storage, table.root, table.schema, table.options, job, full) for job in jobs]
+    try:
+        results, error = _gather(refs)
+    except BaseException:  # interrupted while waiting: stop the tasks; their outputs become orphans
+        for ref in refs:
+            ray.cancel(ref)
+        raise
+    messages: list[CommitMessage] = []
+    written: list[str] = []
+    for i, job in enumerate(jobs):
+        message = results.get(i)
+        if message is not None:
+            messages.append(message)
+            written.extend(written_by(message, job.directory, table.paths))
+    try:
+        if error is not None:
+            raise error
+        if not messages:
+            return None
+        committer = FileStoreCommit(table.io, table.root, table.schema, table.options, table_name=table.name)
+        ids = committer.commit(messages)
+    except BaseException:
+        for path in written:
+            try:
+                table.io.delete_file(path)
+            except Exception as e:
+                warnings.warn(f"lsmlake.ray: could not delete {path} after a failed compaction: {e}",
+                              stacklevel=2)
+        raise
+    return ids[-1] if ids else None
