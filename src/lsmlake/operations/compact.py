@@ -11,6 +11,7 @@ import pyarrow as pa
 from lsmlake.core.fileio import FileIO
 from lsmlake.core.options import CoreOptions, parse_duration_ms, parse_memory_size
 from lsmlake.core.paths import TablePaths
+from lsmlake.core.predicate import Predicate
 from lsmlake.core.schema import TableSchema
 from lsmlake.core.types import DataType
 from lsmlake.mergetree.compact_strategy import (
@@ -31,11 +32,14 @@ from lsmlake.mergetree.merge_function import merge_function_for, sort_for_merge
 from lsmlake.metadata.data_file import DataFileMeta
 from lsmlake.operations.commit_message import CommitMessage
 from lsmlake.operations.data_file_writer import FILE_SOURCE_COMPACT, DataFileWriter, local_wall_clock_millis
+from lsmlake.operations.key_chunks import section_pieces
 from lsmlake.operations.read import ReadContext, read_file
 from lsmlake.operations.restore import RestoredState
-from lsmlake.operations.split import Split
+from lsmlake.operations.split import DeletionFile, Split
 
 LEVEL_COLUMN = "__level"
+# Rows merged at once by a compaction rewrite: bigger sections are cut into key ranges (bounded memory).
+MERGE_PIECE_ROWS = 250_000
 COMPACTION_SMALL_FILE_RATIO = 0.7
 
 
@@ -53,18 +57,31 @@ class BucketFiles:
 
 
 def restore_deletion_vectors(
-    io: FileIO, paths: TablePaths, restored: RestoredState, partition: bytes, bucket: int, options: CoreOptions,
+    io: FileIO,
+    paths: TablePaths,
+    restored: RestoredState,
+    partition: bytes,
+    bucket: int,
+    options: CoreOptions,
 ) -> BucketDeletionVectors:
     """The committed deletion vectors of one bucket."""
     index_file = restored.dv_index.get((partition, bucket))
     path = None
     if index_file is not None:
         path = index_file.external_path or paths.index_file(index_file.file_name)
-    return BucketDeletionVectors.restore(io, path, index_file, bitmap64=options.get_bool("deletion-vectors.bitmap64"))
+    return BucketDeletionVectors.restore(
+        io, path, index_file, bitmap64=options.get_bool("deletion-vectors.bitmap64")
+    )
 
 
 def compact_bucket(
-    io: FileIO, paths: TablePaths, schema: TableSchema, options: CoreOptions, state: BucketFiles, *, full: bool,
+    io: FileIO,
+    paths: TablePaths,
+    schema: TableSchema,
+    options: CoreOptions,
+    state: BucketFiles,
+    *,
+    full: bool,
 ) -> CommitMessage | None:
     """Compact one bucket as the strategy (or a full compaction) says; None when there is nothing to do."""
     return BucketCompactor(io, paths.root, paths, schema, options, state).compact(full=full)
@@ -79,12 +96,18 @@ def written_by(message: CommitMessage, directory: str, paths: TablePaths) -> lis
 
 
 def combine_results(
-    first: CommitMessage, second: CommitMessage, *, data_path: Callable[[str], str], index_path: Callable[[str], str],
+    first: CommitMessage,
+    second: CommitMessage,
+    *,
+    data_path: Callable[[str], str],
+    index_path: Callable[[str], str],
     delete: Callable[[str], None],
 ) -> CommitMessage:
     """Two compactions of one bucket as one change; files the first wrote and the second replaced are deleted."""
     first_after = {(f.file_name, f.level) for f in first.compact_after}
-    consumed = {(f.file_name, f.level) for f in second.compact_before if (f.file_name, f.level) in first_after}
+    consumed = {
+        (f.file_name, f.level) for f in second.compact_before if (f.file_name, f.level) in first_after
+    }
     original = {f.file_name for f in first.compact_before}
     for name, _ in consumed:
         if name not in original:
@@ -96,7 +119,10 @@ def combine_results(
     elif first.new_index_files:
         new_index, deleted_index = first.new_index_files, first.deleted_index_files
     else:
-        new_index, deleted_index = second.new_index_files, first.deleted_index_files + second.deleted_index_files
+        new_index, deleted_index = (
+            second.new_index_files,
+            first.deleted_index_files + second.deleted_index_files,
+        )
     return replace(
         first,
         compact_before=first.compact_before
@@ -115,9 +141,23 @@ def num_levels(options: CoreOptions) -> int:
 class BucketCompactor:
     """Runs the compaction strategy on one bucket and returns the commit message of what it changed."""
 
-    def __init__(self, io: FileIO, root: str, paths: TablePaths, schema: TableSchema, options: CoreOptions,
-                 state: BucketFiles) -> None:
-        self.io, self.root, self.paths, self.schema, self.options, self.state = io, root, paths, schema, options, state
+    def __init__(
+        self,
+        io: FileIO,
+        root: str,
+        paths: TablePaths,
+        schema: TableSchema,
+        options: CoreOptions,
+        state: BucketFiles,
+    ) -> None:
+        self.io, self.root, self.paths, self.schema, self.options, self.state = (
+            io,
+            root,
+            paths,
+            schema,
+            options,
+            state,
+        )
         self.dv_enabled = options.deletion_vectors_enabled
         self.levels = Levels.of(state.files, max(num_levels(options), 2))
         self.key_names = list(schema.trimmed_primary_keys)
@@ -155,9 +195,13 @@ class BucketCompactor:
         created = [f.creation_time_millis for f in top if f.creation_time_millis is not None]
         return EarlyFullCompaction(
             interval_ms=parse_duration_ms("compaction.optimization-interval", interval) if interval else None,
-            total_size_threshold=parse_memory_size("compaction.total-size-threshold", total) if total else None,
+            total_size_threshold=parse_memory_size("compaction.total-size-threshold", total)
+            if total
+            else None,
             incremental_size_threshold=(
-                parse_memory_size("compaction.incremental-size-threshold", incremental) if incremental else None
+                parse_memory_size("compaction.incremental-size-threshold", incremental)
+                if incremental
+                else None
             ),
             last_full_millis=max(created) if created else None,
             now_millis=local_wall_clock_millis(),
@@ -173,8 +217,11 @@ class BucketCompactor:
             if more is None:
                 break
             message = combine_results(
-                message, more, data_path=lambda name: f"{self.state.directory}/{name}",
-                index_path=self.paths.index_file, delete=self.io.delete_file,
+                message,
+                more,
+                data_path=lambda name: f"{self.state.directory}/{name}",
+                index_path=self.paths.index_file,
+                delete=self.io.delete_file,
             )
         return message
 
@@ -182,10 +229,14 @@ class BucketCompactor:
         unit = self.pick(full=full)
         if unit is None or not unit.files:
             return None
-        drop = drop_delete(unit.output_level, self.levels.highest_non_empty_level(), deletion_vectors=self.dv_enabled)
+        drop = drop_delete(
+            unit.output_level, self.levels.highest_non_empty_level(), deletion_vectors=self.dv_enabled
+        )
         planner = TaskPlanner(
-            tuple(self.schema.field(k).type for k in self.key_names), self.levels.max_level,
-            int(self.options.target_file_size * COMPACTION_SMALL_FILE_RATIO), self.lookup,
+            tuple(self.schema.field(k).type for k in self.key_names),
+            self.levels.max_level,
+            int(self.options.target_file_size * COMPACTION_SMALL_FILE_RATIO),
+            self.lookup,
             self.position_lookup,
         )
         before: list[DataFileMeta] = []
@@ -199,40 +250,87 @@ class BucketCompactor:
             else:
                 before.extend(step.files)
                 after.extend(self._rewrite(step, unit.output_level, drop))
-        if full and len(unit.files) == len(before) == len(after) and all(
-            b.file_name == a.file_name and b.level == a.level for b, a in zip(before, after, strict=True)
+        if (
+            full
+            and len(unit.files) == len(before) == len(after)
+            and all(
+                b.file_name == a.file_name and b.level == a.level for b, a in zip(before, after, strict=True)
+            )
         ):
             return None
         new_index, old_index = self.state.deletion_vectors.write(self.io, self.paths)
         self.levels = self.levels.apply(before, after)
         return CommitMessage(
-            self.state.partition, self.state.bucket, self.state.total_buckets,
-            compact_before=tuple(before), compact_after=tuple(after),
+            self.state.partition,
+            self.state.bucket,
+            self.state.total_buckets,
+            compact_before=tuple(before),
+            compact_after=tuple(after),
             new_index_files=(new_index,) if new_index else (),
             deleted_index_files=(old_index,) if old_index else (),
         )
 
     def _split(self, files: list[DataFileMeta]) -> Split:
-        return Split(self.state.partition, self.state.partition_values, self.state.bucket, self.state.directory,
-                     tuple(files), (None,) * len(files), raw_convertible=True, total_buckets=self.state.total_buckets)
+        return Split(
+            self.state.partition,
+            self.state.partition_values,
+            self.state.bucket,
+            self.state.directory,
+            tuple(files),
+            (None,) * len(files),
+            raw_convertible=True,
+            total_buckets=self.state.total_buckets,
+        )
 
-    def _read(self, files: list[DataFileMeta], names: list[str] | None = None) -> pa.Table:
-        """All rows of the files (table columns + sequence + kind + level), deletion vectors applied."""
-        split = self._split(files)
+    def _read(
+        self, files: list[DataFileMeta], names: list[str] | None = None, *, piece: Predicate | None = None
+    ) -> pa.Table:
+        """The rows of the files (table columns + sequence + kind + level), deletion vectors applied;
+        with ``piece``, only the rows in that key range (row groups outside it are not read)."""
+        split = self._split(files) if piece is None else self._split_with_deletion_files(files)
         parts = []
         for i, f in enumerate(files):
-            t = read_file(self.ctx, split, i, names or self.schema.field_names, push=None, system=True)
-            keep = self.state.deletion_vectors.keep_mask(f.file_name, t.num_rows)
-            if not keep.all():
-                t = t.filter(pa.array(keep))
-            parts.append(t.append_column(LEVEL_COLUMN, pa.array(np.full(t.num_rows, f.level, dtype=np.int32))))
+            t = read_file(self.ctx, split, i, names or self.schema.field_names, push=piece, system=True)
+            if piece is None:
+                keep = self.state.deletion_vectors.keep_mask(f.file_name, t.num_rows)
+                if not keep.all():
+                    t = t.filter(pa.array(keep))
+            parts.append(
+                t.append_column(LEVEL_COLUMN, pa.array(np.full(t.num_rows, f.level, dtype=np.int32)))
+            )
         return pa.concat_tables(parts) if len(parts) > 1 else parts[0]
+
+    def _split_with_deletion_files(self, files: list[DataFileMeta]) -> Split:
+        """A split whose files carry their committed deletion vectors (read with row positions kept)."""
+        index = self.state.deletion_vectors.index_file
+        ranges = {r.data_file_name: r for r in (index.dv_ranges or ())} if index is not None else {}
+        path = "" if index is None else index.external_path or self.paths.index_file(index.file_name)
+        deletion_files = tuple(
+            DeletionFile(
+                path, ranges[f.file_name].offset, ranges[f.file_name].length, ranges[f.file_name].cardinality
+            )
+            if f.file_name in ranges
+            else None
+            for f in files
+        )
+        return replace(self._split(files), deletion_files=deletion_files)
+
+    def _pieces(self, files: list[DataFileMeta]) -> list[Predicate | None]:
+        """Key ranges that bound the memory of merging ``files`` (one piece when they are small)."""
+        if self.options.file_format != "parquet" or any(f.external_path for f in files):
+            return [None]
+        paths = [f"{self.state.directory}/{f.file_name}" for f in files]
+        pieces = section_pieces(self.io, self.schema, paths, files, base=None, max_rows=MERGE_PIECE_ROWS)
+        return pieces or [None]
 
     def _lookup(self, rows: pa.Table, output_level: int) -> None:
         """Mark deleted, in levels above the output, the older rows of keys that only level 0 brought."""
         lookup_and_mark(
-            rows.select(self.key_names), self.levels.files_above(output_level), self.state.deletion_vectors,
-            key_types=self._key_types, read_keys=self._read_keys,
+            rows.select(self.key_names),
+            self.levels.files_above(output_level),
+            self.state.deletion_vectors,
+            key_types=self._key_types,
+            read_keys=self._read_keys,
         )
 
     @property
@@ -256,13 +354,19 @@ class BucketCompactor:
 
     def _lookup_rows(self, keys: pa.Table, output_level: int) -> pa.Table | None:
         """The live rows, in levels above the output, of ``keys``; their positions are marked deleted."""
-        hits = find_keys(keys, self.levels.files_above(output_level), self.state.deletion_vectors,
-                         key_types=self._key_types, read_keys=self._read_keys)
+        hits = find_keys(
+            keys,
+            self.levels.files_above(output_level),
+            self.state.deletion_vectors,
+            key_types=self._key_types,
+            read_keys=self._read_keys,
+        )
         parts = []
         for hit in hits:
             self.state.deletion_vectors.add(hit.file.file_name, hit.positions)
-            found = read_file(self.ctx, self._split([hit.file]), 0, self.schema.field_names, push=None,
-                              system=True)
+            found = read_file(
+                self.ctx, self._split([hit.file]), 0, self.schema.field_names, push=None, system=True
+            )
             found = found.take(pa.array(hit.positions))
             level = pa.array(np.full(found.num_rows, hit.file.level, dtype=np.int32))
             parts.append(found.append_column(LEVEL_COLUMN, level))
@@ -270,8 +374,13 @@ class BucketCompactor:
 
     def _without_existing(self, merged: pa.Table, keys: pa.Table, output_level: int) -> pa.Table:
         """First-row: drop the level-0-only keys that already exist above the output (existence lookup)."""
-        hits = find_keys(keys, self.levels.files_above(output_level), self.state.deletion_vectors,
-                         key_types=self._key_types, read_keys=self._read_keys)
+        hits = find_keys(
+            keys,
+            self.levels.files_above(output_level),
+            self.state.deletion_vectors,
+            key_types=self._key_types,
+            read_keys=self._read_keys,
+        )
         if not hits:
             return merged
         existing = pa.concat_tables([h.keys for h in hits])
@@ -291,13 +400,42 @@ class BucketCompactor:
             return self.merge_function.merge(rows, self.key_names)
         older = self._lookup_rows(keys, output_level) if keys.num_rows else None
         if older is not None:
-            rows = sort_for_merge(pa.concat_tables([rows, older.select(rows.column_names)]), self.key_names,
-                                  self.options)
+            rows = sort_for_merge(
+                pa.concat_tables([rows, older.select(rows.column_names)]), self.key_names, self.options
+            )
         return self.merge_function.merge(rows, self.key_names, reduce_singles=False)
 
     def _rewrite(self, step: Rewrite, output_level: int, drop: bool) -> list[DataFileMeta]:
+        """Merge the step's files into new files at ``output_level``, one bounded key range at a time."""
         files = step.files
-        rows = sort_for_merge(self._read(files), self.key_names, self.options)
+        pieces = self._pieces(files)
+        writer = DataFileWriter(self.io, self.paths, self.schema, self.options, self.state.directory)
+        rolling = (
+            writer.rolling(level=output_level, file_source=FILE_SOURCE_COMPACT) if len(pieces) > 1 else None
+        )
+        written: list[DataFileMeta] = []
+        try:
+            for piece in pieces:
+                kv = self._merge_piece(files, piece, output_level, drop)
+                if kv is None:
+                    continue
+                if rolling is not None:
+                    rolling.write(kv)
+                else:
+                    written += writer.write(kv, level=output_level, file_source=FILE_SOURCE_COMPACT)
+        except BaseException:
+            for path in rolling.abort() if rolling is not None else []:
+                self.io.delete_file(path)
+            raise
+        for f in files:
+            self.state.deletion_vectors.remove(f.file_name)
+        return rolling.close() if rolling is not None else written
+
+    def _merge_piece(
+        self, files: list[DataFileMeta], piece: Predicate | None, output_level: int, drop: bool
+    ) -> pa.Table | None:
+        """The merged rows of one key range in file layout, or None when nothing survives."""
+        rows = sort_for_merge(self._read(files, piece=piece), self.key_names, self.options)
         if rewrite_needs_lookup(files, output_level, lookup=self.lookup):
             merged = self._merge_with_lookup(rows, output_level)
         else:
@@ -306,11 +444,11 @@ class BucketCompactor:
         if drop:
             keep = ~is_retract(kinds)
             merged, kinds = merged.filter(pa.array(keep)), kinds[keep]
-        for f in files:
-            self.state.deletion_vectors.remove(f.file_name)
         if merged.num_rows == 0:
-            return []
-        kv = to_kv_table(merged.select(self.schema.field_names), kinds,
-                         merged.column(SEQUENCE_NUMBER).to_numpy(), self.schema)
-        writer = DataFileWriter(self.io, self.paths, self.schema, self.options, self.state.directory)
-        return writer.write(kv, level=output_level, file_source=FILE_SOURCE_COMPACT)
+            return None
+        return to_kv_table(
+            merged.select(self.schema.field_names),
+            kinds,
+            merged.column(SEQUENCE_NUMBER).to_numpy(),
+            self.schema,
+        )

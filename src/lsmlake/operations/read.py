@@ -34,9 +34,12 @@ from lsmlake.mergetree.merge_function import (
 from lsmlake.metadata.data_file import DataFileMeta
 from lsmlake.metadata.deletion_vector import check_cardinality, read_deletion_vector
 from lsmlake.metadata.stats import decode_avro_container
+from lsmlake.operations.key_chunks import section_pieces
 from lsmlake.operations.scan import ScanFilters
 from lsmlake.operations.split import DeletionFile, Section, Split
 
+# Rows merged at once by merge-on-read: bigger overlapping sections are cut into key ranges.
+MERGE_PIECE_ROWS = 2_000_000
 _FORMATS = {"parquet": ds.ParquetFileFormat(), "orc": ds.OrcFileFormat()}
 _SYSTEM = {SEQUENCE_NUMBER: pa.int64(), VALUE_KIND: pa.int8()}
 
@@ -149,8 +152,11 @@ def _mapping(ctx: ReadContext, f: DataFileMeta, names: Sequence[str]) -> list[_T
         src = by_id.get(fld.id)
         if f.write_cols is not None and src is not None and src.name not in f.write_cols:
             src = None
-        same = (src is not None and src.name == name
-                and src.type.copy(nullable=True) == fld.type.copy(nullable=True))
+        same = (
+            src is not None
+            and src.name == name
+            and src.type.copy(nullable=True) == fld.type.copy(nullable=True)
+        )
         targets.append(_Target(name, to_arrow_type(fld.type), None if src is None else src.name, same))
     return targets
 
@@ -171,8 +177,12 @@ def _deletion_mask(ctx: ReadContext, d: DeletionFile | None, f: DataFileMeta) ->
 
 
 _AVRO_TIME_UNITS = {
-    "timestamp-millis": "ms", "local-timestamp-millis": "ms", "timestamp-micros": "us",
-    "local-timestamp-micros": "us", "timestamp-nanos": "ns", "local-timestamp-nanos": "ns",
+    "timestamp-millis": "ms",
+    "local-timestamp-millis": "ms",
+    "timestamp-micros": "us",
+    "local-timestamp-micros": "us",
+    "timestamp-nanos": "ns",
+    "local-timestamp-nanos": "ns",
 }
 
 
@@ -197,8 +207,10 @@ def _avro_column(values: list[Any], avro_type: Any) -> pa.Array:
     if logical == "decimal":
         scale, precision = int(t.get("scale", 0)), int(t["precision"])
         unscaled = [None if v is None else int.from_bytes(v, "big", signed=True) for v in values]
-        return pa.array([None if u is None else Decimal(u).scaleb(-scale) for u in unscaled],
-                        pa.decimal128(precision, scale))
+        return pa.array(
+            [None if u is None else Decimal(u).scaleb(-scale) for u in unscaled],
+            pa.decimal128(precision, scale),
+        )
     return pa.array(values)
 
 
@@ -229,7 +241,12 @@ def _cast(col: pa.Array | pa.ChunkedArray, target: pa.DataType) -> pa.Array | pa
 
 
 def _read_physical(
-    io: FileIO, path: str, columns: list[str], pushed: pc.Expression | None, deleted: Any, f: DataFileMeta,
+    io: FileIO,
+    path: str,
+    columns: list[str],
+    pushed: pc.Expression | None,
+    deleted: Any,
+    f: DataFileMeta,
 ) -> pa.Table:
     """Read ``columns`` of a file; drop rows marked in the deletion mask, then rows failing ``pushed``."""
     fmt = posixpath.splitext(path)[1].lstrip(".").lower()
@@ -256,7 +273,10 @@ def _read_physical(
 
 
 def _read_with_positions(
-    frag: ds.FileFragment, fmt: str, columns: list[str], pushed: pc.Expression | None,
+    frag: ds.FileFragment,
+    fmt: str,
+    columns: list[str],
+    pushed: pc.Expression | None,
 ) -> tuple[pa.Table, np.ndarray[Any, Any] | None]:
     """Read the row groups that may match ``pushed``, with each row's position when not all are read."""
     if fmt != "parquet" or pushed is None:
@@ -328,9 +348,15 @@ def read_raw(ctx: ReadContext, split: Split) -> Iterator[pa.Table]:
 
 
 def merge_rows(
-    table: pa.Table, keys: Sequence[str], *, merge_function: MergeFunction | None = None,
-    engine: str = "deduplicate", sequence_fields: Sequence[str] = (), descending: bool = False,
-    ignore_delete: bool = False, where: str = "",
+    table: pa.Table,
+    keys: Sequence[str],
+    *,
+    merge_function: MergeFunction | None = None,
+    engine: str = "deduplicate",
+    sequence_fields: Sequence[str] = (),
+    descending: bool = False,
+    ignore_delete: bool = False,
+    where: str = "",
 ) -> pa.Table:
     """Vectorized merge of the rows of one overlapping section: one result per key, deletes dropped.
 
@@ -366,7 +392,10 @@ def merge_rows(
 def _merge(ctx: ReadContext, table: pa.Table) -> pa.Table:
     opts = ctx.options
     return merge_rows(
-        table, ctx.key_names, merge_function=ctx.merge_function, sequence_fields=ctx.sequence_fields,
+        table,
+        ctx.key_names,
+        merge_function=ctx.merge_function,
+        sequence_fields=ctx.sequence_fields,
         descending=(opts.get("sequence.field.sort-order") or "ascending").lower() == "descending",
         where=f"table {ctx.root}",
     )
@@ -383,18 +412,29 @@ def read_merge(ctx: ReadContext, split: Split) -> Iterator[pa.Table]:
     for section in split.sections or ():
         overlapping = len(section) > 1
         push = ctx.filters.key_safe if overlapping else ctx.filters.full
-        tables = [
-            read_file(ctx, split, i, names, push=push, system=True)
-            for i in _section_files(split, section)
-        ]
-        table = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
-        if not table.num_rows:
-            continue
-        table = _merge(ctx, table) if overlapping else drop_retracts(table)
-        if table.num_rows:
-            out = _finish(ctx, table, filtered=not overlapping)
-            if out.num_rows:
-                yield out
+        indices = _section_files(split, section)
+        for piece in _pieces(ctx, split, indices, push) if overlapping else [push]:
+            tables = [read_file(ctx, split, i, names, push=piece, system=True) for i in indices]
+            table = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
+            if not table.num_rows:
+                continue
+            table = _merge(ctx, table) if overlapping else drop_retracts(table)
+            if table.num_rows:
+                out = _finish(ctx, table, filtered=not overlapping)
+                if out.num_rows:
+                    yield out
+
+
+def _pieces(
+    ctx: ReadContext, split: Split, indices: Sequence[int], push: Predicate | None
+) -> list[Predicate | None]:
+    """Key ranges that bound the memory of merging a large overlapping section (one piece when small)."""
+    files = [split.files[i] for i in indices]
+    if any(f.external_path for f in files):
+        return [push]
+    paths = [data_file_path(split, f) for f in files]
+    pieces = section_pieces(ctx.io, ctx.schema, paths, files, base=push, max_rows=MERGE_PIECE_ROWS)
+    return pieces or [push]
 
 
 def read_split(ctx: ReadContext, split: Split) -> Iterator[pa.Table]:
