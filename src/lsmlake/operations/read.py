@@ -341,8 +341,13 @@ def _finish(ctx: ReadContext, table: pa.Table, *, filtered: bool) -> pa.Table:
 def read_raw(ctx: ReadContext, split: Split) -> Iterator[pa.Table]:
     """Read a raw-convertible split file by file: projection, full filter pushdown, deletion vectors."""
     names = ctx.read_columns(merge=False)
-    for i in range(len(split.files)):
-        table = read_file(ctx, split, i, names, push=ctx.filters.full, system=False)
+    for i, f in enumerate(split.files):
+        # A level-0 primary-key file is raw only because its manifest says it has no delete rows;
+        # some writers (pypaimon 2.1's pure-Python one) record 0 wrongly, so check the row kinds.
+        guard = bool(ctx.key_names) and f.level == 0
+        table = read_file(ctx, split, i, names, push=ctx.filters.full, system=guard)
+        if guard:
+            table = drop_retracts(table)
         if table.num_rows:
             yield _finish(ctx, table, filtered=True)
 
