@@ -440,11 +440,9 @@ def test_rename_table_refuses_external_paths(catalog: lsmlake.Catalog, table: Ta
     assert manager.external_paths(table.io, table.root) == []
 
 
-# --------------------------------------------------------------------------- known hazards elsewhere
+# --------------------------------------------------------------------------- stale schemas
 
 
-@pytest.mark.xfail(reason="compaction with a Table opened before an ALTER rewrites newer files with the old "
-                          "schema, dropping columns added since (operations/compact.py has no schema check)")
 def test_compaction_by_a_stale_table_keeps_columns_added_since(catalog: lsmlake.Catalog) -> None:
     schema = pa.schema([pa.field("k", pa.int32(), False), ("v", pa.int32())])
     stale = catalog.create_table("db.st", schema=schema, primary_key=["k"], options={"bucket": "1"})
@@ -455,9 +453,6 @@ def test_compaction_by_a_stale_table_keeps_columns_added_since(catalog: lsmlake.
     assert {r["k"]: r["n"] for r in fresh.read().to_pylist()} == {1: None, 2: "keep me"}
 
 
-@pytest.mark.xfail(reason="operations/read.py caches schema files per (io, root, id) for the whole process: "
-                          "a table dropped and re-created under the same name reads old files with the "
-                          "dropped table's schema")
 def test_recreated_table_does_not_reuse_cached_schemas_of_the_dropped_one(catalog: lsmlake.Catalog) -> None:
     def cycle(columns: list[str]) -> list[dict[str, Any]]:
         schema = pa.schema([pa.field("k", pa.int32(), False)] + [(c, pa.int32()) for c in columns])

@@ -100,6 +100,14 @@ def test_modify_and_alter_nullability(users: lsmlake.Catalog) -> None:
         run(users, "ALTER TABLE nn MODIFY id BIGINT")
 
 
+def test_columns_may_be_named_like_clause_keywords(users: lsmlake.Catalog) -> None:
+    run(users, "ALTER TABLE users ADD partition INT; ALTER TABLE users ADD COLUMN watermark BIGINT")
+    run(users, "ALTER TABLE users RENAME partition TO primary")
+    assert table(users).schema.field_names[-2:] == ["primary", "watermark"]
+    run(users, "ALTER TABLE users DROP primary; ALTER TABLE users DROP COLUMN watermark")
+    assert table(users).schema.field_names == ["id", "name", "age", "dt"]
+
+
 def test_set_reset_options_and_comment(users: lsmlake.Catalog) -> None:
     run(users, """
         ALTER TABLE users SET ('snapshot.num-retained.max' = '20', 'write-only' = 'true');
@@ -143,6 +151,9 @@ def test_if_exists_and_errors_name_the_statement(users: lsmlake.Catalog) -> None
         ("ALTER TABLE users SET ('nope' = '1')", InvalidOptionError, "unknown table option"),
         ("ALTER TABLE users ADD PARTITION (dt = 'x')", UnsupportedError, "ADD PARTITION"),
         ("ALTER TABLE users DROP PRIMARY KEY", UnsupportedError, "DROP PRIMARY"),
+        ("ALTER TABLE users ADD CONSTRAINT pk PRIMARY KEY (id) NOT ENFORCED", UnsupportedError, "PRIMARY"),
+        ("ALTER TABLE users DROP PARTITION (dt = 'a')", UnsupportedError, "DROP PARTITION"),
+        ("ALTER TABLE users DROP WATERMARK", UnsupportedError, "WATERMARK"),
         ("ALTER TABLE users CHANGE COLUMN age age BIGINT", UnsupportedError, "CHANGE COLUMN"),
         ("ALTER TABLE users ALTER COLUMN age SET DEFAULT 1", UnsupportedError, "DEFAULT"),
         ("ALTER TABLE users FROBNICATE", SqlError, "ALTER TABLE supports"),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
@@ -12,7 +13,7 @@ from lsmlake.core.fileio import FileIO
 from lsmlake.core.options import CoreOptions, parse_duration_ms, parse_memory_size
 from lsmlake.core.paths import TablePaths
 from lsmlake.core.predicate import Predicate
-from lsmlake.core.schema import TableSchema
+from lsmlake.core.schema import TableSchema, read_schema, schema_file_name
 from lsmlake.core.types import DataType
 from lsmlake.mergetree.compact_strategy import (
     CompactUnit,
@@ -83,7 +84,14 @@ def compact_bucket(
     *,
     full: bool,
 ) -> CommitMessage | None:
-    """Compact one bucket as the strategy (or a full compaction) says; None when there is nothing to do."""
+    """Compact one bucket as the strategy (or a full compaction) says; None when there is nothing to do.
+
+    Files written under a newer schema than ``schema`` (an ALTER since the table was opened) are merged
+    under that newer schema, so no column added since is lost.
+    """
+    newest = max((f.schema_id for f in state.files), default=schema.id)
+    if newest > schema.id:
+        schema = read_schema(io, posixpath.join(paths.root, "schema", schema_file_name(newest)))
     return BucketCompactor(io, paths.root, paths, schema, options, state).compact(full=full)
 
 

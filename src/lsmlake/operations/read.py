@@ -44,9 +44,13 @@ _FORMATS = {"parquet": ds.ParquetFileFormat(), "orc": ds.OrcFileFormat()}
 _SYSTEM = {SEQUENCE_NUMBER: pa.int64(), VALUE_KIND: pa.int8()}
 
 
-@lru_cache(maxsize=256)
-def _load_schema(io: FileIO, root: str, schema_id: int) -> TableSchema:
-    return read_schema(io, posixpath.join(root, "schema", schema_file_name(schema_id)))
+def _load_schema(ctx: ReadContext, schema_id: int) -> TableSchema:
+    """An older schema of the table, read once per read context (never shared across tables)."""
+    cached = ctx.schema_cache.get(schema_id)
+    if cached is None:
+        cached = read_schema(ctx.io, posixpath.join(ctx.root, "schema", schema_file_name(schema_id)))
+        ctx.schema_cache[schema_id] = cached
+    return cached
 
 
 def output_schema(schema: TableSchema, columns: Sequence[str] | None = None) -> pa.Schema:
@@ -71,6 +75,7 @@ class ReadContext:
     options: CoreOptions
     columns: tuple[str, ...]
     filters: ScanFilters = field(default_factory=ScanFilters)
+    schema_cache: dict[int, TableSchema] = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         known = set(self.schema.field_names)
@@ -144,7 +149,7 @@ class _Target:
 def _mapping(ctx: ReadContext, f: DataFileMeta, names: Sequence[str]) -> list[_Target]:
     """Map table columns to a file's columns by field id, through the schema the file was written with."""
     schema = ctx.schema
-    file_schema = schema if f.schema_id == schema.id else _load_schema(ctx.io, ctx.root, f.schema_id)
+    file_schema = schema if f.schema_id == schema.id else _load_schema(ctx, f.schema_id)
     by_id: dict[int, DataField] = {fld.id: fld for fld in file_schema.fields}
     targets = []
     for name in names:

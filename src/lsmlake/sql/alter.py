@@ -98,25 +98,34 @@ def _reset_options(keys: list[str]) -> list[SchemaChange]:
     return [update_comment(None) if k == "comment" else remove_option(k) for k in keys]
 
 
+def _is(cur: Cursor, ahead: int, *values: str) -> bool:
+    tok = cur.peek(ahead)
+    return tok is not None and (tok.is_word(*values) or (tok.kind == "op" and tok.value in values))
+
+
+def _refuse_constraints(cur: Cursor, verb: str) -> None:
+    """Partition, primary-key, constraint and watermark clauses (a column may still be called so)."""
+    if _is(cur, 0, "IF") or (_is(cur, 0, "PARTITION") and _is(cur, 1, "(")):
+        raise UnsupportedError(f"ALTER TABLE ... {verb} PARTITION is not supported (partitions appear and "
+                               "go with the rows written)")
+    primary = _is(cur, 0, "PRIMARY") and _is(cur, 1, "KEY")
+    if primary or (_is(cur, 0, "CONSTRAINT") and _is(cur, 2, "PRIMARY")):
+        raise UnsupportedError(f"ALTER TABLE ... {verb} PRIMARY KEY is not supported: the primary key cannot "
+                               "change")
+    if _is(cur, 0, "WATERMARK") and (cur.peek(1) is None or _is(cur, 1, "FOR")):
+        raise UnsupportedError(f"ALTER TABLE ... {verb} WATERMARK is not supported")
+
+
 def _add(cur: Cursor) -> list[SchemaChange]:
-    if cur.accept("PARTITION") or cur.accept("IF"):
-        raise UnsupportedError("ALTER TABLE ... ADD PARTITION is not supported (partitions appear as rows "
-                               "are written)")
-    for word in ("PRIMARY", "CONSTRAINT", "WATERMARK"):
-        if cur.accept(word):
-            raise UnsupportedError(f"ALTER TABLE ... ADD {word}: the primary key cannot change")
-    if not cur.accept("COLUMNS"):
-        cur.accept("COLUMN")
+    if not cur.accept("COLUMNS") and not cur.accept("COLUMN"):
+        _refuse_constraints(cur, "ADD")
     return [add_column(name, dtype, comment=comment, **position)  # type: ignore[arg-type]
             for name, dtype, comment, position in _def_list(cur)]
 
 
 def _drop(cur: Cursor, table: Table) -> list[SchemaChange]:
-    for word in ("PARTITION", "PRIMARY", "CONSTRAINT", "WATERMARK"):
-        if cur.accept(word):
-            raise UnsupportedError(f"ALTER TABLE ... DROP {word} is not supported")
-    if not cur.accept("COLUMNS"):
-        cur.accept("COLUMN")
+    if not cur.accept("COLUMNS") and not cur.accept("COLUMN"):
+        _refuse_constraints(cur, "DROP")
     if_exists = cur.accept("IF", "EXISTS")
     names = _name_list(cur)
     if if_exists:
