@@ -46,13 +46,17 @@ class Row:
 class Bench:
     """Runs every scenario for every system, alternating systems within each repetition."""
 
-    def __init__(self, rows: int, repeats: int, pypaimon_repeats: int, systems: list[str], work: Path) -> None:
+    def __init__(
+        self, rows: int, repeats: int, pypaimon_repeats: int, systems: list[str], work: Path
+    ) -> None:
         self.n, self.repeats, self.py_repeats = rows, repeats, pypaimon_repeats
         self.work = work
         self.data = make_rows(rows)
         self.upsert_batches = [upserts(self.data, i) for i in range(UPSERT_COMMITS)]
         self.data_file = save_ipc(self.data, work / "data.arrow")
-        self.upsert_files = [save_ipc(b, work / f"upsert{i}.arrow") for i, b in enumerate(self.upsert_batches)]
+        self.upsert_files = [
+            save_ipc(b, work / f"upsert{i}.arrow") for i, b in enumerate(self.upsert_batches)
+        ]
         self.pypaimon = [PypaimonSystem(native=False)] if "pypaimon" in systems else []
         self.pypaimon += [PypaimonSystem(native=True)] if "pypaimon-rust" in systems else []
         self.rows: list[Row] = []
@@ -78,19 +82,26 @@ class Bench:
         w_lsm = self.row("1. initial write", "lsmlake", n)
         u_lsm = self.row(f"2. {UPSERT_COMMITS} upsert commits of 30%", "lsmlake", upsert_rows)
         w_py = {p.name: self.row("1. initial write", p.name, n) for p in self.pypaimon}
-        u_py = {p.name: self.row(f"2. {UPSERT_COMMITS} upsert commits of 30%", p.name, upsert_rows)
-                for p in self.pypaimon}
+        u_py = {
+            p.name: self.row(f"2. {UPSERT_COMMITS} upsert commits of 30%", p.name, upsert_rows)
+            for p in self.pypaimon
+        }
         lsm_wh: Path = self.work
         py_wh: dict[str, Path] = {}
         for rep in range(self.repeats):
             path = self.fresh("raw") / "data.parquet"
             path.parent.mkdir(parents=True)
-            w_base.seconds.append(LsmlakeSystem.timed(
-                lambda p=path: pq.write_table(self.data, p, compression="zstd", compression_level=1))[0])
+            w_base.seconds.append(
+                LsmlakeSystem.timed(
+                    lambda p=path: pq.write_table(self.data, p, compression="zstd", compression_level=1)
+                )[0]
+            )
             lsm_wh = self.fresh("lsm")
             table = LsmlakeSystem.create(lsm_wh, self.data.schema, dv=False)
             w_lsm.seconds.append(LsmlakeSystem.timed(lambda t=table: t.write(self.data))[0])
-            u_lsm.seconds.append(LsmlakeSystem.timed(lambda t=table: [t.write(b) for b in self.upsert_batches])[0])
+            u_lsm.seconds.append(
+                LsmlakeSystem.timed(lambda t=table: [t.write(b) for b in self.upsert_batches])[0]
+            )
             for p in self.pypaimon:
                 if rep < self.reps(p.name):
                     wh = py_wh[p.name] = self.fresh(p.name)
@@ -106,8 +117,9 @@ class Bench:
         lsm = self.row(scenario, "lsmlake", self.n)
         py = {p.name: self.row(scenario, p.name, self.n) for p in self.pypaimon}
         for rep in range(self.repeats):
-            base.seconds.append(LsmlakeSystem.timed(
-                lambda: pa.concat_tables([pq.read_table(f) for f in files]))[0])
+            base.seconds.append(
+                LsmlakeSystem.timed(lambda: pa.concat_tables([pq.read_table(f) for f in files]))[0]
+            )
             s, out = LsmlakeSystem.timed(mor.read)
             lsm.seconds.append(s)
             lsm.check = checksum(out)
@@ -124,13 +136,18 @@ class Bench:
         wh = self.fresh("dv")
         dv = LsmlakeSystem.create(wh, self.data.schema, dv=True)
         write_s, _ = LsmlakeSystem.timed(lambda: [dv.write(b) for b in [self.data, *self.upsert_batches]])
-        self.row("4a. write + 3 upserts with compaction + DV", "lsmlake", n + sum(
-            b.num_rows for b in self.upsert_batches)).seconds.append(write_s)
+        self.row(
+            "4a. write + 3 upserts with compaction + DV",
+            "lsmlake",
+            n + sum(b.num_rows for b in self.upsert_batches),
+        ).seconds.append(write_s)
         files = live_paths(dv)
         base = self.row(scenario, "baseline: raw parquet read of the same files", n)
         lsm = self.row(scenario, "lsmlake", n)
         for _ in range(self.repeats):
-            base.seconds.append(LsmlakeSystem.timed(lambda: pa.concat_tables([pq.read_table(f) for f in files]))[0])
+            base.seconds.append(
+                LsmlakeSystem.timed(lambda: pa.concat_tables([pq.read_table(f) for f in files]))[0]
+            )
             s, out = LsmlakeSystem.timed(dv.read)
             lsm.seconds.append(s)
             lsm.check = checksum(out)
@@ -142,17 +159,22 @@ class Bench:
         n = self.n
         lo, width = n // 2, max(n // 1000, 1)
         cases = [
-            (f"5a. id BETWEEN, {width:,} keys (0.1%)", f"id BETWEEN {lo} AND {lo + width - 1}",
-             ["between", lo, lo + width - 1]),
+            (
+                f"5a. id BETWEEN, {width:,} keys (0.1%)",
+                f"id BETWEEN {lo} AND {lo + width - 1}",
+                ["between", lo, lo + width - 1],
+            ),
             ("5b. amount > 990 (1%)", "amount > 990", ["gt", 990.0]),
         ]
         for scenario, where, flt in cases:
-            rows = {"mor": self.row(scenario, "lsmlake merge-on-read", 0),
-                    "dv": self.row(scenario, "lsmlake deletion vectors", 0)}
+            rows = {
+                "mor": self.row(scenario, "lsmlake merge-on-read", 0),
+                "dv": self.row(scenario, "lsmlake deletion vectors", 0),
+            }
             py = {p.name: self.row(scenario, p.name, 0) for p in self.pypaimon}
             for rep in range(self.repeats):
                 for key, table in (("mor", mor), ("dv", dv)):
-                    s, out = LsmlakeSystem.timed(lambda t=table: t.read(filter=where))
+                    s, out = LsmlakeSystem.timed(lambda t=table, w=where: t.read(filter=w))
                     rows[key].seconds.append(s)
                     rows[key].check = checksum(out)
                     rows[key].rows = out.num_rows
@@ -187,16 +209,23 @@ def verify(rows: list[Row]) -> list[str]:
 
 
 def markdown(rows: list[Row]) -> str:
-    lines = ["| scenario | system | rows | median s | rows/s | vs first row | note |",
-             "|---|---|---:|---:|---:|---:|---|"]
+    lines = [
+        "| scenario | system | rows | median s | rows/s | vs first row | note |",
+        "|---|---|---:|---:|---:|---:|---|",
+    ]
     first: dict[str, Row] = {}
     for r in sorted(rows, key=lambda r: r.scenario.split(".")[0]):
         b = first.setdefault(r.scenario, r)
-        ratio = (f"{r.rows_per_s / b.rows_per_s:.2f}x" if r.rows_per_s and b.rows_per_s and r.rows and b.rows
-                 and r.rows == b.rows else (f"{b.median / r.median:.2f}x" if r.median and b.median else ""))
-        lines.append(f"| {r.scenario} | {r.system} | {r.rows:,} | "
-                     f"{'' if r.median is None else f'{r.median:.3f}'} | "
-                     f"{'' if r.rows_per_s is None else f'{r.rows_per_s:,.0f}'} | {ratio} | {r.note} |")
+        ratio = (
+            f"{r.rows_per_s / b.rows_per_s:.2f}x"
+            if r.rows_per_s and b.rows_per_s and r.rows and b.rows and r.rows == b.rows
+            else (f"{b.median / r.median:.2f}x" if r.median and b.median else "")
+        )
+        lines.append(
+            f"| {r.scenario} | {r.system} | {r.rows:,} | "
+            f"{'' if r.median is None else f'{r.median:.3f}'} | "
+            f"{'' if r.rows_per_s is None else f'{r.rows_per_s:,.0f}'} | {ratio} | {r.note} |"
+        )
     return "\n".join(lines)
 
 
@@ -223,7 +252,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--pypaimon-repeats", type=int, default=1, help="repetitions of the slow pure-Python runs")
+    parser.add_argument(
+        "--pypaimon-repeats", type=int, default=1, help="repetitions of the slow pure-Python runs"
+    )
     parser.add_argument("--systems", default="lsmlake,pypaimon,pypaimon-rust")
     parser.add_argument("--quick", action="store_true", help="100k rows, 2 repetitions (CI-sized)")
     args = parser.parse_args(argv)
@@ -240,14 +271,25 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         shutil.rmtree(work, ignore_errors=True)
     text = markdown(bench.rows)
-    print(f"machine: {machine()}; N = {args.rows:,}; medians of {args.repeats} (pure pypaimon: "
-          f"{args.pypaimon_repeats}); lsmlake peak RSS {peak_rss_mb():.0f} MB\n")
+    print(
+        f"machine: {machine()}; N = {args.rows:,}; medians of {args.repeats} (pure pypaimon: "
+        f"{args.pypaimon_repeats}); lsmlake peak RSS {peak_rss_mb():.0f} MB\n"
+    )
     print(text)
     RESULTS.mkdir(exist_ok=True)
     stem = f"bench-{args.rows}"
-    (RESULTS / f"{stem}.json").write_text(json.dumps(
-        {"machine": machine(), "rows": args.rows, "results": [
-            {**asdict(r), "median": r.median, "rows_per_s": r.rows_per_s} for r in bench.rows]}, indent=2))
+    (RESULTS / f"{stem}.json").write_text(
+        json.dumps(
+            {
+                "machine": machine(),
+                "rows": args.rows,
+                "results": [
+                    {**asdict(r), "median": r.median, "rows_per_s": r.rows_per_s} for r in bench.rows
+                ],
+            },
+            indent=2,
+        )
+    )
     (RESULTS / f"{stem}.md").write_text(text + "\n")
     chart(bench.rows, RESULTS / f"{stem}.png")
     problems = verify(bench.rows)

@@ -22,13 +22,17 @@ def make_rows(n: int, *, seed: int = 7, key_offset: int = 0) -> pa.Table:
     rng = np.random.default_rng(seed)
     ids = rng.permutation(n).astype(np.int64) + key_offset
     words = np.array(["alpha", "bravo", "charlie", "delta-echo-foxtrot", "golf", "hotel-india"], dtype=object)
-    return pa.table({
-        "id": ids,
-        "name": pa.array(words[rng.integers(0, len(words), n)] + pa.array(ids).to_numpy().astype(str).astype(object)),
-        "amount": rng.random(n) * 1000,
-        "qty": rng.integers(0, 1000, n).astype(np.int32),
-        "ts": rng.integers(1_600_000_000_000, 1_700_000_000_000, n).astype(np.int64),
-    })
+    return pa.table(
+        {
+            "id": ids,
+            "name": pa.array(
+                words[rng.integers(0, len(words), n)] + pa.array(ids).to_numpy().astype(str).astype(object)
+            ),
+            "amount": rng.random(n) * 1000,
+            "qty": rng.integers(0, 1000, n).astype(np.int32),
+            "ts": rng.integers(1_600_000_000_000, 1_700_000_000_000, n).astype(np.int64),
+        }
+    )
 
 
 @dataclass
@@ -75,15 +79,25 @@ def machine() -> str:
 def report(title: str, measurements: list[Measurement], baseline: str, out_name: str) -> str:
     """A markdown table with ratios to the baseline; also saved as JSON under bench/results/."""
     base = next(m for m in measurements if m.system == baseline)
-    lines = [f"### {title}", "", f"machine: {machine()}", "",
-             "| scenario | system | rows | median s | rows/s | vs " + baseline + " |",
-             "|---|---|---:|---:|---:|---:|"]
+    lines = [
+        f"### {title}",
+        "",
+        f"machine: {machine()}",
+        "",
+        "| scenario | system | rows | median s | rows/s | vs " + baseline + " |",
+        "|---|---|---:|---:|---:|---:|",
+    ]
     for m in measurements:
         ratio = m.rows_per_s / base.rows_per_s
-        lines.append(f"| {m.scenario} | {m.system} | {m.rows:,} | {m.median:.3f} | {m.rows_per_s:,.0f} | {ratio:.2f}x |")
+        lines.append(
+            f"| {m.scenario} | {m.system} | {m.rows:,} | {m.median:.3f} | {m.rows_per_s:,.0f} | {ratio:.2f}x |"
+        )
     text = "\n".join(lines)
     RESULTS.mkdir(exist_ok=True)
-    payload = {"title": title, "machine": machine(), "measurements": [
-        {**asdict(m), "median": m.median, "rows_per_s": m.rows_per_s} for m in measurements]}
+    payload = {
+        "title": title,
+        "machine": machine(),
+        "measurements": [{**asdict(m), "median": m.median, "rows_per_s": m.rows_per_s} for m in measurements],
+    }
     (RESULTS / f"{out_name}.json").write_text(json.dumps(payload, indent=2))
     return text

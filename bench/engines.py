@@ -26,10 +26,15 @@ ENGINES: dict[str, dict[str, str]] = {
     "first-row": {"merge-engine": "first-row"},
     "partial-update": {"merge-engine": "partial-update"},
     "partial-update + sequence group": {
-        "merge-engine": "partial-update", "fields.ts.sequence-group": "amount,qty"},
+        "merge-engine": "partial-update",
+        "fields.ts.sequence-group": "amount,qty",
+    },
     "aggregation": {
-        "merge-engine": "aggregation", "fields.amount.aggregate-function": "sum",
-        "fields.qty.aggregate-function": "sum", "fields.ts.aggregate-function": "max"},
+        "merge-engine": "aggregation",
+        "fields.amount.aggregate-function": "sum",
+        "fields.qty.aggregate-function": "sum",
+        "fields.ts.aggregate-function": "max",
+    },
 }
 
 
@@ -47,8 +52,12 @@ def run(engine: str, options: dict[str, str], data: pa.Table, work: Path) -> dic
     root = work / engine.replace(" ", "_").replace("+", "")
     cat = lsmlake.Catalog(str(root))
     cat.create_database("db", exist_ok=True)
-    table = cat.create_table("db.t", schema=data.schema, primary_key=["id"],
-                             options={"bucket": "4", "write-only": "true", **options})
+    table = cat.create_table(
+        "db.t",
+        schema=data.schema,
+        primary_key=["id"],
+        options={"bucket": "4", "write-only": "true", **options},
+    )
     batches = [upserts(data, i) for i in range(UPSERT_COMMITS)]
     if options.get("merge-engine") == "partial-update":
         batches = [partial(b, i) for i, b in enumerate(batches)]
@@ -73,8 +82,10 @@ def run(engine: str, options: dict[str, str], data: pa.Table, work: Path) -> dic
     return {
         "write rows/s": written / write_s,
         "merge read rows/s": written / read_s if merged.num_rows else 0.0,
-        "compact s": compact_s, "read after compaction rows/s": after.num_rows / read_compacted_s,
-        "rows": float(after.num_rows), "checksum": float(pc.sum(after.column("qty")).as_py() or 0),
+        "compact s": compact_s,
+        "read after compaction rows/s": after.num_rows / read_compacted_s,
+        "rows": float(after.num_rows),
+        "checksum": float(pc.sum(after.column("qty")).as_py() or 0),
     }
 
 
@@ -88,13 +99,17 @@ def main(argv: list[str] | None = None) -> None:
         for engine, options in ENGINES.items():
             results[engine] = run(engine, options, data, Path(tmp))
     base = results["deduplicate"]
-    print(f"{'engine':34} {'write r/s':>12} {'MOR read r/s':>13} {'full compact':>13} {'read r/s':>12}  "
-          "MOR vs dedup")
+    print(
+        f"{'engine':34} {'write r/s':>12} {'MOR read r/s':>13} {'full compact':>13} {'read r/s':>12}  "
+        "MOR vs dedup"
+    )
     for engine, r in results.items():
         ratio = r["merge read rows/s"] / base["merge read rows/s"] if base["merge read rows/s"] else 0
         mor = f"{r['merge read rows/s']:13,.0f}" if r["merge read rows/s"] else f"{'(level 0 hidden)':>13}"
-        print(f"{engine:34} {r['write rows/s']:12,.0f} {mor} {r['compact s']:12.2f}s "
-              f"{r['read after compaction rows/s']:12,.0f}  read x{ratio:.2f}")
+        print(
+            f"{engine:34} {r['write rows/s']:12,.0f} {mor} {r['compact s']:12.2f}s "
+            f"{r['read after compaction rows/s']:12,.0f}  read x{ratio:.2f}"
+        )
 
 
 if __name__ == "__main__":

@@ -44,9 +44,11 @@ def build(root: Path, data: pa.Table, *, dv: bool) -> lsmlake.Table:
 
 
 def live_paths(table: lsmlake.Table) -> list[str]:
-    return [f"{table.root}/bucket-{e.bucket}/{e.file.file_name}"
-            for e in live_entries(table.io, table.paths, table.latest_snapshot())
-            if not (table.options.deletion_vectors_enabled and e.file.level == 0)]
+    return [
+        f"{table.root}/bucket-{e.bucket}/{e.file.file_name}"
+        for e in live_entries(table.io, table.paths, table.latest_snapshot())
+        if not (table.options.deletion_vectors_enabled and e.file.level == 0)
+    ]
 
 
 def raw_read(paths: list[str], columns: list[str]) -> pa.Table:
@@ -72,32 +74,56 @@ def main(argv: list[str] | None = None) -> None:
         assert mor.read().num_rows == dv.read().num_rows == args.rows
         n = args.rows
         ms: list[Measurement] = []
-        ms += time_alternating("merge-on-read, full read", n, {
-            "raw parquet read of the same files": lambda: raw_read(mor_files, columns),
-            "lsmlake merge-on-read": lambda: mor.read(),
-        }, args.repeats)
-        ms += time_alternating("deletion vectors, full read", n, {
-            "raw parquet read of the same files": lambda: raw_read(dv_files, columns),
-            "lsmlake deletion-vector read": lambda: dv.read(),
-        }, args.repeats)
+        ms += time_alternating(
+            "merge-on-read, full read",
+            n,
+            {
+                "raw parquet read of the same files": lambda: raw_read(mor_files, columns),
+                "lsmlake merge-on-read": lambda: mor.read(),
+            },
+            args.repeats,
+        )
+        ms += time_alternating(
+            "deletion vectors, full read",
+            n,
+            {
+                "raw parquet read of the same files": lambda: raw_read(dv_files, columns),
+                "lsmlake deletion-vector read": lambda: dv.read(),
+            },
+            args.repeats,
+        )
         lo, hi = n // 2, n // 2 + n // 1000
-        ms += time_alternating("id BETWEEN (0.1% of keys)", n // 1000, {
-            "lsmlake merge-on-read": lambda: mor.read(filter=f"id BETWEEN {lo} AND {hi - 1}"),
-            "lsmlake deletion-vector read": lambda: dv.read(filter=f"id BETWEEN {lo} AND {hi - 1}"),
-        }, args.repeats)
-        ms += time_alternating("amount > 990 (1%)", n // 100, {
-            "lsmlake merge-on-read": lambda: mor.read(filter="amount > 990"),
-            "lsmlake deletion-vector read": lambda: dv.read(filter="amount > 990"),
-        }, args.repeats)
+        ms += time_alternating(
+            "id BETWEEN (0.1% of keys)",
+            n // 1000,
+            {
+                "lsmlake merge-on-read": lambda: mor.read(filter=f"id BETWEEN {lo} AND {hi - 1}"),
+                "lsmlake deletion-vector read": lambda: dv.read(filter=f"id BETWEEN {lo} AND {hi - 1}"),
+            },
+            args.repeats,
+        )
+        ms += time_alternating(
+            "amount > 990 (1%)",
+            n // 100,
+            {
+                "lsmlake merge-on-read": lambda: mor.read(filter="amount > 990"),
+                "lsmlake deletion-vector read": lambda: dv.read(filter="amount > 990"),
+            },
+            args.repeats,
+        )
         start = time.perf_counter()
         mor.with_options({"write-only": "false"}).compact(full=True)
         full_s = time.perf_counter() - start
         print(report_pairs(ms))
         total_rows = int(n * (1 + UPSERT_FRACTION * UPSERT_COMMITS))
         print()
-        print(f"writes ({total_rows:,} rows in {1 + UPSERT_COMMITS} commits): merge-on-read {total_rows / mor_write_s:,.0f} "
-              f"rows/s, with deletion vectors and compaction {total_rows / dv_write_s:,.0f} rows/s")
-        print(f"full compaction of the merge-on-read table: {total_rows / full_s:,.0f} input rows/s ({full_s:.2f} s)")
+        print(
+            f"writes ({total_rows:,} rows in {1 + UPSERT_COMMITS} commits): merge-on-read {total_rows / mor_write_s:,.0f} "
+            f"rows/s, with deletion vectors and compaction {total_rows / dv_write_s:,.0f} rows/s"
+        )
+        print(
+            f"full compaction of the merge-on-read table: {total_rows / full_s:,.0f} input rows/s ({full_s:.2f} s)"
+        )
         print(f"peak RSS {peak_rss_mb():.0f} MB")
         report("LSM benchmark", ms, ms[0].system, "lsm")
     finally:
@@ -106,13 +132,17 @@ def main(argv: list[str] | None = None) -> None:
 
 def report_pairs(ms: list[Measurement]) -> str:
     """A markdown table; each scenario's first system is its baseline."""
-    lines = ["| scenario | system | output rows | median s | rows/s | vs first row of scenario |",
-             "|---|---|---:|---:|---:|---:|"]
+    lines = [
+        "| scenario | system | output rows | median s | rows/s | vs first row of scenario |",
+        "|---|---|---:|---:|---:|---:|",
+    ]
     base: dict[str, Measurement] = {}
     for m in ms:
         b = base.setdefault(m.scenario, m)
-        lines.append(f"| {m.scenario} | {m.system} | {m.rows:,} | {m.median:.3f} | {m.rows_per_s:,.0f} | "
-                     f"{m.rows_per_s / b.rows_per_s:.2f}x |")
+        lines.append(
+            f"| {m.scenario} | {m.system} | {m.rows:,} | {m.median:.3f} | {m.rows_per_s:,.0f} | "
+            f"{m.rows_per_s / b.rows_per_s:.2f}x |"
+        )
     return "\n".join(lines)
 
 

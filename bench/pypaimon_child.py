@@ -21,8 +21,11 @@ NATIVE = {"read.native.enabled": "true", "write.native.enabled": "true", "commit
 def checksum(table: pa.Table) -> dict[str, Any]:
     ids = table.column("id")
     amount = table.column("amount")
-    return {"rows": table.num_rows, "id_sum": int(pc.sum(ids).as_py() or 0),
-            "amount_sum": round(float(pc.sum(amount).as_py() or 0.0), 3)}
+    return {
+        "rows": table.num_rows,
+        "id_sum": int(pc.sum(ids).as_py() or 0),
+        "amount_sum": round(float(pc.sum(amount).as_py() or 0.0), 3),
+    }
 
 
 def table_for(cmd: dict[str, Any]) -> Any:
@@ -53,7 +56,9 @@ def cmd_write(cmd: dict[str, Any]) -> dict[str, Any]:
     catalog = CatalogFactory.create({"warehouse": cmd["warehouse"]})
     catalog.create_database("db", True)
     options = {"bucket": "4", "file.format": "parquet", "file.compression": "zstd"}
-    catalog.create_table("db.t", Schema.from_pyarrow_schema(data.schema, primary_keys=["id"], options=options), False)
+    catalog.create_table(
+        "db.t", Schema.from_pyarrow_schema(data.schema, primary_keys=["id"], options=options), False
+    )
     table = table_for(cmd)
     start = time.perf_counter()
     write(table, data)

@@ -26,8 +26,12 @@ def build(warehouse: Path, rows: int, buckets: int) -> int:
     for start in range(0, rows, CHUNK):
         data = make_rows(min(CHUNK, rows - start), seed=start, key_offset=start)
         if table is None:
-            created = cat.create_table("db.t", schema=data.schema, primary_key=["id"],
-                                       options={"bucket": str(buckets), "write-only": "true"})
+            created = cat.create_table(
+                "db.t",
+                schema=data.schema,
+                primary_key=["id"],
+                options={"bucket": str(buckets), "write-only": "true"},
+            )
             assert isinstance(created, lsmlake.Table)
             table = created
         table.write(data)
@@ -65,14 +69,20 @@ def main(argv: list[str] | None = None) -> None:
     work = Path(tempfile.mkdtemp(prefix="lsmlake-bench-stream-"))
     try:
         arrow_bytes = build(work / "wh", args.rows, args.buckets)
-        out = subprocess.run([sys.executable, "-m", "bench.streaming", "--child", str(work / "wh")],
-                             capture_output=True, text=True, check=True)
+        out = subprocess.run(
+            [sys.executable, "-m", "bench.streaming", "--child", str(work / "wh")],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         r = json.loads(out.stdout.strip().splitlines()[-1])
         grown = r["peak_mb"] - r["baseline_mb"]
         whole = arrow_bytes / 1024**2
-        print(f"streamed {r['rows']:,} rows of a {args.buckets}-bucket table; Arrow size of the whole table "
-              f"{whole:,.0f} MB; peak RSS growth while streaming {grown:,.0f} MB = {grown / whole:.2f} of it "
-              f"(target < 0.25); process peak {r['peak_mb']:,.0f} MB")
+        print(
+            f"streamed {r['rows']:,} rows of a {args.buckets}-bucket table; Arrow size of the whole table "
+            f"{whole:,.0f} MB; peak RSS growth while streaming {grown:,.0f} MB = {grown / whole:.2f} of it "
+            f"(target < 0.25); process peak {r['peak_mb']:,.0f} MB"
+        )
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

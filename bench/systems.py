@@ -24,8 +24,11 @@ CHILD = Path(__file__).resolve().with_name("pypaimon_child.py")
 
 def checksum(table: pa.Table) -> dict[str, Any]:
     """Row count and sums that must agree across systems for the same logical result."""
-    return {"rows": table.num_rows, "id_sum": int(pc.sum(table.column("id")).as_py() or 0),
-            "amount_sum": round(float(pc.sum(table.column("amount")).as_py() or 0.0), 3)}
+    return {
+        "rows": table.num_rows,
+        "id_sum": int(pc.sum(table.column("id")).as_py() or 0),
+        "amount_sum": round(float(pc.sum(table.column("amount")).as_py() or 0.0), 3),
+    }
 
 
 def save_ipc(table: pa.Table, path: Path) -> str:
@@ -46,8 +49,12 @@ class PypaimonSystem:
 
     def _run(self, command: dict[str, Any]) -> dict[str, Any]:
         python = pypaimon_python(extras=("pypaimon-rust",) if self.native else ())
-        out = subprocess.run([str(python), "-I", str(CHILD), json.dumps({**command, "native": self.native})],
-                             capture_output=True, text=True, timeout=3600)
+        out = subprocess.run(
+            [str(python), "-I", str(CHILD), json.dumps({**command, "native": self.native})],
+            capture_output=True,
+            text=True,
+            timeout=3600,
+        )
         if out.returncode != 0:
             raise RuntimeError(f"{self.name} failed: {out.stderr[-2000:]}")
         result: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
@@ -57,7 +64,9 @@ class PypaimonSystem:
         return float(self._run({"op": "write", "warehouse": str(warehouse), "data": data_file})["seconds"])
 
     def upserts(self, warehouse: Path, files: list[str]) -> float:
-        return float(self._run({"op": "upserts", "warehouse": str(warehouse), "data_files": files})["seconds"])
+        return float(
+            self._run({"op": "upserts", "warehouse": str(warehouse), "data_files": files})["seconds"]
+        )
 
     def read(self, warehouse: Path, flt: list[Any] | None = None) -> tuple[float, dict[str, Any]]:
         r = self._run({"op": "read", "warehouse": str(warehouse), "filter": flt})

@@ -34,8 +34,10 @@ def main(argv: list[str] | None = None) -> None:
 
     try:
         ms = time_alternating(
-            "initial write, 4 buckets", args.rows,
-            {"pyarrow.parquet.write_table": parquet_write, "lsmlake": lsmlake_write}, args.repeats,
+            "initial write, 4 buckets",
+            args.rows,
+            {"pyarrow.parquet.write_table": parquet_write, "lsmlake": lsmlake_write},
+            args.repeats,
         )
         print(report("Write benchmark", ms, "pyarrow.parquet.write_table", "write"))
         print(f"\npeak RSS {peak_rss_mb():.0f} MB")

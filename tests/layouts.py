@@ -22,8 +22,9 @@ _FILE = re.compile(r"\[(-?\d+),(-?\d+)\](?:@(\d+))?(?::(\d+))?([!?])?")
 _LEVEL = re.compile(r"^\s*L(\d+):")
 
 
-def make_file(lo: int, hi: int, *, level: int = 1, size: int = MB, delete_rows: int | None = 0,
-              name: str | None = None) -> DataFileMeta:
+def make_file(
+    lo: int, hi: int, *, level: int = 1, size: int = MB, delete_rows: int | None = 0, name: str | None = None
+) -> DataFileMeta:
     return DataFileMeta(
         file_name=name or f"f[{lo},{hi}]@{level}",
         file_size=size,
@@ -47,21 +48,24 @@ def parse_layout(text: str) -> list[DataFileMeta]:
         m = _LEVEL.match(group)
         if m:
             level = int(m.group(1))
-            group = group[m.end():]
+            group = group[m.end() :]
         pos = 0
         for fm in _FILE.finditer(group):
-            if group[pos:fm.start()].strip():
-                raise ValueError(f"cannot parse {group[pos:fm.start()]!r} in layout {text!r}")
+            if group[pos : fm.start()].strip():
+                raise ValueError(f"cannot parse {group[pos : fm.start()]!r} in layout {text!r}")
             pos = fm.end()
             lo, hi = int(fm.group(1)), int(fm.group(2))
             flag = fm.group(5)
-            files.append(make_file(
-                lo, hi,
-                level=int(fm.group(3)) if fm.group(3) else level,
-                size=int(fm.group(4)) * MB if fm.group(4) else MB,
-                delete_rows=1 if flag == "!" else None if flag == "?" else 0,
-                name=f"f{len(files)}",
-            ))
+            files.append(
+                make_file(
+                    lo,
+                    hi,
+                    level=int(fm.group(3)) if fm.group(3) else level,
+                    size=int(fm.group(4)) * MB if fm.group(4) else MB,
+                    delete_rows=1 if flag == "!" else None if flag == "?" else 0,
+                    name=f"f{len(files)}",
+                )
+            )
         if group[pos:].strip():
             raise ValueError(f"cannot parse {group[pos:]!r} in layout {text!r}")
     return files

@@ -37,8 +37,13 @@ def test_create_list_get_drop(catalog: lsmlake.Catalog) -> None:
 
 
 def test_schema_file_is_java_shaped(catalog: lsmlake.Catalog) -> None:
-    t = catalog.create_table("db.t", schema=SCHEMA, primary_key=["id"], partition_keys=[],
-                             options={"bucket": "2", "deletion-vectors.enabled": "true"})
+    t = catalog.create_table(
+        "db.t",
+        schema=SCHEMA,
+        primary_key=["id"],
+        partition_keys=[],
+        options={"bucket": "2", "deletion-vectors.enabled": "true"},
+    )
     text = Path(t.root, "schema", "schema-0").read_text()
     assert '"version" : 3' in text and '"type" : "BIGINT NOT NULL"' in text
     assert '"primaryKeys" : [ "id" ]' in text and '"bucket" : "2"' in text
@@ -51,7 +56,9 @@ def test_existing_table(catalog: lsmlake.Catalog) -> None:
     assert catalog.create_table("db.t", schema=SCHEMA, exist_ok=True).primary_keys == ["id"]
 
 
-@pytest.mark.parametrize("identifier", ["db", "db.", ".t", "db.../x", "db.a/b", "../x.t", "db.t$x", "a.b.c", ""])
+@pytest.mark.parametrize(
+    "identifier", ["db", "db.", ".t", "db.../x", "db.a/b", "../x.t", "db.t$x", "a.b.c", ""]
+)
 def test_invalid_identifiers(catalog: lsmlake.Catalog, identifier: str) -> None:
     with pytest.raises((InvalidIdentifierError, lsmlake.errors.LsmlakeError)):
         catalog.create_table(identifier, schema=SCHEMA)

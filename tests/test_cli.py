@@ -32,8 +32,9 @@ def invoke(warehouse: str, *args: str, input: str | None = None) -> Result:
 
 
 def test_sql_table_format(warehouse: str) -> None:
-    result = invoke(warehouse, "sql",
-                    "SELECT * FROM db.t ORDER BY id; UPDATE db.t SET name = 'al' WHERE id = 1")
+    result = invoke(
+        warehouse, "sql", "SELECT * FROM db.t ORDER BY id; UPDATE db.t SET name = 'al' WHERE id = 1"
+    )
     assert result.exit_code == 0
     lines = result.stdout.splitlines()
     assert any("id" in line and "name" in line for line in lines)
@@ -43,10 +44,13 @@ def test_sql_table_format(warehouse: str) -> None:
 
 def test_sql_json_and_csv(warehouse: str) -> None:
     result = invoke(warehouse, "--format", "json", "sql", "SELECT * FROM db.t ORDER BY id")
-    assert result.exit_code == 0 and json.loads(result.stdout) == [{"id": 1, "name": "ann"},
-                                                                  {"id": 2, "name": "bob"}]
-    result = invoke(warehouse, "sql", "-o", "csv",
-                    "INSERT INTO db.t VALUES (3, NULL); SELECT * FROM db.t ORDER BY id")
+    assert result.exit_code == 0 and json.loads(result.stdout) == [
+        {"id": 1, "name": "ann"},
+        {"id": 2, "name": "bob"},
+    ]
+    result = invoke(
+        warehouse, "sql", "-o", "csv", "INSERT INTO db.t VALUES (3, NULL); SELECT * FROM db.t ORDER BY id"
+    )
     assert result.exit_code == 0
     assert result.stdout == "id,name\n1,ann\n2,bob\n3,\n"
     assert "inserted 1 row(s)" in result.stderr  # messages stay off stdout in csv/json
@@ -66,8 +70,9 @@ def test_sql_file_and_stdin(warehouse: str, tmp_path: Path) -> None:
 
 
 def test_interactive_prompt_keeps_going_after_errors(warehouse: str) -> None:
-    lines = ("USE db;\nSELECT name\n  FROM t WHERE id = 2;\nSELECT * FROM nope;\n"
-             "SELECT 'still here' AS s;\nexit\n")
+    lines = (
+        "USE db;\nSELECT name\n  FROM t WHERE id = 2;\nSELECT * FROM nope;\nSELECT 'still here' AS s;\nexit\n"
+    )
     result = invoke(warehouse, "-o", "csv", "sql", "-i", input=lines)
     assert result.exit_code == 0
     assert "name\nbob\n" in result.stdout and "s\nstill here\n" in result.stdout
@@ -81,17 +86,20 @@ def test_statement_complete() -> None:
     assert statement_complete("SELECT 1; -- done\n;")
 
 
-@pytest.mark.parametrize(("args", "code", "message"), [
-    (["sql", "SELECT * FROM db.missing"], 3, "table db.missing does not exist"),
-    (["sql", "SELEC 1"], 2, "unsupported statement starting with 'SELEC'"),
-    (["sql", "SELECT * FROM db.t WHERE (id = "], 2, "cannot parse"),
-    (["sql", "SELECT nope FROM db.t"], 2, "query failed"),
-    (["sql", "CREATE DATABASE db"], 4, "database db already exists"),
-    (["sql", "ALTER TABLE db.t ADD PARTITION (x = 1)"], 9, "ADD PARTITION is not supported"),
-    (["sql", "INSERT INTO db.t VALUES (NULL, 'x')"], 5, "primary key column id"),
-    (["snapshots", "db.missing"], 3, "table db.missing does not exist"),
-    (["explain", "db.t", "--filter", "nope = 1"], 2, "unknown column"),
-])
+@pytest.mark.parametrize(
+    ("args", "code", "message"),
+    [
+        (["sql", "SELECT * FROM db.missing"], 3, "table db.missing does not exist"),
+        (["sql", "SELEC 1"], 2, "unsupported statement starting with 'SELEC'"),
+        (["sql", "SELECT * FROM db.t WHERE (id = "], 2, "cannot parse"),
+        (["sql", "SELECT nope FROM db.t"], 2, "query failed"),
+        (["sql", "CREATE DATABASE db"], 4, "database db already exists"),
+        (["sql", "ALTER TABLE db.t ADD PARTITION (x = 1)"], 9, "ADD PARTITION is not supported"),
+        (["sql", "INSERT INTO db.t VALUES (NULL, 'x')"], 5, "primary key column id"),
+        (["snapshots", "db.missing"], 3, "table db.missing does not exist"),
+        (["explain", "db.t", "--filter", "nope = 1"], 2, "unknown column"),
+    ],
+)
 def test_exit_codes_by_error_class(warehouse: str, args: list[str], code: int, message: str) -> None:
     result = invoke(warehouse, *args)
     assert result.exit_code == code, result.output
@@ -111,7 +119,9 @@ def test_explain_compact_snapshots_inspect(warehouse: str) -> None:
     assert json.loads(compacted.stdout) == {"table": "db.t", "full": True, "snapshot_id": 2}
     snaps = invoke(warehouse, "snapshots", "db.t", "-o", "json")
     assert [(s["id"], s["kind"], s["records"]) for s in json.loads(snaps.stdout)] == [
-        (1, "APPEND", 2), (2, "COMPACT", 2)]
+        (1, "APPEND", 2),
+        (2, "COMPACT", 2),
+    ]
     doc = json.loads(invoke(warehouse, "-o", "json", "inspect", "db.t").stdout)
     assert doc["primary_keys"] == ["id"] and doc["options"] == [{"key": "bucket", "value": "1"}]
     assert [c["name"] for c in doc["schema"]] == ["id", "name"] and doc["snapshot"][0]["id"] == 2
@@ -132,6 +142,8 @@ def test_demo(tmp_path: Path) -> None:
 def test_entry_point_exit_code(tmp_path: Path) -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "lsmlake", "--warehouse", str(tmp_path / "wh"), "sql", "SELECT * FROM db.t"],
-        capture_output=True, text=True, check=False,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert proc.returncode == 3 and proc.stderr.startswith("error: ") and proc.stdout == ""

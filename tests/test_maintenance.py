@@ -56,7 +56,11 @@ def _write(t: Table, ids: list[int], p: str, v: int) -> int | None:
 def _table(catalog: lsmlake.Catalog, name: str = "db.t", **options: str) -> Table:
     opts = {"bucket": "2", "num-sorted-run.compaction-trigger": "2", **options}
     return catalog.create_table(
-        name, schema=SCHEMA, primary_key=["id", "p"], partition_keys=["p"], options=opts,
+        name,
+        schema=SCHEMA,
+        primary_key=["id", "p"],
+        partition_keys=["p"],
+        options=opts,
     )
 
 
@@ -123,13 +127,19 @@ def test_expire_end_rules() -> None:
 
 def test_plan_deletion_subtracts_protection() -> None:
     s1 = SnapshotFiles(1, manifest_files=frozenset({"l1", "m1"}), delta_added=frozenset({"d1", "d2"}))
-    s2 = SnapshotFiles(2, manifest_files=frozenset({"l2", "m1", "m2"}), delta_deleted=frozenset({"d1", "d2"}),
-                       delta_added=frozenset({"d3"}), live=frozenset({"d3"}))
+    s2 = SnapshotFiles(
+        2,
+        manifest_files=frozenset({"l2", "m1", "m2"}),
+        delta_deleted=frozenset({"d1", "d2"}),
+        delta_added=frozenset({"d3"}),
+        live=frozenset({"d3"}),
+    )
     tag = SnapshotFiles(1, manifest_files=frozenset({"l1", "m1"}), live=frozenset({"d2"}))
     candidates = expire_candidates([s1], s2)
     assert candidates.data_files == {"d1", "d2"} and candidates.manifest_files == {"l1", "m1"}
     assert plan_deletion(candidates, Protection(anchor=s2)) == FileSets(
-        data_files=frozenset({"d1", "d2"}), manifest_files=frozenset({"l1"}))
+        data_files=frozenset({"d1", "d2"}), manifest_files=frozenset({"l1"})
+    )
     assert plan_deletion(candidates, Protection(anchor=s2, holders=(tag,))).all() == frozenset({"d1"})
     assert orphan_files([("a", 5), ("b", 50), ("c", 5)], {"c"}, older_than_ms=10) == ["a"]
 
@@ -171,8 +181,9 @@ def test_expire_defaults_come_from_options(catalog: lsmlake.Catalog) -> None:
     ids = t.snapshot_manager.snapshot_ids()
     # default time retention (1 h) protects everything just written
     assert expire_snapshots(t).expired_snapshot_ids == ()
-    tuned = t.with_options({"snapshot.num-retained.min": "2", "snapshot.time-retained": "0 ms",
-                            "snapshot.expire.limit": "3"})
+    tuned = t.with_options(
+        {"snapshot.num-retained.min": "2", "snapshot.time-retained": "0 ms", "snapshot.expire.limit": "3"}
+    )
     r = expire_snapshots(tuned)
     assert r.expired_snapshot_ids == tuple(ids[:3])  # limited to 3 per run
     r = expire_snapshots(tuned)
@@ -220,8 +231,16 @@ def test_expire_empty_table_and_earliest_hint(catalog: lsmlake.Catalog) -> None:
 
 
 def test_tag_codec_is_java_shaped() -> None:
-    snap = Snapshot(id=3, schema_id=0, base_manifest_list="b", delta_manifest_list="d", commit_user="u",
-                    commit_identifier=1, commit_kind="APPEND", time_millis=5)
+    snap = Snapshot(
+        id=3,
+        schema_id=0,
+        base_manifest_list="b",
+        delta_manifest_list="d",
+        commit_user="u",
+        commit_identifier=1,
+        commit_kind="APPEND",
+        time_millis=5,
+    )
     import datetime as dt
 
     tag = Tag("x", snap, dt.datetime(2024, 6, 25, 10, 30, 45, 123456), 86_400_000)
@@ -315,7 +334,8 @@ def test_rollback_to_snapshot_then_write_continues(catalog: lsmlake.Catalog) -> 
     for sid in range(1, target + 1):
         _assert_readable(t, t.snapshot(sid))
     exclusive = set().union(*(refs[s] for s in ids if s > target)) - set().union(
-        *(refs[s] for s in range(1, target + 1)))
+        *(refs[s] for s in range(1, target + 1))
+    )
     assert {os.path.basename(p) for p in r.deleted_files} == exclusive
     assert remove_orphan_files(t, older_than_ms=FUTURE, dry_run=True) == []
 
@@ -431,9 +451,17 @@ def test_commits_expire_old_snapshots_by_the_table_options(tmp_path) -> None:  #
     cat = _lsm.Catalog(str(tmp_path / "wh"))
     cat.create_database("db")
     schema = pa.schema([("k", pa.int64()), ("v", pa.int64())])
-    t = cat.create_table("db.e", schema=schema, primary_key=["k"], options={
-        "bucket": "1", "snapshot.num-retained.min": "2", "snapshot.num-retained.max": "3",
-        "snapshot.time-retained": "1 ms"})
+    t = cat.create_table(
+        "db.e",
+        schema=schema,
+        primary_key=["k"],
+        options={
+            "bucket": "1",
+            "snapshot.num-retained.min": "2",
+            "snapshot.num-retained.max": "3",
+            "snapshot.time-retained": "1 ms",
+        },
+    )
     for i in range(6):
         t.write(pa.table({"k": [i % 3], "v": [i]}, schema=schema))
     ids = t.snapshot_manager.snapshot_ids()

@@ -16,8 +16,13 @@ def rows(t: lsmlake.Table) -> list[tuple[str, int, int]]:
 
 @pytest.mark.parametrize("dv", ["false", "true"])
 def test_overwrite_replaces_only_the_written_partitions(catalog: lsmlake.Catalog, dv: str) -> None:
-    t = catalog.create_table("db.t", schema=SCHEMA, primary_key=["dt", "id"], partition_keys=["dt"],
-                             options={"bucket": "2", "deletion-vectors.enabled": dv})
+    t = catalog.create_table(
+        "db.t",
+        schema=SCHEMA,
+        primary_key=["dt", "id"],
+        partition_keys=["dt"],
+        options={"bucket": "2", "deletion-vectors.enabled": dv},
+    )
     t.write(pa.table({"id": [1, 2, 1], "dt": ["a", "a", "b"], "v": [1, 2, 3]}, schema=SCHEMA))
     t.write(pa.table({"id": [2], "dt": ["a"], "v": [20]}, schema=SCHEMA))
     sid = t.overwrite(pa.table({"id": [9], "dt": ["a"], "v": [90]}, schema=SCHEMA))

@@ -32,16 +32,22 @@ from lsmlake.system.render import (
 from lsmlake.system_tables import SYSTEM_TABLES, SystemTable, read_system_table
 from lsmlake.table import Table
 
-SCHEMA = pa.schema([
-    ("id", pa.int64()), ("dt", pa.date32()), ("v", pa.float64()), ("s", pa.string()),
-])
+SCHEMA = pa.schema(
+    [
+        ("id", pa.int64()),
+        ("dt", pa.date32()),
+        ("v", pa.float64()),
+        ("s", pa.string()),
+    ]
+)
 D1, D2 = dt.date(2024, 1, 1), dt.date(2024, 1, 2)
 
 
 def _rows(n: int, start: int, day: dt.date, v: float) -> pa.Table:
     ids = list(range(start, start + n))
     return pa.table(
-        {"id": ids, "dt": [day] * n, "v": [v] * n, "s": [f"s{i}" for i in ids]}, schema=SCHEMA,
+        {"id": ids, "dt": [day] * n, "v": [v] * n, "s": [f"s{i}" for i in ids]},
+        schema=SCHEMA,
     )
 
 
@@ -49,7 +55,11 @@ def _history(catalog: lsmlake.Catalog, **options: str) -> Table:
     """Four writes over two partitions, a delete, with compactions in between."""
     opts = {"bucket": "2", "num-sorted-run.compaction-trigger": "2", **options}
     t = catalog.create_table(
-        "db.t", schema=SCHEMA, primary_key=["id", "dt"], partition_keys=["dt"], options=opts,
+        "db.t",
+        schema=SCHEMA,
+        primary_key=["id", "dt"],
+        partition_keys=["dt"],
+        options=opts,
     )
     t.write(pa.concat_tables([_rows(4, 0, D1, 1.0), _rows(3, 0, D2, 2.0)]))
     t.write(_rows(4, 2, D1, 3.0))
@@ -79,8 +89,18 @@ def test_unknown_name_lists_the_valid_ones(catalog: lsmlake.Catalog) -> None:
     t = _history(catalog)
     with pytest.raises(ValueError, match=r"valid names are: .*files"):
         read_system_table(t, "nope")
-    assert {"snapshots", "schemas", "options", "files", "manifests", "partitions", "buckets",
-            "table_indexes", "tags", "consumers"} <= set(SYSTEM_TABLES)
+    assert {
+        "snapshots",
+        "schemas",
+        "options",
+        "files",
+        "manifests",
+        "partitions",
+        "buckets",
+        "table_indexes",
+        "tags",
+        "consumers",
+    } <= set(SYSTEM_TABLES)
 
 
 def test_system_table_handle(catalog: lsmlake.Catalog) -> None:
@@ -110,9 +130,21 @@ def test_snapshots_rows_match_snapshot_files(catalog: lsmlake.Catalog) -> None:
     t = _history(catalog)
     out = read_system_table(t, "snapshots")
     assert out.column_names == [
-        "snapshot_id", "schema_id", "commit_user", "commit_identifier", "commit_kind", "commit_time",
-        "base_manifest_list", "delta_manifest_list", "changelog_manifest_list", "total_record_count",
-        "delta_record_count", "changelog_record_count", "watermark", "next_row_id", "operation",
+        "snapshot_id",
+        "schema_id",
+        "commit_user",
+        "commit_identifier",
+        "commit_kind",
+        "commit_time",
+        "base_manifest_list",
+        "delta_manifest_list",
+        "changelog_manifest_list",
+        "total_record_count",
+        "delta_record_count",
+        "changelog_record_count",
+        "watermark",
+        "next_row_id",
+        "operation",
         "writer_version",
     ]
     assert out.schema.field("commit_time").type == pa.timestamp("ms")
@@ -122,7 +154,11 @@ def test_snapshots_rows_match_snapshot_files(catalog: lsmlake.Catalog) -> None:
     for row in out.to_pylist():
         s = t.snapshot(row["snapshot_id"])
         assert (row["schema_id"], row["commit_user"], row["commit_identifier"], row["commit_kind"]) == (
-            s.schema_id, s.commit_user, s.commit_identifier, s.commit_kind)
+            s.schema_id,
+            s.commit_user,
+            s.commit_identifier,
+            s.commit_kind,
+        )
         assert row["base_manifest_list"] == s.base_manifest_list
         assert row["delta_manifest_list"] == s.delta_manifest_list
         assert row["total_record_count"] == s.total_record_count
@@ -159,7 +195,11 @@ def test_files_match_live_entries(catalog: lsmlake.Catalog) -> None:
         r = rows[f.file_name]
         assert os.path.exists(r["file_path"]) and r["file_path"].startswith(t.root)
         assert (r["bucket"], r["level"], r["record_count"], r["file_size_in_bytes"]) == (
-            e.bucket, f.level, f.row_count, f.file_size)
+            e.bucket,
+            f.level,
+            f.row_count,
+            f.file_size,
+        )
         assert r["min_sequence_number"] == f.min_sequence_number
         assert r["max_sequence_number"] == f.max_sequence_number
         assert r["partition"] == _partition_text(e)
@@ -171,7 +211,8 @@ def test_files_match_live_entries(catalog: lsmlake.Catalog) -> None:
         day = (dt.date.fromisoformat(r["partition"][1:-1]) - dt.date(1970, 1, 1)).days
         assert f"dt={day}" in r["min_value_stats"]  # internal DATE value: days since epoch
     assert [(r["partition"], r["bucket"]) for r in out.to_pylist()] == sorted(
-        (r["partition"], r["bucket"]) for r in out.to_pylist())
+        (r["partition"], r["bucket"]) for r in out.to_pylist()
+    )
 
 
 def test_files_time_travel_by_id_option_and_tag(catalog: lsmlake.Catalog) -> None:
@@ -211,7 +252,10 @@ def test_manifests_match_manifest_lists(catalog: lsmlake.Catalog) -> None:
     assert [r["file_name"] for r in out] == [m.file_name for m in metas]
     for r, m in zip(out, metas, strict=True):
         assert (r["file_size"], r["num_added_files"], r["num_deleted_files"]) == (
-            m.file_size, m.num_added_files, m.num_deleted_files)
+            m.file_size,
+            m.num_added_files,
+            m.num_deleted_files,
+        )
         assert r["min_partition_stats"] in ("{2024-01-01}", "{2024-01-02}")
         assert r["min_partition_stats"] <= r["max_partition_stats"]
 
@@ -313,9 +357,7 @@ def test_java_dv_table_files_snapshots_and_indexes(tmp_path: Path) -> None:
     assert len(indexes) == len(entries) == 2
     for r in indexes:
         assert r["index_type"] == "DELETION_VECTORS" and r["partition"] == "{10}"
-        assert r["dv_ranges"] == [
-            {"f0": r["dv_ranges"][0]["f0"], "f1": 1, "f2": 22, "_CARDINALITY": 1}
-        ]
+        assert r["dv_ranges"] == [{"f0": r["dv_ranges"][0]["f0"], "f1": 1, "f2": 22, "_CARDINALITY": 1}]
     parts = read_system_table(t, "partitions").to_pylist()
     assert [(p["partition"], p["deleted_record_count"]) for p in parts] == [("f1=10", 2), ("f1=20", 0)]
 
@@ -344,11 +386,21 @@ def test_java_global_index_names(tmp_path: Path) -> None:
 # --------------------------------------------------------------------------- rendering
 
 
-@pytest.mark.parametrize(("value", "text"), [
-    (1.0, "1.0"), (0.001, "0.001"), (1e-4, "1.0E-4"), (1234567.0, "1234567.0"),
-    (12345678.0, "1.2345678E7"), (1e10, "1.0E10"), (-2.5, "-2.5"), (0.0, "0.0"),
-    (float("nan"), "NaN"), (float("-inf"), "-Infinity"),
-])
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        (1.0, "1.0"),
+        (0.001, "0.001"),
+        (1e-4, "1.0E-4"),
+        (1234567.0, "1234567.0"),
+        (12345678.0, "1.2345678E7"),
+        (1e10, "1.0E10"),
+        (-2.5, "-2.5"),
+        (0.0, "0.0"),
+        (float("nan"), "NaN"),
+        (float("-inf"), "-Infinity"),
+    ],
+)
 def test_java_double(value: float, text: str) -> None:
     assert java_double(value) == text
 

@@ -84,7 +84,9 @@ class Catalog:
 
     def list_databases(self) -> list[str]:
         return sorted(
-            s.name[: -len(DB_SUFFIX)] for s in self.io.list_dir(self.root) if s.is_dir and s.name.endswith(DB_SUFFIX)
+            s.name[: -len(DB_SUFFIX)]
+            for s in self.io.list_dir(self.root)
+            if s.is_dir and s.name.endswith(DB_SUFFIX)
         )
 
     def drop_database(self, name: str, *, ignore_missing: bool = False, cascade: bool = False) -> None:
@@ -103,14 +105,15 @@ class Catalog:
         if not self.io.exists(path):
             raise NoSuchDatabaseError(f"database {database} does not exist")
         return sorted(
-            s.name for s in self.io.list_dir(path)
+            s.name
+            for s in self.io.list_dir(path)
             if s.is_dir and self._latest_schema_id(posixpath.join(path, s.name)) is not None
         )
 
     def _latest_schema_id(self, table_path: str) -> int | None:
         ids = []
         for s in self.io.list_dir(posixpath.join(table_path, "schema")):
-            suffix = s.name[len(SCHEMA_PREFIX):]
+            suffix = s.name[len(SCHEMA_PREFIX) :]
             if s.name.startswith(SCHEMA_PREFIX) and suffix.isdigit():
                 ids.append(int(suffix))
         return max(ids) if ids else None
@@ -143,9 +146,15 @@ class Catalog:
         return SystemTable(self.open_table(base), name)
 
     def create_table(
-        self, identifier: str, *, schema: pa.Schema, primary_key: Sequence[str] | None = None,
-        partition_keys: Sequence[str] | None = None, options: Mapping[str, str] | None = None,
-        comment: str | None = None, exist_ok: bool = False,
+        self,
+        identifier: str,
+        *,
+        schema: pa.Schema,
+        primary_key: Sequence[str] | None = None,
+        partition_keys: Sequence[str] | None = None,
+        options: Mapping[str, str] | None = None,
+        comment: str | None = None,
+        exist_ok: bool = False,
     ) -> Table:
         """Create a table from an Arrow schema; returns it. Nothing is written when validation fails."""
         db, name = parse_identifier(identifier)
@@ -157,8 +166,12 @@ class Catalog:
                 return self.open_table(identifier)
             raise AlreadyExistsError(f"table {db}.{name} already exists")
         table_schema = build_schema(
-            schema, primary_key=list(primary_key or []), partition_keys=list(partition_keys or []),
-            options={str(k): str(v) for k, v in (options or {}).items()}, comment=comment, table_name=identifier,
+            schema,
+            primary_key=list(primary_key or []),
+            partition_keys=list(partition_keys or []),
+            options={str(k): str(v) for k, v in (options or {}).items()},
+            comment=comment,
+            table_name=identifier,
         )
         if not write_schema(self.io, posixpath.join(path, "schema", schema_file_name(0)), table_schema):
             if exist_ok:
@@ -193,7 +206,8 @@ class Catalog:
         if self.io.exists(target):
             raise AlreadyExistsError(f"table {new_db}.{new_name} already exists (or its directory does)")
         rename_table_dir(
-            self.io, path, target, source_name=f"{db}.{name}", target_name=f"{new_db}.{new_name}")
+            self.io, path, target, source_name=f"{db}.{name}", target_name=f"{new_db}.{new_name}"
+        )
 
     def drop_table(self, identifier: str, *, ignore_missing: bool = False) -> None:
         db, name = parse_identifier(identifier)
@@ -206,8 +220,13 @@ class Catalog:
 
 
 def build_schema(
-    schema: pa.Schema, *, primary_key: list[str], partition_keys: list[str], options: dict[str, str],
-    comment: str | None, table_name: str,
+    schema: pa.Schema,
+    *,
+    primary_key: list[str],
+    partition_keys: list[str],
+    options: dict[str, str],
+    comment: str | None,
+    table_name: str,
 ) -> TableSchema:
     """Schema-0 of a new table: field ids assigned, keys checked, primary-key columns made NOT NULL."""
     if not isinstance(schema, pa.Schema):
@@ -247,8 +266,14 @@ def build_schema(
         typed.append((f.name, t))
     fields, highest = assign_field_ids(typed)
     table_schema = TableSchema(
-        id=0, fields=tuple(fields), highest_field_id=highest, partition_keys=tuple(partition_keys),
-        primary_keys=tuple(primary_key), options=options, comment=comment, time_millis=int(time.time() * 1000),
+        id=0,
+        fields=tuple(fields),
+        highest_field_id=highest,
+        partition_keys=tuple(partition_keys),
+        primary_keys=tuple(primary_key),
+        options=options,
+        comment=comment,
+        time_millis=int(time.time() * 1000),
     )
     validate_merge_engine(table_schema)
     return table_schema

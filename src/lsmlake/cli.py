@@ -41,10 +41,19 @@ from lsmlake.table import Table
 
 # Exit codes by error class, in one place (the first matching class wins).
 EXIT_CODES: list[tuple[type[BaseException], int]] = [
-    (NoSuchDatabaseError, 3), (NoSuchTableError, 3), (NoSuchSnapshotError, 3),
-    (AlreadyExistsError, 4), (SchemaMismatchError, 5), (InvalidOptionError, 6), (InvalidIdentifierError, 6),
-    (CommitConflictError, 7), (CorruptFileError, 8), (UnsupportedError, 9), (SqlError, 2),
-    (LsmlakeError, 1), (ValueError, 2),
+    (NoSuchDatabaseError, 3),
+    (NoSuchTableError, 3),
+    (NoSuchSnapshotError, 3),
+    (AlreadyExistsError, 4),
+    (SchemaMismatchError, 5),
+    (InvalidOptionError, 6),
+    (InvalidIdentifierError, 6),
+    (CommitConflictError, 7),
+    (CorruptFileError, 8),
+    (UnsupportedError, 9),
+    (SqlError, 2),
+    (LsmlakeError, 1),
+    (ValueError, 2),
 ]
 FORMATS = ("table", "json", "csv")
 
@@ -121,8 +130,14 @@ class Printer:
 
 
 def _format_option(f: Callable[..., Any]) -> Callable[..., Any]:
-    return click.option("--format", "-o", "fmt", type=click.Choice(FORMATS), default=None,
-                        help="Output format (default: the global --format).")(f)
+    return click.option(
+        "--format",
+        "-o",
+        "fmt",
+        type=click.Choice(FORMATS),
+        default=None,
+        help="Output format (default: the global --format).",
+    )(f)
 
 
 def _printer(ctx: click.Context, fmt: str | None) -> Printer:
@@ -155,8 +170,15 @@ class _Group(click.Group):
 
 @click.group(cls=_Group)
 @click.option("--warehouse", "-w", default="./warehouse", show_default=True, help="Warehouse path or URI.")
-@click.option("--format", "-o", "fmt", type=click.Choice(FORMATS), default="table", show_default=True,
-              help="Output format for rows.")
+@click.option(
+    "--format",
+    "-o",
+    "fmt",
+    type=click.Choice(FORMATS),
+    default="table",
+    show_default=True,
+    help="Output format for rows.",
+)
 @click.pass_context
 def main(ctx: click.Context, warehouse: str, fmt: str) -> None:
     """Primary-key lakehouse tables in the Apache Paimon format."""
@@ -214,14 +236,22 @@ def repl(session: Session, printer: Printer, read: Callable[[str], str] | None =
 @main.command()
 @click.argument("statements", required=False)
 @click.option("--file", "-f", "file", type=click.File("r"), help="Read statements from a file ('-' = stdin).")
-@click.option("--database", "-d", default="default", show_default=True,
-              help="Database for unqualified names.")
-@click.option("--interactive", "-i", is_flag=True,
-              help="Prompt for statements even when stdin is not a terminal.")
+@click.option(
+    "--database", "-d", default="default", show_default=True, help="Database for unqualified names."
+)
+@click.option(
+    "--interactive", "-i", is_flag=True, help="Prompt for statements even when stdin is not a terminal."
+)
 @_format_option
 @click.pass_context
-def sql(ctx: click.Context, statements: str | None, file: io.TextIOBase | None, database: str,
-        interactive: bool, fmt: str | None) -> None:
+def sql(
+    ctx: click.Context,
+    statements: str | None,
+    file: io.TextIOBase | None,
+    database: str,
+    interactive: bool,
+    fmt: str | None,
+) -> None:
     """Run SQL: ';'-separated STATEMENTS, a file, or (with neither) an interactive prompt.
 
     Flink/Spark syntax: CREATE TABLE ... WITH (...), INSERT, UPDATE, DELETE, MERGE INTO, SELECT
@@ -254,7 +284,7 @@ def demo(ctx: click.Context) -> None:
 
 @main.command()
 @click.argument("identifier")
-@click.option("--filter", "filter_", default=None, help="A SQL WHERE condition, e.g. \"id = 3\".")
+@click.option("--filter", "filter_", default=None, help='A SQL WHERE condition, e.g. "id = 3".')
 @click.option("--snapshot", type=int, default=None, help="Plan this snapshot instead of the latest.")
 @click.pass_context
 def explain(ctx: click.Context, identifier: str, filter_: str | None, snapshot: int | None) -> None:
@@ -276,20 +306,39 @@ def compact(ctx: click.Context, identifier: str, full: bool) -> None:
     if ctx.obj["format"] == "json":
         click.echo(json.dumps({"table": identifier, "full": full, "snapshot_id": sid}))
     else:
-        click.echo(f"compacted {identifier}: snapshot {sid}" if sid is not None
-                   else f"{identifier}: nothing to compact")
+        click.echo(
+            f"compacted {identifier}: snapshot {sid}"
+            if sid is not None
+            else f"{identifier}: nothing to compact"
+        )
 
 
 def _snapshot_rows(table: Table, ids: Iterable[int]) -> pa.Table:
     rows = []
     for sid in ids:
         s = table.snapshot_manager.snapshot(sid)
-        rows.append({"id": s.id, "schema_id": s.schema_id, "kind": s.commit_kind,
-                     "records": s.total_record_count, "delta": s.delta_record_count,
-                     "time": dt.datetime.fromtimestamp(s.time_millis / 1000).isoformat(sep=" ",
-                                                                                       timespec="milliseconds")})
-    schema = pa.schema([("id", pa.int64()), ("schema_id", pa.int64()), ("kind", pa.string()),
-                        ("records", pa.int64()), ("delta", pa.int64()), ("time", pa.string())])
+        rows.append(
+            {
+                "id": s.id,
+                "schema_id": s.schema_id,
+                "kind": s.commit_kind,
+                "records": s.total_record_count,
+                "delta": s.delta_record_count,
+                "time": dt.datetime.fromtimestamp(s.time_millis / 1000).isoformat(
+                    sep=" ", timespec="milliseconds"
+                ),
+            }
+        )
+    schema = pa.schema(
+        [
+            ("id", pa.int64()),
+            ("schema_id", pa.int64()),
+            ("kind", pa.string()),
+            ("records", pa.int64()),
+            ("delta", pa.int64()),
+            ("time", pa.string()),
+        ]
+    )
     return pa.Table.from_pylist(rows, schema=schema)
 
 
@@ -308,16 +357,24 @@ def files_per_level(table: Table) -> pa.Table:
     """Live data files of the latest snapshot, counted per partition, bucket and level."""
     files = read_system_table(table, "files")
     if files.num_rows == 0:
-        return pa.table({"partition": pa.array([], pa.string()), "bucket": pa.array([], pa.int32()),
-                         "level": pa.array([], pa.int32()), "files": pa.array([], pa.int64()),
-                         "records": pa.array([], pa.int64()), "bytes": pa.array([], pa.int64())})
+        return pa.table(
+            {
+                "partition": pa.array([], pa.string()),
+                "bucket": pa.array([], pa.int32()),
+                "level": pa.array([], pa.int32()),
+                "files": pa.array([], pa.int64()),
+                "records": pa.array([], pa.int64()),
+                "bytes": pa.array([], pa.int64()),
+            }
+        )
     grouped = files.group_by(["partition", "bucket", "level"]).aggregate(
-        [("file_path", "count"), ("record_count", "sum"), ("file_size_in_bytes", "sum")])
-    grouped = grouped.select(["partition", "bucket", "level", "file_path_count", "record_count_sum",
-                              "file_size_in_bytes_sum"])
+        [("file_path", "count"), ("record_count", "sum"), ("file_size_in_bytes", "sum")]
+    )
+    grouped = grouped.select(
+        ["partition", "bucket", "level", "file_path_count", "record_count_sum", "file_size_in_bytes_sum"]
+    )
     grouped = grouped.rename_columns(["partition", "bucket", "level", "files", "records", "bytes"])
-    return grouped.sort_by(
-        [("partition", "ascending"), ("bucket", "ascending"), ("level", "ascending")])
+    return grouped.sort_by([("partition", "ascending"), ("bucket", "ascending"), ("level", "ascending")])
 
 
 @main.command()
@@ -331,14 +388,20 @@ def inspect(ctx: click.Context, identifier: str, fmt: str | None) -> None:
     latest = table.snapshot_manager.latest_id()
     sections = {
         "schema": describe_table(table),
-        "options": pa.table({"key": list(table.schema.options), "value": list(table.schema.options.values())},
-                            schema=pa.schema([("key", pa.string()), ("value", pa.string())])),
+        "options": pa.table(
+            {"key": list(table.schema.options), "value": list(table.schema.options.values())},
+            schema=pa.schema([("key", pa.string()), ("value", pa.string())]),
+        ),
         "snapshot": _snapshot_rows(table, [] if latest is None else [latest]),
         "files": files_per_level(table),
     }
     if printer.fmt == "json":
-        doc = {"table": table.name, "path": table.root, "primary_keys": table.primary_keys,
-               "partition_keys": table.partition_keys}
+        doc = {
+            "table": table.name,
+            "path": table.root,
+            "primary_keys": table.primary_keys,
+            "partition_keys": table.partition_keys,
+        }
         doc.update({name: [_plain(r) for r in t.to_pylist()] for name, t in sections.items()})
         click.echo(json.dumps(doc, ensure_ascii=False))
         return

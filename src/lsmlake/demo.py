@@ -27,10 +27,15 @@ update {t} set age = 2 where (user_id=1 or user_id = 2);
 """
 SHOW = [
     ("the rows", "SELECT * FROM {t} ORDER BY user_id"),
-    ("$files", "SELECT bucket, regexp_replace(file_path, '^.*/', '') AS file, level, record_count, "
-     "deleteRowCount, min_sequence_number, max_sequence_number FROM `{t}$files` ORDER BY level"),
-    ("$table_indexes", "SELECT bucket, index_type, file_name, file_size, row_count, dv_ranges "
-     "FROM `{t}$table_indexes`"),
+    (
+        "$files",
+        "SELECT bucket, regexp_replace(file_path, '^.*/', '') AS file, level, record_count, "
+        "deleteRowCount, min_sequence_number, max_sequence_number FROM `{t}$files` ORDER BY level",
+    ),
+    (
+        "$table_indexes",
+        "SELECT bucket, index_type, file_name, file_size, row_count, dv_ranges FROM `{t}$table_indexes`",
+    ),
 ]
 
 
@@ -47,8 +52,10 @@ def run_demo(warehouse: str, console: Console) -> None:
     """Two primary-key tables, one with deletion vectors; the same inserts, a compaction and an update."""
     catalog = Catalog(warehouse)
     execute(catalog, SETUP)
-    console.print(f"[bold]warehouse[/] {warehouse}: demo.test_mor (merge-on-read) and demo.test_dv "
-                  "(deletion vectors), the same writes:")
+    console.print(
+        f"[bold]warehouse[/] {warehouse}: demo.test_mor (merge-on-read) and demo.test_dv "
+        "(deletion vectors), the same writes:"
+    )
     console.print(WRITES.format(t="<table>").strip())
     for name in ("test_mor", "test_dv"):
         for result in execute(catalog, WRITES.format(t=name), database="demo"):

@@ -74,7 +74,10 @@ class SystemTable:
         return f"{self.table.name}${self.system_name}"
 
     def read(
-        self, *, columns: Sequence[str] | None = None, snapshot_id: int | None = None,
+        self,
+        *,
+        columns: Sequence[str] | None = None,
+        snapshot_id: int | None = None,
         limit: int | None = None,
     ) -> pa.Table:
         out = read_system_table(self.table, self.system_name, snapshot_id=snapshot_id)

@@ -136,7 +136,9 @@ class Table:
         return self.write(rows)
 
     # -- reading
-    def _resolve_snapshot(self, snapshot_id: int | None, tag: str | None, as_of_millis: int | None) -> int | None:
+    def _resolve_snapshot(
+        self, snapshot_id: int | None, tag: str | None, as_of_millis: int | None
+    ) -> int | None:
         """Time travel: an id, a tag's snapshot, or the newest snapshot at or before a time (epoch ms)."""
         if sum(x is not None for x in (snapshot_id, tag, as_of_millis)) > 1:
             raise ValueError("give at most one of snapshot_id, tag and as_of_millis")
@@ -150,8 +152,13 @@ class Table:
         return snapshot_id
 
     def scan(
-        self, *, filter: str | Predicate | None = None, columns: Sequence[str] | None = None,
-        snapshot_id: int | None = None, tag: str | None = None, as_of_millis: int | None = None,
+        self,
+        *,
+        filter: str | Predicate | None = None,
+        columns: Sequence[str] | None = None,
+        snapshot_id: int | None = None,
+        tag: str | None = None,
+        as_of_millis: int | None = None,
         limit: int | None = None,
     ) -> Scan:
         """Plan a read: ``.splits()``, ``.to_arrow()``, ``.to_batches()``, ``.to_pandas()``."""
@@ -159,8 +166,13 @@ class Table:
         return scan_table(self, filter=filter, columns=columns, snapshot_id=sid, limit=limit)
 
     def read(
-        self, *, filter: str | Predicate | None = None, columns: Sequence[str] | None = None,
-        snapshot_id: int | None = None, tag: str | None = None, as_of_millis: int | None = None,
+        self,
+        *,
+        filter: str | Predicate | None = None,
+        columns: Sequence[str] | None = None,
+        snapshot_id: int | None = None,
+        tag: str | None = None,
+        as_of_millis: int | None = None,
         limit: int | None = None,
     ) -> pa.Table:
         """The rows a reader sees (merged, deletes applied) that pass ``filter``, now or at a past point."""
@@ -194,10 +206,16 @@ class Table:
         return rollback_to(self, snapshot_id, tag)
 
     def expire_snapshots(
-        self, *, retain_min: int | None = None, retain_max: int | None = None, older_than_ms: int | None = None,
+        self,
+        *,
+        retain_min: int | None = None,
+        retain_max: int | None = None,
+        older_than_ms: int | None = None,
     ) -> ExpireResult:
         """Expire snapshots the retention options (or these overrides) no longer keep, with their files."""
-        return expire_snapshots(self, retain_min=retain_min, retain_max=retain_max, older_than_ms=older_than_ms)
+        return expire_snapshots(
+            self, retain_min=retain_min, retain_max=retain_max, older_than_ms=older_than_ms
+        )
 
     def remove_orphan_files(self, *, older_than_ms: int | None = None, dry_run: bool = False) -> list[str]:
         """Delete files no snapshot, tag or changelog uses and older than the guard (default: one day)."""

@@ -57,11 +57,18 @@ def compact_table(table: Table, *, full: bool = False, executor: str = "local") 
             entries = restored.entries(partition, bucket)
             values = tuple(deserialize_row(partition, ptypes)) if ptypes else ()
             part_dir = partition_path(
-                list(schema.partition_keys), list(values), ptypes,
-                default_name=options.partition_default_name, legacy=options.partition_legacy_name,
+                list(schema.partition_keys),
+                list(values),
+                ptypes,
+                default_name=options.partition_default_name,
+                legacy=options.partition_legacy_name,
             )
             state = BucketFiles(
-                partition, values, bucket, entries[0].total_buckets, paths.bucket_dir(part_dir, bucket),
+                partition,
+                values,
+                bucket,
+                entries[0].total_buckets,
+                paths.bucket_dir(part_dir, bucket),
                 [e.file for e in entries],
                 restore_deletion_vectors(table.io, paths, restored, partition, bucket, options),
             )

@@ -54,8 +54,14 @@ class Scan:
     """A planned read of one snapshot: its splits, and their rows as Arrow, batches or pandas."""
 
     def __init__(
-        self, table: Table, *, filter: str | Predicate | None = None, columns: Sequence[str] | None = None,
-        snapshot_id: int | None = None, limit: int | None = None, threads: int = MAX_READ_THREADS,
+        self,
+        table: Table,
+        *,
+        filter: str | Predicate | None = None,
+        columns: Sequence[str] | None = None,
+        snapshot_id: int | None = None,
+        limit: int | None = None,
+        threads: int = MAX_READ_THREADS,
     ) -> None:
         if limit is not None and limit < 0:
             raise ValueError(f"limit must be >= 0, got {limit}")
@@ -141,21 +147,31 @@ class Scan:
 
     def __repr__(self) -> str:
         s = self.plan_summary
-        return (f"Scan({self.table.name!r}, snapshot={s['snapshot_id']}, splits={s['splits']} "
-                f"(raw {s['raw_splits']}, merge {s['merge_splits']}), files={s['files']})")
+        return (
+            f"Scan({self.table.name!r}, snapshot={s['snapshot_id']}, splits={s['splits']} "
+            f"(raw {s['raw_splits']}, merge {s['merge_splits']}), files={s['files']})"
+        )
 
 
 def scan_table(
-    table: Table, *, filter: str | Predicate | None = None, columns: Sequence[str] | None = None,
-    snapshot_id: int | None = None, limit: int | None = None,
+    table: Table,
+    *,
+    filter: str | Predicate | None = None,
+    columns: Sequence[str] | None = None,
+    snapshot_id: int | None = None,
+    limit: int | None = None,
 ) -> Scan:
     """Plan a read of ``table`` (latest snapshot unless ``snapshot_id`` or option ``scan.snapshot-id``)."""
     return Scan(table, filter=filter, columns=columns, snapshot_id=snapshot_id, limit=limit)
 
 
 def read_table(
-    table: Table, *, filter: str | Predicate | None = None, columns: Sequence[str] | None = None,
-    snapshot_id: int | None = None, limit: int | None = None,
+    table: Table,
+    *,
+    filter: str | Predicate | None = None,
+    columns: Sequence[str] | None = None,
+    snapshot_id: int | None = None,
+    limit: int | None = None,
 ) -> pa.Table:
     """The table's rows (merged, deletes applied) that pass ``filter``, as one Arrow table."""
     return scan_table(table, filter=filter, columns=columns, snapshot_id=snapshot_id, limit=limit).to_arrow()
@@ -190,8 +206,10 @@ def explain_table(
         else:
             how = f"mixed ({b.raw_splits} raw, {b.splits - b.raw_splits} merge)"
         levels = " ".join(f"L{level}:{n}" for level, n in b.files_per_level)
-        lines.append(f"  {_partition_text(table, b.partition_values)}bucket {b.bucket}: {how}, "
-                     f"{b.splits} split(s), files {levels}")
+        lines.append(
+            f"  {_partition_text(table, b.partition_values)}bucket {b.bucket}: {how}, "
+            f"{b.splits} split(s), files {levels}"
+        )
         lines.extend(f"      {rule}" for rule in b.rules)
     s = scan.plan_summary
     lines.append(

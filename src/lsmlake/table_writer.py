@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
 import warnings
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from types import TracebackType
 from typing import TYPE_CHECKING
@@ -57,9 +57,14 @@ class TableWriter:
         self.table = table
         self._overwrite = overwrite
         self._write = FileStoreWrite(
-            table.io, table.root, table.schema, table.options, table_name=table.name,
+            table.io,
+            table.root,
+            table.schema,
+            table.options,
+            table_name=table.name,
             # an overwrite ignores previous files: they are all replaced
-            restore=(lambda: RestoredState(None)) if overwrite is not False
+            restore=(lambda: RestoredState(None))
+            if overwrite is not False
             else (lambda: RestoredState.load(table.io, table.paths, table.snapshot_manager.latest())),
         )
         self._closed = False
@@ -83,8 +88,11 @@ class TableWriter:
         if not schema.primary_keys:
             raise LsmlakeError(f"table {self.table.name}: deleting by key needs a primary-key table")
         rows = conform(
-            to_arrow_table(keys, "delete"), schema, table_name=self.table.name,
-            required=list(schema.primary_keys), fill_missing=True,
+            to_arrow_table(keys, "delete"),
+            schema,
+            table_name=self.table.name,
+            required=list(schema.primary_keys),
+            fill_missing=True,
         )
         kinds = np.full(rows.num_rows, int(RowKind.DELETE), dtype=np.int8)
         self._write.write(rows, kinds)
@@ -100,11 +108,16 @@ class TableWriter:
             if not messages and not overwriting:
                 return None
             committer = FileStoreCommit(
-                self.table.io, self.table.root, self.table.schema, self.table.options,
+                self.table.io,
+                self.table.root,
+                self.table.schema,
+                self.table.options,
                 table_name=self.table.name,
             )
-            appends = [replace(m, compact_before=(), compact_after=(), new_index_files=(),
-                               deleted_index_files=()) for m in messages]
+            appends = [
+                replace(m, compact_before=(), compact_after=(), new_index_files=(), deleted_index_files=())
+                for m in messages
+            ]
             if overwriting:
                 replaces = partition_matcher(self.table.schema, self._overwrite, messages)
                 self.snapshot_ids = [committer.overwrite(appends, replaces=replaces)]
@@ -120,7 +133,9 @@ class TableWriter:
             try:
                 expire_snapshots(self.table)
             except Exception as e:  # the commit stands; expiry runs again after the next one
-                warnings.warn(f"table {self.table.name}: snapshot expiry after commit failed: {e}", stacklevel=2)
+                warnings.warn(
+                    f"table {self.table.name}: snapshot expiry after commit failed: {e}", stacklevel=2
+                )
         return self.snapshot_ids[-1] if self.snapshot_ids else None
 
     def abort(self) -> None:
@@ -140,4 +155,3 @@ class TableWriter:
                 self.commit()
         else:
             self.abort()
-

@@ -70,8 +70,12 @@ def test_long_string_key() -> None:
 
 def test_stats_row_with_null_timestamp_and_bytes() -> None:
     types = [
-        INT, INT, DataType("DATE"), DataType("TIMESTAMP", precision=9),
-        DataType("DECIMAL", precision=23, scale=5), BYTES,
+        INT,
+        INT,
+        DataType("DATE"),
+        DataType("TIMESTAMP", precision=9),
+        DataType("DECIMAL", precision=23, scale=5),
+        BYTES,
     ]
     values = [10, 1, dt.date(1970, 1, 1), None, Decimal("-123.45"), None]
     data = serialize_row(values, types)
@@ -118,16 +122,19 @@ def test_timestamp_inputs_agree() -> None:
         ts = Timestamp.from_epoch_nanos(nanos)
         assert encode_row([naive], t) == encode_row([nanos], t) == encode_row([ts], t)
         assert encode_row([aware], t) == encode_row([nanos - 2 * 3600 * 10**9], t)
-    [decoded] = decode_row(encode_row([1_721_910_601_123_456_789], [DataType("TIMESTAMP", precision=9)]),
-                           [DataType("TIMESTAMP", precision=9)])
+    [decoded] = decode_row(
+        encode_row([1_721_910_601_123_456_789], [DataType("TIMESTAMP", precision=9)]),
+        [DataType("TIMESTAMP", precision=9)],
+    )
     assert decoded == Timestamp(1_721_910_601_123, 456_789)
     assert isinstance(decoded, Timestamp)
     assert decoded.epoch_nanos == 1_721_910_601_123_456_789
     assert decoded.to_datetime() == dt.datetime(2024, 7, 25, 12, 30, 1, 123456)
     assert decoded.to_datetime(utc=True).tzinfo == dt.timezone.utc
     # Compact precision keeps millis only.
-    assert decode_row(encode_row([1_500_001], [DataType("TIMESTAMP", precision=3)]),
-                      [DataType("TIMESTAMP", precision=3)]) == [Timestamp(1)]
+    assert decode_row(
+        encode_row([1_500_001], [DataType("TIMESTAMP", precision=3)]), [DataType("TIMESTAMP", precision=3)]
+    ) == [Timestamp(1)]
     assert Timestamp.from_epoch_nanos(-1) == Timestamp(-1, 999_999)
 
 
@@ -193,8 +200,17 @@ COLUMN_KINDS: list[tuple[DataType, st.SearchStrategy[object]]] = [
     (DataType("DOUBLE"), st.floats()),
     (DataType("DATE"), st.dates()),
     (DataType("TIME", precision=3), st.times().map(_millis_time)),
-    _dec(5, 2), _dec(18, 4), _dec(19, 0), _dec(30, 20), _dec(38, 10),
-    _ts(0), _ts(3), _ts(6), _ts(9), _ts(3, True), _ts(9, True),
+    _dec(5, 2),
+    _dec(18, 4),
+    _dec(19, 0),
+    _dec(30, 20),
+    _dec(38, 10),
+    _ts(0),
+    _ts(3),
+    _ts(6),
+    _ts(9),
+    _ts(3, True),
+    _ts(9, True),
     (STRING, st.text(max_size=40)),
     (DataType("CHAR", length=10), st.text(max_size=10)),
     (BYTES, st.binary(max_size=40)),

@@ -122,9 +122,18 @@ def column_from_json(values: list[Any], t: DataType) -> tuple[pa.Array, list[obj
 
 def _base_types(decimals: list[DataType]) -> list[DataType]:
     return [
-        DataType("BOOLEAN"), DataType("TINYINT"), DataType("SMALLINT"), DataType("INT"), DataType("BIGINT"),
-        DataType("FLOAT"), DataType("DOUBLE"), DataType("DATE"), DataType("TIMESTAMP", precision=9),
-        *decimals, STRING, BYTES,
+        DataType("BOOLEAN"),
+        DataType("TINYINT"),
+        DataType("SMALLINT"),
+        DataType("INT"),
+        DataType("BIGINT"),
+        DataType("FLOAT"),
+        DataType("DOUBLE"),
+        DataType("DATE"),
+        DataType("TIMESTAMP", precision=9),
+        *decimals,
+        STRING,
+        BYTES,
     ]
 
 
@@ -150,8 +159,9 @@ def fixture_table(request: pytest.FixtureRequest) -> FixtureTable:
     types = FIXTURE_CASES[request.param]
     records = load_fixture(request.param)
     assert len(records) == 5000 and all(len(r) == len(types) + 1 for r in records)
-    columns, py_columns = zip(*(column_from_json([r[i] for r in records], t) for i, t in enumerate(types)),
-                              strict=True)
+    columns, py_columns = zip(
+        *(column_from_json([r[i] for r in records], t) for i, t in enumerate(types)), strict=True
+    )
     py_rows = [list(row) for row in zip(*py_columns, strict=True)]
     return types, list(columns), py_rows, [r[-1] for r in records]
 
@@ -182,15 +192,53 @@ def test_fixture_chunked_and_sliced(fixture_table: Any) -> None:
 def test_paimon_cpp_extreme_values() -> None:
     # Rows and Java-computed buckets (n=12345) of paimon-cpp's TestVariantType: type limits, Long.MIN_VALUE
     # nanos, 38-digit decimals in a DECIMAL(30, 20) key, multi-byte UTF-8.
-    text = ("olá mundo，你好世界。Two roads diverged in a wood, and I took the one less traveled by, "
-            "And that has made all the difference.")
+    text = (
+        "olá mundo，你好世界。Two roads diverged in a wood, and I took the one less traveled by, "
+        "And that has made all the difference."
+    )
     rows = [
-        [True, 10, 200, 65536, 123456789, 0.0, 0.0, 2000, -86399999999500,
-         "2134.48690000000000000009", text, "Alice"],
-        [False, -128, -32768, -(2**31), -(2**63), -3.4028235e38, -1.7976931348623157e308, -719528, -(2**63),
-         "-999999999999999999.99999999999999999999", "Alice", text],
-        [True, 127, 32767, 2**31 - 1, 2**63 - 1, 3.4028235e38, 1.7976931348623157e308, 2932896, 2**63 - 1,
-         "999999999999999999.99999999999999999999", "Alice", text],
+        [
+            True,
+            10,
+            200,
+            65536,
+            123456789,
+            0.0,
+            0.0,
+            2000,
+            -86399999999500,
+            "2134.48690000000000000009",
+            text,
+            "Alice",
+        ],
+        [
+            False,
+            -128,
+            -32768,
+            -(2**31),
+            -(2**63),
+            -3.4028235e38,
+            -1.7976931348623157e308,
+            -719528,
+            -(2**63),
+            "-999999999999999999.99999999999999999999",
+            "Alice",
+            text,
+        ],
+        [
+            True,
+            127,
+            32767,
+            2**31 - 1,
+            2**63 - 1,
+            3.4028235e38,
+            1.7976931348623157e308,
+            2932896,
+            2**63 - 1,
+            "999999999999999999.99999999999999999999",
+            "Alice",
+            text,
+        ],
         [True, 0, 0, 0, 0, 1.4e-45, 4.9e-324, 0, 0, "0.00000000000000000000", "Alice", text],
     ]
     types = _base_types([DataType("DECIMAL", precision=30, scale=20)])
@@ -210,9 +258,11 @@ def _ts_kind(precision: int, ltz: bool) -> Kind:
     unit, per = _UNIT_BY_PRECISION[precision]
     t = DataType("TIMESTAMP_LTZ" if ltz else "TIMESTAMP", precision=precision)
     bound = (2**63 - 1) // 10**9  # keep epoch nanos within int64 for every unit
-    values = st.integers(-bound, bound).map(lambda s: s * 10**9) if unit == "s" else st.integers(
-        -(2**63) // per, (2**63 - 1) // per
-    ).map(lambda v: v * per)
+    values = (
+        st.integers(-bound, bound).map(lambda s: s * 10**9)
+        if unit == "s"
+        else st.integers(-(2**63) // per, (2**63 - 1) // per).map(lambda v: v * per)
+    )
     arrow_type = pa.timestamp(unit, tz="UTC" if ltz else None)
 
     def make(vs: list[Any]) -> pa.Array:
@@ -227,8 +277,10 @@ def _plain(t: DataType, values: st.SearchStrategy[Any]) -> Kind:
 
 def _dec_kind(p: int, s: int) -> Kind:
     bound = 10**p - 1
-    return _plain(DataType("DECIMAL", precision=p, scale=s),
-                  st.integers(-bound, bound).map(lambda u: Decimal(f"{u}E-{s}")))
+    return _plain(
+        DataType("DECIMAL", precision=p, scale=s),
+        st.integers(-bound, bound).map(lambda u: Decimal(f"{u}E-{s}")),
+    )
 
 
 KINDS = [
@@ -240,10 +292,21 @@ KINDS = [
     _plain(DataType("FLOAT"), st.floats(width=32, allow_nan=False)),
     _plain(DataType("DOUBLE"), st.floats(allow_nan=False)),
     _plain(DataType("DATE"), st.dates()),
-    _plain(DataType("TIME", precision=3), st.integers(0, 86_399_999).map(
-        lambda ms: dt.time(ms // 3_600_000, ms // 60_000 % 60, ms // 1000 % 60, ms % 1000 * 1000))),
-    _dec_kind(9, 2), _dec_kind(18, 0), _dec_kind(19, 3), _dec_kind(38, 10),
-    _ts_kind(0, False), _ts_kind(3, False), _ts_kind(6, False), _ts_kind(9, False), _ts_kind(6, True),
+    _plain(
+        DataType("TIME", precision=3),
+        st.integers(0, 86_399_999).map(
+            lambda ms: dt.time(ms // 3_600_000, ms // 60_000 % 60, ms // 1000 % 60, ms % 1000 * 1000)
+        ),
+    ),
+    _dec_kind(9, 2),
+    _dec_kind(18, 0),
+    _dec_kind(19, 3),
+    _dec_kind(38, 10),
+    _ts_kind(0, False),
+    _ts_kind(3, False),
+    _ts_kind(6, False),
+    _ts_kind(9, False),
+    _ts_kind(6, True),
     _plain(STRING, st.text(max_size=30) | st.text(min_size=60, max_size=300)),
     _plain(DataType("CHAR", length=8), st.text(max_size=8)),
     _plain(BYTES, st.binary(max_size=40)),

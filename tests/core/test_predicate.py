@@ -39,9 +39,19 @@ from lsmlake.errors import CorruptFileError
 from lsmlake.metadata.stats import EMPTY_ROW, SimpleStats
 
 COLUMNS = {
-    "id": "BIGINT", "age": "INT", "name": "STRING", "dt": "DATE", "ts": "TIMESTAMP(3)",
-    "amount": "DECIMAL(10, 2)", "f": "DOUBLE", "b": "BOOLEAN", "ltz": "TIMESTAMP(6) WITH LOCAL TIME ZONE",
-    "bin": "BYTES", "tm": "TIME", "Mixed Case": "INT", "arr": "INT",
+    "id": "BIGINT",
+    "age": "INT",
+    "name": "STRING",
+    "dt": "DATE",
+    "ts": "TIMESTAMP(3)",
+    "amount": "DECIMAL(10, 2)",
+    "f": "DOUBLE",
+    "b": "BOOLEAN",
+    "ltz": "TIMESTAMP(6) WITH LOCAL TIME ZONE",
+    "bin": "BYTES",
+    "tm": "TIME",
+    "Mixed Case": "INT",
+    "arr": "INT",
 }
 FIELDS = [DataField(i, n, parse_sql_type(t)) for i, (n, t) in enumerate(COLUMNS.items())]
 
@@ -92,11 +102,15 @@ def P(text: str) -> Predicate | None:
         ('"Mixed Case" = 1', Compare("Mixed Case", "=", 1)),
         ("age = CAST('7' AS INT)", Compare("age", "=", 7)),
         ("age = 1 OR age = 2 OR age = 3", Or(tuple(Compare("age", "=", i) for i in (1, 2, 3)))),
-        ("(age = 1 AND id = 2) AND name = 'a'",
-         And((Compare("age", "=", 1), Compare("id", "=", 2), Compare("name", "=", "a")))),
+        (
+            "(age = 1 AND id = 2) AND name = 'a'",
+            And((Compare("age", "=", 1), Compare("id", "=", 2), Compare("name", "=", "a"))),
+        ),
         ("age = NULL", Compare("age", "=", None)),
-        ("amount > -123456789012345678901234567890.5",
-         Compare("amount", ">", Decimal("-123456789012345678901234567890.5"))),
+        (
+            "amount > -123456789012345678901234567890.5",
+            Compare("amount", ">", Decimal("-123456789012345678901234567890.5")),
+        ),
     ],
 )
 def test_parse(text: str, expected: Predicate) -> None:
@@ -195,8 +209,10 @@ GEN = {
     "d": ("DECIMAL(6, 2)", st.sampled_from([Decimal(x) for x in ("-1.50", "0.00", "1.55", "1.56", "2.00")])),
     "dt": ("DATE", st.dates(dt.date(2023, 12, 30), dt.date(2024, 1, 2))),
     "ts": ("TIMESTAMP(6)", st.datetimes(dt.datetime(2024, 1, 1), dt.datetime(2024, 1, 1, 0, 0, 0, 5))),
-    "z": ("TIMESTAMP(3) WITH LOCAL TIME ZONE",
-          st.integers(0, 3).map(lambda n: dt.datetime(2024, 1, 1, 0, 0, 0, n * 1000, tzinfo=UTC))),
+    "z": (
+        "TIMESTAMP(3) WITH LOCAL TIME ZONE",
+        st.integers(0, 3).map(lambda n: dt.datetime(2024, 1, 1, 0, 0, 0, n * 1000, tzinfo=UTC)),
+    ),
     "g": ("FLOAT", st.sampled_from([0.1, -0.0, 0.5, math.nan])),
     "tm": ("TIME", st.integers(0, 3).map(lambda n: dt.time(12, 0, 0, n * 1000))),
     "b": ("BOOLEAN", st.booleans()),
@@ -268,8 +284,14 @@ def test_to_arrow_matches_python_reference(rows: list[dict[str, Any]], pred: Pre
 def test_decimal_literals_outside_the_column_type() -> None:
     fields = [DataField(0, "a", parse_sql_type("DECIMAL(10, 2)"))]
     table = pa.table({"a": pa.array([Decimal("1.00"), Decimal("99999999.99")], pa.decimal128(10, 2))})
-    for text, expected in [("a > 123456789012", 0), ("a < 123456789012.00", 2), ("a < 1e40", 2),
-                           ("a IN (1, 123456789012.00, 1.001)", 1), ("a > 1.001", 1), ("a >= -1e30", 2)]:
+    for text, expected in [
+        ("a > 123456789012", 0),
+        ("a < 123456789012.00", 2),
+        ("a < 1e40", 2),
+        ("a IN (1, 123456789012.00, 1.001)", 1),
+        ("a > 1.001", 1),
+        ("a >= -1e30", 2),
+    ]:
         p = parse_filter(text, fields)
         assert p is not None
         assert table.filter(p.to_arrow()).num_rows == expected, text
@@ -311,8 +333,9 @@ def _truncate_max(s: str, k: int) -> str | None:
 
 def _stats(values: list[Any], mode: str, k: int) -> ColumnStats:
     nulls = sum(v is None for v in values)
-    present = [Timestamp.from_datetime(v) if isinstance(v, dt.datetime) else v
-               for v in values if v is not None]
+    present = [
+        Timestamp.from_datetime(v) if isinstance(v, dt.datetime) else v for v in values if v is not None
+    ]
     nan_free = [v for v in present if not (isinstance(v, float) and math.isnan(v))]
     if mode == "unknown":
         return ColumnStats(None, None, None)
@@ -358,15 +381,43 @@ def test_might_match_prunes() -> None:
     def mm(text: str) -> bool:
         return might_match(P(text), stats, 5)
 
-    for text in ["age > 20", "age < 10", "age = 21", "age IN (1, 2, 30)", "age BETWEEN 21 AND 30",
-                 "name LIKE 'e%'", "name LIKE 'a%'", "name < 'b'", "id = 3", "id IS NOT NULL",
-                 "age IS NULL", "dt > '2024-01-31'", "age NOT IN (5, NULL)", "NOT (age <= 20)",
-                 "age > 20 OR name = 'z'", "age = 15 AND name > 'e'", "NOT (age >= 10 OR name IS NULL)",
-                 "f > 2"]:
+    for text in [
+        "age > 20",
+        "age < 10",
+        "age = 21",
+        "age IN (1, 2, 30)",
+        "age BETWEEN 21 AND 30",
+        "name LIKE 'e%'",
+        "name LIKE 'a%'",
+        "name < 'b'",
+        "id = 3",
+        "id IS NOT NULL",
+        "age IS NULL",
+        "dt > '2024-01-31'",
+        "age NOT IN (5, NULL)",
+        "NOT (age <= 20)",
+        "age > 20 OR name = 'z'",
+        "age = 15 AND name > 'e'",
+        "NOT (age >= 10 OR name IS NULL)",
+        "f > 2",
+    ]:
         assert not mm(text), text
-    for text in ["age > 19", "age = 10", "age IN (1, 20)", "name LIKE 'b%'", "name LIKE 'c'", "name IS NULL",
-                 "id IS NULL", "age != 15", "NOT (f > 1.5)", "f != 1.0", "name >= 'd'", "unknown_col = 1",
-                 "NOT (name LIKE 'c%')", "age NOT IN (10)"]:
+    for text in [
+        "age > 19",
+        "age = 10",
+        "age IN (1, 20)",
+        "name LIKE 'b%'",
+        "name LIKE 'c'",
+        "name IS NULL",
+        "id IS NULL",
+        "age != 15",
+        "NOT (f > 1.5)",
+        "f != 1.0",
+        "name >= 'd'",
+        "unknown_col = 1",
+        "NOT (name LIKE 'c%')",
+        "age NOT IN (10)",
+    ]:
         p = P(text) if "unknown" not in text else Compare("unknown_col", "=", 1)
         assert might_match(p, stats, 5), text
     assert not might_match(None, stats, 0) and might_match(None, stats, 1)
@@ -397,7 +448,8 @@ def test_stats_from_simple() -> None:
         "ts": ColumnStats(ts, ts, 1),
     }
     assert stats_from_simple(SimpleStats(EMPTY_ROW, EMPTY_ROW, (1, 0, 0, 0)), fields, 4)["a"] == ColumnStats(
-        None, None, 1)
+        None, None, 1
+    )
     assert stats_from_simple(SimpleStats(EMPTY_ROW, EMPTY_ROW, ()), [], 4) == {}
     with pytest.raises(CorruptFileError, match=r"f\.parquet"):
         stats_from_simple(SimpleStats(b"\x00\x00\x00\x02junk", EMPTY_ROW, None), fields, 4, name="f.parquet")

@@ -30,9 +30,13 @@ def test_no_commit_is_lost(tmp_path: Path) -> None:
     warehouse = str(tmp_path / "wh")
     cat = lsmlake.Catalog(warehouse)
     cat.create_database("db")
-    cat.create_table("db.t", schema=SCHEMA, options={"commit.max-retries": "1000", "commit.max-retry-wait": "50 ms"})
+    cat.create_table(
+        "db.t", schema=SCHEMA, options={"commit.max-retries": "1000", "commit.max-retry-wait": "50 ms"}
+    )
     with mp.get_context("spawn").Pool(PROCESSES) as pool:
-        reported = [sid for ids in pool.map(_commit_many, [(warehouse, w) for w in range(PROCESSES)]) for sid in ids]
+        reported = [
+            sid for ids in pool.map(_commit_many, [(warehouse, w) for w in range(PROCESSES)]) for sid in ids
+        ]
     table = cat.open_table("db.t")
     assert sorted(reported) == list(range(1, PROCESSES * COMMITS + 1))  # every id won exactly once
     rows = {(r["writer"], r["i"]) for r in table.read().to_pylist()}

@@ -28,10 +28,19 @@ def s3_options() -> Iterator[dict[str, str]]:
     port = _free_port()
     server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
     server.start()
-    options = {"s3.endpoint": f"http://127.0.0.1:{port}", "s3.access-key": "test", "s3.secret-key": "test",
-               "s3.region": "us-east-1"}
-    boto3.client("s3", endpoint_url=options["s3.endpoint"], aws_access_key_id="test",
-                 aws_secret_access_key="test", region_name="us-east-1").create_bucket(Bucket="lake")
+    options = {
+        "s3.endpoint": f"http://127.0.0.1:{port}",
+        "s3.access-key": "test",
+        "s3.secret-key": "test",
+        "s3.region": "us-east-1",
+    }
+    boto3.client(
+        "s3",
+        endpoint_url=options["s3.endpoint"],
+        aws_access_key_id="test",
+        aws_secret_access_key="test",
+        region_name="us-east-1",
+    ).create_bucket(Bucket="lake")
     yield options
     server.stop()
 
@@ -39,8 +48,9 @@ def s3_options() -> Iterator[dict[str, str]]:
 def test_write_read_compact_on_s3(s3_options: dict[str, str]) -> None:
     cat = lsmlake.Catalog("s3://lake/wh1", options=s3_options)
     cat.create_database("db")
-    t = cat.create_table("db.t", schema=SCHEMA, primary_key=["k"],
-                         options={"bucket": "2", "deletion-vectors.enabled": "true"})
+    t = cat.create_table(
+        "db.t", schema=SCHEMA, primary_key=["k"], options={"bucket": "2", "deletion-vectors.enabled": "true"}
+    )
     t.write(pa.table({"k": [1, 2, 3], "v": ["a", "b", "c"]}, schema=SCHEMA))
     t.write(pa.table({"k": [2], "v": ["b2"]}, schema=SCHEMA))
     t.delete(pa.table({"k": [3]}, schema=pa.schema([("k", pa.int64())])))

@@ -40,13 +40,22 @@ def rows(t: pa.Table) -> list[tuple[Any, ...]]:
 
 # f0, f1, f2, f3 rows of the pk_table_scan_and_read_* family
 BASE = {
-    (TWO_ROADS, 10, 1, 11.0), ("Alice", 10, 1, 11.1), ("Bob", 10, 0, 12.1), ("Emily", 10, 0, 13.1),
-    ("Tony", 10, 0, 14.1), ("Alex", 10, 0, 16.1), ("David", 10, 0, 17.1), ("Lucy", 20, 1, 14.1),
+    (TWO_ROADS, 10, 1, 11.0),
+    ("Alice", 10, 1, 11.1),
+    ("Bob", 10, 0, 12.1),
+    ("Emily", 10, 0, 13.1),
+    ("Tony", 10, 0, 14.1),
+    ("Alex", 10, 0, 16.1),
+    ("David", 10, 0, 17.1),
+    ("Lucy", 20, 1, 14.1),
     ("Paul", 20, 1, 18.1),
 }
 AFTER_DELETE = (BASE - {("Tony", 10, 0, 14.1), ("Alice", 10, 1, 11.1)}) | {("Alice", 10, 1, 19.1)}
 FINAL = (AFTER_DELETE - {("Alex", 10, 0, 16.1)}) | {
-    ("Skye", 10, 0, 21.0), ("Marco", 10, 0, 21.1), ("Skye2", 10, 0, 31.0), ("Marco2", 10, 0, 31.1),
+    ("Skye", 10, 0, 21.0),
+    ("Marco", 10, 0, 21.1),
+    ("Skye2", 10, 0, 31.0),
+    ("Marco2", 10, 0, 31.1),
 }
 
 
@@ -100,9 +109,15 @@ def test_pk_09_with_legacy_dv_cardinality(tmp_path: Path) -> None:
     scan = scan_table(t)
     assert scan.snapshot_id == 8
     expected = {
-        ("Alex", 10, 0, 16.1), ("Bob", 10, 0, 12.1), ("David", 10, 0, 17.1), ("Emily", 10, 0, 13.1),
-        ("Alice", 10, 1, 21.1), (TWO_ROADS, 10, 1, 11.0), (WHETHER, 10, 1, 19.1),
-        ("Lucy", 20, 1, 14.1), ("Paul", 20, 1, 18.1),
+        ("Alex", 10, 0, 16.1),
+        ("Bob", 10, 0, 12.1),
+        ("David", 10, 0, 17.1),
+        ("Emily", 10, 0, 13.1),
+        ("Alice", 10, 1, 21.1),
+        (TWO_ROADS, 10, 1, 11.0),
+        (WHETHER, 10, 1, 19.1),
+        ("Lucy", 20, 1, 14.1),
+        ("Paul", 20, 1, 18.1),
     }
     assert rows(scan.to_arrow()) == sorted(expected)
     assert all(s.raw_convertible for s in scan.splits())
@@ -113,8 +128,12 @@ def test_pk_09_with_legacy_dv_cardinality(tmp_path: Path) -> None:
 def test_pk_with_bitmap_dv(tmp_path: Path) -> None:
     t = open_cpp_table(tmp_path, "pk_with_bitmap_dv")
     expected = [
-        (1, "Bob", 10, 1, 12.1), (2, "Emily", 10, 0, 13.1), (3, "Tony", 10, 0, 14.1), (5, "Bob", 10, 1, 16.1),
-        (6, "Tony", 20, 0, 17.1), (7, "Alice", 20, None, 18.1),
+        (1, "Bob", 10, 1, 12.1),
+        (2, "Emily", 10, 0, 13.1),
+        (3, "Tony", 10, 0, 14.1),
+        (5, "Bob", 10, 1, 16.1),
+        (6, "Tony", 20, 0, 17.1),
+        (7, "Alice", 20, None, 18.1),
     ]
     assert rows(read_table(t)) == expected
     assert rows(read_table(t, filter="f2 IS NULL")) == [expected[-1]]
@@ -125,10 +144,14 @@ def test_schema_evolution_with_dv(tmp_path: Path) -> None:
     t = open_cpp_table(tmp_path, "pk_table_with_alter_table")
     assert t.schema.field_names == ["key1", "k", "key_2", "c", "d", "a", "key0", "e"]
     expected = [
-        (1, "Alex", 52, 514, 518, 516, 1, 519), (1, "Alice", 12, 94, None, 96, 0, None),
-        (1, "Bob", 22, 24, None, 26, 1, None), (1, "David", 62, 64, None, 66, 1, None),
-        (1, "Emily", 32, 34, None, 36, 1, None), (1, "Paul", 502, 504, 508, 506, 0, 509),
-        (1, TWO_ROADS, 2, 4, None, 6, 0, None), (1, WHETHER, 72, 74, None, 76, 1, None),
+        (1, "Alex", 52, 514, 518, 516, 1, 519),
+        (1, "Alice", 12, 94, None, 96, 0, None),
+        (1, "Bob", 22, 24, None, 26, 1, None),
+        (1, "David", 62, 64, None, 66, 1, None),
+        (1, "Emily", 32, 34, None, 36, 1, None),
+        (1, "Paul", 502, 504, 508, 506, 0, 509),
+        (1, TWO_ROADS, 2, 4, None, 6, 0, None),
+        (1, WHETHER, 72, 74, None, 76, 1, None),
     ]
     assert rows(read_table(t)) == expected
     # renamed primary-key column and an added column, filtered and projected
@@ -190,8 +213,15 @@ def test_first_row_table(tmp_path: Path) -> None:
 
 
 FILTERS = [
-    "f1 = 20", "f3 > 20", "f0 = 'Bob'", "f2 = 1 AND f3 < 15", "f0 LIKE 'A%'", "f3 IS NULL",
-    "NOT (f2 = 0)", "f0 IN ('Skye', 'Tony', 'Lucy')", "f3 >= 14.1 OR f0 = 'Bob'",
+    "f1 = 20",
+    "f3 > 20",
+    "f0 = 'Bob'",
+    "f2 = 1 AND f3 < 15",
+    "f0 LIKE 'A%'",
+    "f3 IS NULL",
+    "NOT (f2 = 0)",
+    "f0 IN ('Skye', 'Tony', 'Lucy')",
+    "f3 >= 14.1 OR f0 = 'Bob'",
     "f1 = 10 AND f2 = 0 AND f3 < 30",
 ]
 
@@ -234,10 +264,14 @@ def test_projection_limit_batches_and_pandas(tmp_path: Path) -> None:
 def test_logical_schema(tmp_path: Path) -> None:
     t = open_cpp_table(tmp_path, "pk_table_scan_and_read_mor")
     schema = read_table(t).schema
-    assert schema == pa.schema([
-        pa.field("f0", pa.string(), False), pa.field("f1", pa.int32(), False),
-        pa.field("f2", pa.int32(), False), pa.field("f3", pa.float64()),
-    ])
+    assert schema == pa.schema(
+        [
+            pa.field("f0", pa.string(), False),
+            pa.field("f1", pa.int32(), False),
+            pa.field("f2", pa.int32(), False),
+            pa.field("f3", pa.float64()),
+        ]
+    )
 
 
 def test_errors(tmp_path: Path) -> None:
@@ -288,15 +322,20 @@ def test_golden_warehouse(tmp_path: Path) -> None:
 def test_append_table_with_type_changes(tmp_path: Path) -> None:
     t = open_cpp_table(tmp_path, "append_table_alter_table_with_cast")
     got = read_table(t, columns=["key0", "f3", "f1", "f0", "f6"])
-    assert rows(got) == sorted([
-        (0, 100, "2024-11-26 06:38:56.001000001", True, None),
-        (0, 110, "2024-11-26 06:38:56.011000011", True, None),
-        (0, 120, "2024-11-26 06:38:56.021000021", False, None), (0, 150, "2024-11-26 15:28:31", True, 56),
-        (0, 160, "2024-11-26 15:28:41", False, 66), (0, 170, "2024-11-26 15:28:51", True, 76),
-        (1, 130, "2024-11-26 06:38:56.031000031", False, None),
-        (1, 140, "2024-11-26 06:38:56.041000041", True, None),
-        (1, 180, "2024-11-26 15:29:01", True, -86), (1, 190, "I'm strange", False, 96),
-    ])
+    assert rows(got) == sorted(
+        [
+            (0, 100, "2024-11-26 06:38:56.001000001", True, None),
+            (0, 110, "2024-11-26 06:38:56.011000011", True, None),
+            (0, 120, "2024-11-26 06:38:56.021000021", False, None),
+            (0, 150, "2024-11-26 15:28:31", True, 56),
+            (0, 160, "2024-11-26 15:28:41", False, 66),
+            (0, 170, "2024-11-26 15:28:51", True, 76),
+            (1, 130, "2024-11-26 06:38:56.031000031", False, None),
+            (1, 140, "2024-11-26 06:38:56.041000041", True, None),
+            (1, 180, "2024-11-26 15:29:01", True, -86),
+            (1, 190, "I'm strange", False, 96),
+        ]
+    )
     assert all(s.raw_convertible for s in scan_table(t).splits())
 
 
@@ -319,22 +358,44 @@ def test_append_table_mixing_orc_and_parquet(tmp_path: Path) -> None:
     copy_fixture("alibaba-paimon-cpp/test/test_data/append_table_with_multiple_file_format.db", warehouse)
     name = "append_table_with_multiple_file_format"
     t = lsmlake.Catalog(str(warehouse)).get_table(f"{name}.{name}")
-    assert rows(read_table(t)) == sorted([
-        ("Alice", 10, 1, 11.1), ("Bob", 10, 0, 12.1), ("Emily", 10, 0, 13.1), ("Tony", 10, 0, 14.1),
-        ("Lucy", 20, 1, 14.1), ("Skye", 20, 1, 19.1), ("Bob", 10, 0, 20.1),
-    ])
-    assert rows(read_table(t, filter="f3 > 14")) == sorted([
-        ("Tony", 10, 0, 14.1), ("Lucy", 20, 1, 14.1), ("Skye", 20, 1, 19.1), ("Bob", 10, 0, 20.1),
-    ])
+    assert rows(read_table(t)) == sorted(
+        [
+            ("Alice", 10, 1, 11.1),
+            ("Bob", 10, 0, 12.1),
+            ("Emily", 10, 0, 13.1),
+            ("Tony", 10, 0, 14.1),
+            ("Lucy", 20, 1, 14.1),
+            ("Skye", 20, 1, 19.1),
+            ("Bob", 10, 0, 20.1),
+        ]
+    )
+    assert rows(read_table(t, filter="f3 > 14")) == sorted(
+        [
+            ("Tony", 10, 0, 14.1),
+            ("Lucy", 20, 1, 14.1),
+            ("Skye", 20, 1, 19.1),
+            ("Bob", 10, 0, 20.1),
+        ]
+    )
 
 
 def test_append_table_keeps_duplicates_and_time_travels(tmp_path: Path) -> None:
     t = open_cpp_table(tmp_path, "append_09")
-    first = [("Alice", 10, 1, 11.1), ("Bob", 10, 0, 12.1), ("Emily", 10, 0, 13.1), ("Tony", 10, 0, 14.1),
-             ("Lucy", 20, 1, 14.1)]
+    first = [
+        ("Alice", 10, 1, 11.1),
+        ("Bob", 10, 0, 12.1),
+        ("Emily", 10, 0, 13.1),
+        ("Tony", 10, 0, 14.1),
+        ("Lucy", 20, 1, 14.1),
+    ]
     assert rows(read_table(t, snapshot_id=1)) == sorted(first)
-    second = [*first, ("Emily", 10, 0, 15.1), ("Bob", 10, 0, 12.1), ("Alex", 10, 0, 16.1),
-              ("Paul", 20, 1, None)]
+    second = [
+        *first,
+        ("Emily", 10, 0, 15.1),
+        ("Bob", 10, 0, 12.1),
+        ("Alex", 10, 0, 16.1),
+        ("Paul", 20, 1, None),
+    ]
     assert rows(read_table(t, snapshot_id=2)) == sorted(second)
     latest = [*second, ("David", 10, 0, 17.1), ("Lily", 10, 0, 17.1)]
     assert len(read_table(t)) == len(latest)

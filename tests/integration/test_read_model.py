@@ -13,22 +13,38 @@ import lsmlake
 from lsmlake.core.predicate import parse_filter
 from lsmlake.table_read import read_table, scan_table
 
-SCHEMA = pa.schema([
-    pa.field("pt", pa.int32(), False), pa.field("id", pa.int64(), False), pa.field("v", pa.int64()),
-    pa.field("s", pa.string()),
-])
+SCHEMA = pa.schema(
+    [
+        pa.field("pt", pa.int32(), False),
+        pa.field("id", pa.int64(), False),
+        pa.field("v", pa.int64()),
+        pa.field("s", pa.string()),
+    ]
+)
 FILTERS = [
-    "v > 10", "id < 5", "s = 'b'", "v IS NULL", "pt = 1 AND v >= 0", "id = 3 OR s = 'c'", "NOT (pt = 0)",
-    "id IN (1, 2, 7) AND v < 50", "id = 3", "pt = 1 AND id IN (2, 3, 9)", "pt = 0 AND id = 4 AND v > 0",
+    "v > 10",
+    "id < 5",
+    "s = 'b'",
+    "v IS NULL",
+    "pt = 1 AND v >= 0",
+    "id = 3 OR s = 'c'",
+    "NOT (pt = 0)",
+    "id IN (1, 2, 7) AND v < 50",
+    "id = 3",
+    "pt = 1 AND id IN (2, 3, 9)",
+    "pt = 0 AND id = 4 AND v > 0",
 ]
 Key = tuple[int, int]
 
 rows_st = st.lists(
     st.tuples(
-        st.integers(0, 1), st.integers(0, 11), st.one_of(st.none(), st.integers(-20, 60)),
+        st.integers(0, 1),
+        st.integers(0, 11),
+        st.one_of(st.none(), st.integers(-20, 60)),
         st.one_of(st.none(), st.sampled_from(["a", "b", "c"])),
     ),
-    min_size=1, max_size=12,
+    min_size=1,
+    max_size=12,
 )
 op_st = st.one_of(
     st.tuples(st.just("write"), rows_st),
@@ -51,8 +67,11 @@ def _sorted(t: pa.Table) -> list[dict[str, Any]]:
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
-    buckets=st.integers(1, 3), partitioned=st.booleans(), ops=st.lists(op_st, min_size=1, max_size=6),
-    flt=st.sampled_from(FILTERS), dv=st.booleans(),
+    buckets=st.integers(1, 3),
+    partitioned=st.booleans(),
+    ops=st.lists(op_st, min_size=1, max_size=6),
+    flt=st.sampled_from(FILTERS),
+    dv=st.booleans(),
 )
 def test_reads_match_a_dict_model(
     buckets: int, partitioned: bool, ops: list[Any], flt: str, dv: bool
@@ -62,7 +81,10 @@ def test_reads_match_a_dict_model(
         catalog = lsmlake.Catalog(warehouse)
         catalog.create_database("db")
         table = catalog.create_table(
-            "db.t", schema=SCHEMA, primary_key=["pt", "id"], partition_keys=["pt"] if partitioned else None,
+            "db.t",
+            schema=SCHEMA,
+            primary_key=["pt", "id"],
+            partition_keys=["pt"] if partitioned else None,
             options={"bucket": str(buckets), "deletion-vectors.enabled": str(dv).lower()},
         )
         predicate = parse_filter(flt, table.schema.fields)
@@ -71,15 +93,21 @@ def test_reads_match_a_dict_model(
         for kind, payload in ops:
             if kind == "write":
                 latest = {(r[0], r[1]): r for r in payload}  # the last write of a key in one batch wins
-                table.write(pa.Table.from_pylist(
-                    [dict(zip(SCHEMA.names, r, strict=True)) for r in payload], schema=SCHEMA
-                ))
+                table.write(
+                    pa.Table.from_pylist(
+                        [dict(zip(SCHEMA.names, r, strict=True)) for r in payload], schema=SCHEMA
+                    )
+                )
                 model.update(latest)
             elif kind == "compact":
                 table.compact(full=payload)
             else:
-                keys = pa.table({"pt": pa.array([k[0] for k in payload], pa.int32()),
-                                 "id": pa.array([k[1] for k in payload], pa.int64())})
+                keys = pa.table(
+                    {
+                        "pt": pa.array([k[0] for k in payload], pa.int32()),
+                        "id": pa.array([k[1] for k in payload], pa.int64()),
+                    }
+                )
                 table.delete(keys)
                 for k in payload:
                     model.pop(k, None)

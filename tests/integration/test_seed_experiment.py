@@ -11,8 +11,12 @@ from lsmlake.operations.live_files import live_entries
 
 def test_update_marks_old_rows_in_one_deletion_vector(catalog: lsmlake.Catalog) -> None:
     schema = pa.schema([("user_id", pa.int32()), ("age", pa.int32())])
-    t = catalog.create_table("db.test_ver", schema=schema, primary_key=["user_id"],
-                             options={"bucket": "1", "deletion-vectors.enabled": "true"})
+    t = catalog.create_table(
+        "db.test_ver",
+        schema=schema,
+        primary_key=["user_id"],
+        options={"bucket": "1", "deletion-vectors.enabled": "true"},
+    )
     for uid, age in [(1, 1), (2, 2), (3, 33)]:
         t.write(pa.table({"user_id": [uid], "age": [age]}, schema=schema))
     # One full compaction (a dedicated compaction job in Paimon terms) leaves one file holding all

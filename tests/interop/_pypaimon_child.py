@@ -114,17 +114,19 @@ def cmd_files(command: dict[str, Any]) -> dict[str, Any]:
     files = []
     for split in splits:
         for f in split.files:
-            files.append({
-                "bucket": int(split.bucket),
-                "partition": [None if v is None else str(v) for v in split.partition.values],
-                "file_name": f.file_name,
-                "file_path": str(f.file_path) if f.file_path else None,
-                "level": int(f.level),
-                "row_count": int(f.row_count),
-                "min_sequence_number": int(f.min_sequence_number),
-                "max_sequence_number": int(f.max_sequence_number),
-                "delete_row_count": None if f.delete_row_count is None else int(f.delete_row_count),
-            })
+            files.append(
+                {
+                    "bucket": int(split.bucket),
+                    "partition": [None if v is None else str(v) for v in split.partition.values],
+                    "file_name": f.file_name,
+                    "file_path": str(f.file_path) if f.file_path else None,
+                    "level": int(f.level),
+                    "row_count": int(f.row_count),
+                    "min_sequence_number": int(f.min_sequence_number),
+                    "max_sequence_number": int(f.max_sequence_number),
+                    "delete_row_count": None if f.delete_row_count is None else int(f.delete_row_count),
+                }
+            )
     return {"files": files, "snapshot_id": _latest_snapshot_id(table)}
 
 

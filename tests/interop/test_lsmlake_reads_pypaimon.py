@@ -19,8 +19,14 @@ SCHEMA = pa.schema([("id", pa.int64()), ("name", pa.string()), ("amount", pa.flo
 @pytest.mark.parametrize("buckets", [1, 3])
 def test_lsmlake_reads_pypaimon_upserts_and_deletes(tmp_path: Path, buckets: int) -> None:
     warehouse = tmp_path / "wh"
-    pypaimon_create_table(warehouse, "db.t", SCHEMA, primary_keys=["id"], partition_keys=[],
-                          options={"bucket": str(buckets), "rowkind.field": "op"})
+    pypaimon_create_table(
+        warehouse,
+        "db.t",
+        SCHEMA,
+        primary_keys=["id"],
+        partition_keys=[],
+        options={"bucket": str(buckets), "rowkind.field": "op"},
+    )
     rng = random.Random(buckets)
     model: dict[int, tuple[str, float]] = {}
     history = []
@@ -34,7 +40,9 @@ def test_lsmlake_reads_pypaimon_upserts_and_deletes(tmp_path: Path, buckets: int
                 value = (f"c{commit}-{k}", float(k * commit))
                 rows.append((k, value[0], value[1], "+I"))
                 model[k] = value
-        table = pa.table(dict(zip(SCHEMA.names, map(list, zip(*rows, strict=True)), strict=True)), schema=SCHEMA)
+        table = pa.table(
+            dict(zip(SCHEMA.names, map(list, zip(*rows, strict=True)), strict=True)), schema=SCHEMA
+        )
         history.append((pypaimon_write(warehouse, "db.t", table), dict(model)))
     t = lsmlake.Catalog(str(warehouse)).open_table("db.t")
     assert all(not s.raw_convertible for s in t.scan().splits())  # pypaimon writes level 0 only: merged
@@ -43,4 +51,5 @@ def test_lsmlake_reads_pypaimon_upserts_and_deletes(tmp_path: Path, buckets: int
         assert {r["id"]: (r["name"], r["amount"]) for r in got} == expected
         assert all(r["op"] == "+I" for r in got)
     assert {r["id"] for r in t.read(filter="amount > 100").to_pylist()} == {
-        k for k, (_, amount) in model.items() if amount > 100}
+        k for k, (_, amount) in model.items() if amount > 100
+    }

@@ -47,7 +47,9 @@ def test_size_ratio_picks_newest_similar_runs() -> None:
 
 def test_run_count_forces_compaction() -> None:
     # sizes grow so fast that size ratio never triggers, but there are too many runs
-    files = [level0(i, size_mb=4**i) for i in range(6)] + [make_file(0, 9, level=5, size=10**6 * MB, name="b")]
+    files = [level0(i, size_mb=4**i) for i in range(6)] + [
+        make_file(0, 9, level=5, size=10**6 * MB, name="b")
+    ]
     unit = UniversalCompaction(run_trigger=5).pick(6, Levels.of(files, 6).level_sorted_runs())
     assert unit is not None and len(unit.files) >= 3 and unit.output_level > 0
 

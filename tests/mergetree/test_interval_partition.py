@@ -28,16 +28,15 @@ def partition(layout: str) -> str:
         ("[5,9] | [3,4] [1,2]", "{[1,2]} {[3,4]} {[5,9]}"),
         # touching keys overlap: a run needs strictly increasing keys
         ("[1,5] [5,9]", "{[1,5] / [5,9]}"),
-        ("[100,200] [100,400] [100,300] [100,500]",
-         "{[100,200] / [100,300] / [100,400] / [100,500]}"),
-        ("[100,500] [300,500] [200,500] [400,500]",
-         "{[100,500] / [200,500] / [300,500] / [400,500]}"),
+        ("[100,200] [100,400] [100,300] [100,500]", "{[100,200] / [100,300] / [100,400] / [100,500]}"),
+        ("[100,500] [300,500] [200,500] [400,500]", "{[100,500] / [200,500] / [300,500] / [400,500]}"),
         # Paimon's section example: two sections of two runs each
-        ("[0,9] [5,7] [9,15] [16,22] [16,28] [24,32]",
-         "{[0,9] / [5,7] [9,15]} {[16,22] [24,32] / [16,28]}"),
+        ("[0,9] [5,7] [9,15] [16,22] [16,28] [24,32]", "{[0,9] / [5,7] [9,15]} {[16,22] [24,32] / [16,28]}"),
         # the split-generator doc example
-        ("[1,2] [3,4] [5,180] [5,190] [200,600] [210,700]",
-         "{[1,2]} {[3,4]} {[5,180] / [5,190]} {[200,600] / [210,700]}"),
+        (
+            "[1,2] [3,4] [5,180] [5,190] [200,600] [210,700]",
+            "{[1,2]} {[3,4]} {[5,180] / [5,190]} {[200,600] / [210,700]}",
+        ),
         # a wide level-0 file pulls everything into one section
         ("L0: [1,100] | L1: [1,10] [20,30] [40,50]", "{[1,10] [20,30] [40,50] / [1,100]}"),
     ],
@@ -79,8 +78,11 @@ def test_binary_row_keys_compare_like_java() -> None:
     types = [DataType("VARCHAR", False, length=2147483647), DataType("INT", False)]
 
     def f(name: str, lo: tuple[str, int], hi: tuple[str, int]) -> DataFileMeta:
-        return replace(make_file(0, 0, name=name), min_key=serialize_row(list(lo), types),
-                       max_key=serialize_row(list(hi), types))
+        return replace(
+            make_file(0, 0, name=name),
+            min_key=serialize_row(list(lo), types),
+            max_key=serialize_row(list(hi), types),
+        )
 
     a = f("a", ("Alice", 1), ("Bob", 0))
     b = f("b", ("Bob", 1), ("Zed", 0))  # ("Bob", 1) > ("Bob", 0): disjoint from a

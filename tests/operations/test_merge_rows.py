@@ -17,10 +17,15 @@ INS, UB, UA, D = RowKind.INSERT, RowKind.UPDATE_BEFORE, RowKind.UPDATE_AFTER, Ro
 def kv(rows: list[tuple[Any, ...]]) -> pa.Table:
     """Rows of (key, value, seq field, sequence number, kind)."""
     k, v, s, seq, kind = zip(*rows, strict=True)
-    return pa.table({
-        "k": pa.array(k, pa.int32()), "v": pa.array(v, pa.string()), "s": pa.array(s, pa.int64()),
-        SEQUENCE_NUMBER: pa.array(seq, pa.int64()), VALUE_KIND: pa.array([int(x) for x in kind], pa.int8()),
-    })
+    return pa.table(
+        {
+            "k": pa.array(k, pa.int32()),
+            "v": pa.array(v, pa.string()),
+            "s": pa.array(s, pa.int64()),
+            SEQUENCE_NUMBER: pa.array(seq, pa.int64()),
+            VALUE_KIND: pa.array([int(x) for x in kind], pa.int8()),
+        }
+    )
 
 
 def result(t: pa.Table) -> list[tuple[Any, Any]]:
@@ -28,8 +33,14 @@ def result(t: pa.Table) -> list[tuple[Any, Any]]:
 
 
 ROWS = [
-    (1, "a", None, 1, INS), (2, "b", None, 2, INS), (1, "a2", None, 5, UA), (3, "c", None, 3, INS),
-    (2, "b-", None, 6, D), (3, "c-", None, 4, UB), (3, "c2", None, 7, UA), (4, "d", None, 8, D),
+    (1, "a", None, 1, INS),
+    (2, "b", None, 2, INS),
+    (1, "a2", None, 5, UA),
+    (3, "c", None, 3, INS),
+    (2, "b-", None, 6, D),
+    (3, "c-", None, 4, UB),
+    (3, "c2", None, 7, UA),
+    (4, "d", None, 8, D),
 ]
 
 
@@ -47,8 +58,10 @@ def test_ignore_delete_skips_retractions() -> None:
 
 def test_sequence_field_orders_before_the_sequence_number() -> None:
     rows = [
-        (1, "new-seq-small", 1, 9, INS), (1, "old-seq-big", 5, 1, INS),
-        (2, "x", None, 1, INS), (2, "y", 0, 0, INS),
+        (1, "new-seq-small", 1, 9, INS),
+        (1, "old-seq-big", 5, 1, INS),
+        (2, "x", None, 1, INS),
+        (2, "y", 0, 0, INS),
     ]
     assert result(merge_rows(kv(rows), ["k"], sequence_fields=["s"])) == [(1, "old-seq-big"), (2, "y")]
     # descending order: the smallest sequence field wins; nulls still sort first (oldest)
@@ -80,13 +93,21 @@ def test_unsupported_engines(engine: str) -> None:
 
 
 def test_composite_keys_with_strings() -> None:
-    t = pa.table({
-        "a": ["x", "x", "y", "x"], "b": [1, 1, 1, 2], "v": ["1", "2", "3", "4"],
-        SEQUENCE_NUMBER: pa.array([1, 2, 3, 4], pa.int64()), VALUE_KIND: pa.array([0, 0, 0, 0], pa.int8()),
-    })
+    t = pa.table(
+        {
+            "a": ["x", "x", "y", "x"],
+            "b": [1, 1, 1, 2],
+            "v": ["1", "2", "3", "4"],
+            SEQUENCE_NUMBER: pa.array([1, 2, 3, 4], pa.int64()),
+            VALUE_KIND: pa.array([0, 0, 0, 0], pa.int8()),
+        }
+    )
     got = merge_rows(t, ["a", "b"])
-    assert sorted(zip(got.column("a").to_pylist(), got.column("b").to_pylist(), got.column("v").to_pylist(),
-                      strict=True)) == [("x", 1, "2"), ("x", 2, "4"), ("y", 1, "3")]
+    assert sorted(
+        zip(
+            got.column("a").to_pylist(), got.column("b").to_pylist(), got.column("v").to_pylist(), strict=True
+        )
+    ) == [("x", 1, "2"), ("x", 2, "4"), ("y", 1, "3")]
 
 
 def test_computing_engines_merge_through_their_merge_function() -> None:
@@ -95,8 +116,14 @@ def test_computing_engines_merge_through_their_merge_function() -> None:
     from lsmlake.mergetree.engines.aggregation import Aggregation
     from lsmlake.mergetree.engines.config import engine_config
 
-    options = CoreOptions.of({"merge-engine": "aggregation", "fields.v.aggregate-function": "listagg",
-                              "aggregation.remove-record-on-delete": "true"}, primary_key_table=True)
+    options = CoreOptions.of(
+        {
+            "merge-engine": "aggregation",
+            "fields.v.aggregate-function": "listagg",
+            "aggregation.remove-record-on-delete": "true",
+        },
+        primary_key_table=True,
+    )
     fields = [("k", DataType("INT", False)), ("v", DataType("VARCHAR")), ("s", DataType("BIGINT"))]
     engine = Aggregation(engine_config(fields, ["k"], options))
     rows = [(1, "a", None, 1, INS), (2, "b", None, 2, INS), (1, "c", None, 5, UA), (2, None, None, 6, D)]

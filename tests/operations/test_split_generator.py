@@ -11,18 +11,24 @@ from lsmlake.operations import split_generator as sg
 from lsmlake.operations.split_generator import SplitGroup, pack_for_ordered, split_for_append, split_for_batch
 
 
-def plan(layout: str, *, target: int = 128, cost: int = 4, dv: bool = False,
-         engine: str = "deduplicate") -> list[SplitGroup]:
+def plan(
+    layout: str, *, target: int = 128, cost: int = 4, dv: bool = False, engine: str = "deduplicate"
+) -> list[SplitGroup]:
     return split_for_batch(
-        parse_layout(layout), bounds, target_size=target * MB, open_file_cost=cost * MB,
-        deletion_vectors=dv, merge_engine=engine,
+        parse_layout(layout),
+        bounds,
+        target_size=target * MB,
+        open_file_cost=cost * MB,
+        deletion_vectors=dv,
+        merge_engine=engine,
     )
 
 
 def show(groups: list[SplitGroup]) -> list[str]:
     """Each split as ``raw: <files>`` or ``merge: <sections>``."""
     return [
-        f"raw: {render_files(g.files)}" if g.raw_convertible
+        f"raw: {render_files(g.files)}"
+        if g.raw_convertible
         else f"merge: {render_sections(g.sections or ())}"
         for g in groups
     ]

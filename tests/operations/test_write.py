@@ -108,19 +108,37 @@ def test_dynamic_bucket_pk_write_is_refused_clearly(catalog: lsmlake.Catalog) ->
 
 def test_partition_directories_as_java_names_them(catalog: lsmlake.Catalog) -> None:
     schema = pa.schema([("id", pa.int64()), ("dt", pa.date32()), ("region", pa.string()), ("v", pa.int32())])
-    t = catalog.create_table("db.p", schema=schema, partition_keys=["dt", "region"])  # append: null partitions allowed
-    t.write(pa.table({"id": [1, 2], "dt": [dt.date(2024, 1, 1), dt.date(2024, 1, 2)],
-                      "region": ["eu/west", None], "v": [1, 2]}, schema=schema))
-    dirs = sorted({os.path.relpath(os.path.dirname(os.path.dirname(s.path)), t.root)
-                   for s in t.io.walk_files(t.root) if s.name.endswith(".parquet")})
+    t = catalog.create_table(
+        "db.p", schema=schema, partition_keys=["dt", "region"]
+    )  # append: null partitions allowed
+    t.write(
+        pa.table(
+            {
+                "id": [1, 2],
+                "dt": [dt.date(2024, 1, 1), dt.date(2024, 1, 2)],
+                "region": ["eu/west", None],
+                "v": [1, 2],
+            },
+            schema=schema,
+        )
+    )
+    dirs = sorted(
+        {
+            os.path.relpath(os.path.dirname(os.path.dirname(s.path)), t.root)
+            for s in t.io.walk_files(t.root)
+            if s.name.endswith(".parquet")
+        }
+    )
     assert dirs == ["dt=19723/region=eu%2Fwest", "dt=19724/region=__DEFAULT_PARTITION__"]
 
 
 def test_append_table_and_types(catalog: lsmlake.Catalog) -> None:
     schema = pa.schema([("a", pa.decimal128(30, 5)), ("b", pa.timestamp("us")), ("c", pa.binary())])
     t = catalog.create_table("db.a", schema=schema)
-    data = pa.table({"a": [Decimal("1.5"), None], "b": [dt.datetime(2024, 1, 1, 1), None], "c": [b"x", b"y"]},
-                    schema=schema)
+    data = pa.table(
+        {"a": [Decimal("1.5"), None], "b": [dt.datetime(2024, 1, 1, 1), None], "c": [b"x", b"y"]},
+        schema=schema,
+    )
     t.write(data)
     t.write(data)
     entries = live(t)
@@ -153,8 +171,9 @@ def test_concurrent_committers_never_lose_a_commit(catalog: lsmlake.Catalog) -> 
 
 
 def test_many_rows_roll_files(catalog: lsmlake.Catalog) -> None:
-    t = catalog.create_table("db.big", schema=SCHEMA, primary_key=["id"],
-                             options={"bucket": "1", "target-file-size": "1 mb"})
+    t = catalog.create_table(
+        "db.big", schema=SCHEMA, primary_key=["id"], options={"bucket": "1", "target-file-size": "1 mb"}
+    )
     n = 600_000
     rng = np.random.default_rng(0)
     t.write(pa.table({"id": rng.permutation(n), "name": rng.random(n).astype(str), "v": rng.random(n)}))
@@ -174,5 +193,8 @@ def test_two_writers_of_one_bucket_second_is_refused(catalog: lsmlake.Catalog) -
     with pytest.raises(CommitConflictError, match="one writer per bucket"):
         w2.commit()
     assert len(live(t)) == 2  # w2's file was cleaned up, w1's commit stands
-    assert not [s for s in t.io.walk_files(t.root) if s.name.endswith(".parquet")
-                and s.name not in {e.file.file_name for e in live(t)}]
+    assert not [
+        s
+        for s in t.io.walk_files(t.root)
+        if s.name.endswith(".parquet") and s.name not in {e.file.file_name for e in live(t)}
+    ]

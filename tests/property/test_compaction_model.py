@@ -23,7 +23,8 @@ OPS = st.lists(
         st.tuples(st.just("delete"), st.lists(KEYS, min_size=1, max_size=6)),
         st.tuples(st.just("compact"), st.booleans()),
     ),
-    min_size=1, max_size=12,
+    min_size=1,
+    max_size=12,
 )
 
 
@@ -33,13 +34,16 @@ def live_keys_above_level0(table: lsmlake.Table) -> Counter[int]:
     counts: Counter[int] = Counter()
     for (partition, bucket), entries in restored.files.items():
         dvs: BucketDeletionVectors = restore_deletion_vectors(
-            table.io, table.paths, restored, partition, bucket, table.options)
+            table.io, table.paths, restored, partition, bucket, table.options
+        )
         for e in entries:
             if e.file.level == 0:
                 continue
-            keys = pq.read_table(f"{table.root}/bucket-{bucket}/{e.file.file_name}", columns=["k"]).column("k")
+            keys = pq.read_table(f"{table.root}/bucket-{bucket}/{e.file.file_name}", columns=["k"]).column(
+                "k"
+            )
             keep = dvs.keep_mask(e.file.file_name, len(keys))
-            counts.update(k for k, live in zip(keys.to_pylist(), keep) if live)
+            counts.update(k for k, live in zip(keys.to_pylist(), keep, strict=False) if live)
     return counts
 
 
@@ -49,16 +53,25 @@ def test_reads_equal_model(ops: list, dv: bool, buckets: int) -> None:  # type: 
     with tempfile.TemporaryDirectory() as wh:
         cat = lsmlake.Catalog(wh)
         cat.create_database("db")
-        t = cat.create_table("db.t", schema=SCHEMA, primary_key=["k"], options={
-            "bucket": str(buckets), "deletion-vectors.enabled": str(dv).lower(),
-            "num-sorted-run.compaction-trigger": "3"})
+        t = cat.create_table(
+            "db.t",
+            schema=SCHEMA,
+            primary_key=["k"],
+            options={
+                "bucket": str(buckets),
+                "deletion-vectors.enabled": str(dv).lower(),
+                "num-sorted-run.compaction-trigger": "3",
+            },
+        )
         model: dict[int, tuple[str, int]] = {}
         for step, (op, arg) in enumerate(ops):
             if op == "write":
                 ks = [k for k, _ in arg]
                 vals = [(f"s{step}-{k}", v) for k, v in arg]
-                t.write(pa.table({"k": ks, "s": [a for a, _ in vals], "v": [b for _, b in vals]}, schema=SCHEMA))
-                model.update(zip(ks, vals))
+                t.write(
+                    pa.table({"k": ks, "s": [a for a, _ in vals], "v": [b for _, b in vals]}, schema=SCHEMA)
+                )
+                model.update(zip(ks, vals, strict=False))
             elif op == "delete":
                 t.delete(pa.table({"k": arg}, schema=pa.schema([("k", pa.int32())])))
                 for k in arg:
@@ -74,4 +87,5 @@ def test_reads_equal_model(ops: list, dv: bool, buckets: int) -> None:  # type: 
                 assert all(c == 1 for c in live_keys_above_level0(t).values())
         filtered = t.read(filter="v > 0 AND k < 30", columns=["k", "v"]).to_pylist()
         assert sorted((r["k"], r["v"]) for r in filtered) == sorted(
-            (k, v) for k, (_, v) in model.items() if v > 0 and k < 30)
+            (k, v) for k, (_, v) in model.items() if v > 0 and k < 30
+        )

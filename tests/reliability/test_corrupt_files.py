@@ -18,8 +18,9 @@ SCHEMA = pa.schema([("k", pa.int64()), ("v", pa.string())])
 def build(root: Path) -> lsmlake.Table:
     cat = lsmlake.Catalog(str(root))
     cat.create_database("db")
-    t = cat.create_table("db.t", schema=SCHEMA, primary_key=["k"],
-                         options={"bucket": "1", "deletion-vectors.enabled": "true"})
+    t = cat.create_table(
+        "db.t", schema=SCHEMA, primary_key=["k"], options={"bucket": "1", "deletion-vectors.enabled": "true"}
+    )
     t.write(pa.table({"k": list(range(100)), "v": [f"v{i}" for i in range(100)]}, schema=SCHEMA))
     t.compact(full=True)
     t.write(pa.table({"k": [1, 2, 3], "v": ["a", "b", "c"]}, schema=SCHEMA))  # marks rows in a DV
@@ -46,9 +47,16 @@ def pick(t: lsmlake.Table, kind: str) -> Path:
         return max((root / "bucket-0").iterdir(), key=lambda p: p.stat().st_mtime_ns)
     if kind == "index":
         return next((root / "index").iterdir())
-    prefix = {"manifest-list": "manifest-list-", "index-manifest": "index-manifest-", "manifest": "manifest-"}[kind]
-    files = [p for p in (root / "manifest").iterdir() if p.name.startswith(prefix)
-             and not (kind == "manifest" and p.name.startswith(("manifest-list-",)))]
+    prefix = {
+        "manifest-list": "manifest-list-",
+        "index-manifest": "index-manifest-",
+        "manifest": "manifest-",
+    }[kind]
+    files = [
+        p
+        for p in (root / "manifest").iterdir()
+        if p.name.startswith(prefix) and not (kind == "manifest" and p.name.startswith(("manifest-list-",)))
+    ]
     return max(files, key=lambda p: p.stat().st_mtime_ns)
 
 
@@ -57,7 +65,9 @@ KINDS = ["snapshot", "manifest-list", "manifest", "index-manifest", "index", "da
 
 @pytest.mark.parametrize("damage", [truncate, flip], ids=["truncated", "bit-flip"])
 @pytest.mark.parametrize("kind", KINDS)
-def test_damaged_file_is_reported_not_misread(tmp_path: Path, kind: str, damage: Callable[[Path], None]) -> None:
+def test_damaged_file_is_reported_not_misread(
+    tmp_path: Path, kind: str, damage: Callable[[Path], None]
+) -> None:
     t = build(tmp_path / "wh")
     expected = t.read().sort_by("k")
     victim = pick(t, kind)

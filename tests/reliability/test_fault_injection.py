@@ -64,8 +64,9 @@ class FaultyIO(FileIO):
 def base_table(root: Path) -> lsmlake.Table:
     cat = lsmlake.Catalog(str(root))
     cat.create_database("db")
-    t = cat.create_table("db.t", schema=SCHEMA, primary_key=["k"],
-                         options={"bucket": "2", "deletion-vectors.enabled": "true"})
+    t = cat.create_table(
+        "db.t", schema=SCHEMA, primary_key=["k"], options={"bucket": "2", "deletion-vectors.enabled": "true"}
+    )
     t.write(pa.table({"k": list(range(50)), "v": ["a"] * 50}, schema=SCHEMA))
     return t
 

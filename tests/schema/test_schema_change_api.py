@@ -24,10 +24,16 @@ from lsmlake.errors import (
 from lsmlake.schema_change import SchemaChangeError, schema_ids
 from lsmlake.table import Table
 
-SCHEMA = pa.schema([
-    pa.field("p", pa.int32(), nullable=False), pa.field("k", pa.int32(), nullable=False),
-    ("v", pa.int32()), ("s", pa.string()), ("f", pa.float32()), ("d", pa.decimal128(6, 2)),
-])
+SCHEMA = pa.schema(
+    [
+        pa.field("p", pa.int32(), nullable=False),
+        pa.field("k", pa.int32(), nullable=False),
+        ("v", pa.int32()),
+        ("s", pa.string()),
+        ("f", pa.float32()),
+        ("d", pa.decimal128(6, 2)),
+    ]
+)
 REFUSED = (SchemaChangeError, UnsupportedError, InvalidOptionError)
 
 
@@ -49,8 +55,9 @@ def schema_files(t: Table) -> list[str]:
 
 @pytest.fixture
 def table(catalog: lsmlake.Catalog) -> Table:
-    t = catalog.create_table("db.t", schema=SCHEMA, primary_key=["p", "k"], partition_keys=["p"],
-                             options={"bucket": "2"})
+    t = catalog.create_table(
+        "db.t", schema=SCHEMA, primary_key=["p", "k"], partition_keys=["p"], options={"bucket": "2"}
+    )
     write(t, [{"p": 1, "k": i, "v": i * 10, "s": f"s{i}", "f": i / 2, "d": Decimal(i) / 4} for i in range(6)])
     return t
 
@@ -118,11 +125,18 @@ def test_rename_primary_key_column_is_allowed_like_paimon(table: Table) -> None:
     assert {r["key"]: r["v"] for r in t.read().to_pylist()} == {0: 0, 1: 10, 2: -1, 3: 30, 4: 40, 5: 50}
 
 
-@pytest.mark.parametrize(("column", "new_type", "expected"), [
-    ("v", "BIGINT", 30), ("v", pa.float64(), 30.0), ("v", "DECIMAL(12, 2)", Decimal("30.00")),
-    ("f", "DOUBLE", 1.5), ("d", "DECIMAL(8, 3)", Decimal("0.750")), ("d", "DECIMAL(7, 2)", Decimal("0.75")),
-    ("s", "STRING", "s3"),
-])
+@pytest.mark.parametrize(
+    ("column", "new_type", "expected"),
+    [
+        ("v", "BIGINT", 30),
+        ("v", pa.float64(), 30.0),
+        ("v", "DECIMAL(12, 2)", Decimal("30.00")),
+        ("f", "DOUBLE", 1.5),
+        ("d", "DECIMAL(8, 3)", Decimal("0.750")),
+        ("d", "DECIMAL(7, 2)", Decimal("0.75")),
+        ("s", "STRING", "s3"),
+    ],
+)
 def test_widening_reads_old_files_cast(table: Table, column: str, new_type: Any, expected: Any) -> None:
     t = table.alter(sc.update_column_type(column, new_type))
     value = by_key(t)[3][column]
@@ -130,12 +144,19 @@ def test_widening_reads_old_files_cast(table: Table, column: str, new_type: Any,
 
 
 def test_varchar_length_and_timestamp_precision_widen(catalog: lsmlake.Catalog) -> None:
-    t = catalog.create_table("db.w", schema=pa.schema([("id", pa.int32()), ("ts", pa.timestamp("ms"))]),
-                             primary_key=["id"], options={"bucket": "1"})
+    t = catalog.create_table(
+        "db.w",
+        schema=pa.schema([("id", pa.int32()), ("ts", pa.timestamp("ms"))]),
+        primary_key=["id"],
+        options={"bucket": "1"},
+    )
     t = t.alter(sc.add_column("c", "VARCHAR(5)"), sc.add_column("b", "VARBINARY(4)"))
     t.write(pa.table({"id": [1], "ts": pa.array([1000], pa.timestamp("ms")), "c": ["abc"], "b": [b"xy"]}))
-    t = t.alter(sc.update_column_type("c", "VARCHAR(10)"), sc.update_column_type("ts", "TIMESTAMP(6)"),
-                sc.update_column_type("b", "BYTES"))
+    t = t.alter(
+        sc.update_column_type("c", "VARCHAR(10)"),
+        sc.update_column_type("ts", "TIMESTAMP(6)"),
+        sc.update_column_type("b", "BYTES"),
+    )
     row = t.read().to_pylist()[0]
     assert row["c"] == "abc" and row["b"] == b"xy" and row["ts"].timestamp() == pytest.approx(1.0, abs=1e6)
     assert t.read().schema.field("ts").type == pa.timestamp("us")
@@ -144,8 +165,12 @@ def test_varchar_length_and_timestamp_precision_widen(catalog: lsmlake.Catalog) 
 def test_nullability_comment_position_table_comment(table: Table) -> None:
     t = table.alter(sc.add_column("n", "INT"), sc.update_column_position("n", first=True))
     assert t.schema.field_names[0] == "n"
-    t = t.alter(sc.update_column_position("n", after="v"), sc.update_column_position("d", before="p"),
-                sc.update_column_comment("v", "the value"), sc.update_comment("a table"))
+    t = t.alter(
+        sc.update_column_position("n", after="v"),
+        sc.update_column_position("d", before="p"),
+        sc.update_column_comment("v", "the value"),
+        sc.update_comment("a table"),
+    )
     assert t.schema.field_names == ["d", "p", "k", "v", "n", "s", "f"]
     assert t.schema.field("v").description == "the value" and t.schema.comment == "a table"
     t = t.alter(sc.update_column_position("d", last=True))
@@ -188,8 +213,16 @@ def test_schema_file_is_java_shaped(table: Table) -> None:
     t = table.alter(sc.add_column("n", "DECIMAL(10, 2)", comment="money"), sc.rename_column("v", "w"))
     text = (Path(t.root) / "schema" / "schema-1").read_text()
     obj = json.loads(text)
-    assert list(obj) == ["version", "id", "fields", "highestFieldId", "partitionKeys", "primaryKeys",
-                         "options", "timeMillis"]
+    assert list(obj) == [
+        "version",
+        "id",
+        "fields",
+        "highestFieldId",
+        "partitionKeys",
+        "primaryKeys",
+        "options",
+        "timeMillis",
+    ]
     assert obj["version"] == 3 and obj["id"] == 1 and obj["highestFieldId"] == 6
     assert {"id": 6, "name": "n", "type": "DECIMAL(10, 2)", "description": "money"} in obj["fields"]
     assert {"id": 2, "name": "w", "type": "INT"} in obj["fields"]
@@ -234,51 +267,57 @@ def test_legacy_schema_version_keeps_its_implicit_defaults(catalog: lsmlake.Cata
 # --------------------------------------------------------------------------- refused changes
 
 
-@pytest.mark.parametrize(("change", "error", "message"), [
-    (sc.drop_column("k"), SchemaChangeError, "cannot drop primary-key column 'k'"),
-    (sc.drop_column("p"), SchemaChangeError, "cannot drop partition column 'p'"),
-    (sc.rename_column("p", "q"), SchemaChangeError, "cannot rename partition column 'p'"),
-    (sc.update_column_type("k", "BIGINT"), SchemaChangeError, "primary-key column 'k'"),
-    (sc.update_column_type("p", "BIGINT"), SchemaChangeError, "partition column 'p'"),
-    (sc.update_column_type("v", "SMALLINT"), SchemaChangeError, "without losing information"),
-    (sc.update_column_type("v", "STRING"), SchemaChangeError, "INT cannot be converted to STRING"),
-    (sc.update_column_type("v", "FLOAT"), SchemaChangeError, "without losing information"),
-    (sc.update_column_type("s", "INT"), SchemaChangeError, "without losing information"),
-    (sc.update_column_type("d", "DECIMAL(6, 3)"), SchemaChangeError, "without losing information"),
-    (sc.update_column_type("d", "DECIMAL(5, 2)"), SchemaChangeError, "without losing information"),
-    (sc.update_column_type("f", "DECIMAL(10, 2)"), SchemaChangeError, "without losing information"),
-    (sc.update_column_type("v", "BIGINT NOT NULL"), SchemaChangeError, "NOT NULL"),
-    (sc.update_column_nullability("v", False), SchemaChangeError, "cannot make column 'v' NOT NULL"),
-    (sc.update_column_nullability("k", True), SchemaChangeError, "nullability of primary-key column 'k'"),
-    (sc.add_column("v", "INT"), SchemaChangeError, "column 'v' already exists"),
-    (sc.add_column("n", "INT NOT NULL"), SchemaChangeError, "cannot be added as NOT NULL"),
-    (sc.add_column("n", pa.int32(), nullable=False), SchemaChangeError, "cannot be added as NOT NULL"),
-    (sc.add_column("_KEY_n", "INT"), SchemaChangeError, "reserved"),
-    (sc.add_column("_SEQUENCE_NUMBER", "INT"), SchemaChangeError, "reserved"),
-    (sc.add_column("n", "INT", after="nope"), SchemaChangeError, "column 'nope' does not exist"),
-    (sc.rename_column("v", "s"), SchemaChangeError, "column 's' already exists"),
-    (sc.rename_column("nope", "x"), SchemaChangeError, "column 'nope' does not exist"),
-    (sc.drop_column("nope"), SchemaChangeError, "does not exist"),
-    (sc.update_column_position("v", after="v"), SchemaChangeError, "relative to itself"),
-    (sc.update_column_position("p", first=True), SchemaChangeError, "first already"),
-    (sc.set_option("bucket", "4"), UnsupportedError, "option 'bucket' cannot change"),
-    (sc.remove_option("bucket"), UnsupportedError, "option 'bucket' cannot change"),
-    (sc.set_option("merge-engine", "first-row"), UnsupportedError, "option 'merge-engine' cannot change"),
-    (sc.set_option("sequence.field", "v"), UnsupportedError, "option 'sequence.field' cannot change"),
-    (sc.set_option("deletion-vectors.enabled", "true"), UnsupportedError, "deletion vectors mode"),
-    (sc.set_option("primary-key", "k"), UnsupportedError, "primary key cannot change"),
-    (sc.set_option("partition", "k"), UnsupportedError, "partition keys cannot change"),
-    (sc.set_option("type", "format-table"), UnsupportedError, "'type'"),
-    (sc.set_option("no-such-option", "1"), InvalidOptionError, "unknown table option 'no-such-option'"),
-    (sc.set_option("file.format", "csv"), InvalidOptionError, "file.format"),
-    (sc.set_option("snapshot.num-retained.min", "x"), InvalidOptionError, "not an integer"),
-    (sc.set_option("write-only", "yes"), InvalidOptionError, "true or false"),
-    (sc.set_option("target-file-size", "big"), InvalidOptionError, "memory size"),
-    (sc.set_option("snapshot.time-retained", "soon"), InvalidOptionError, "duration"),
-    (sc.set_option("snapshot.time-retained", "2 h"), None, None),
-])
+@pytest.mark.parametrize(
+    ("change", "error", "message"),
+    [
+        (sc.drop_column("k"), SchemaChangeError, "cannot drop primary-key column 'k'"),
+        (sc.drop_column("p"), SchemaChangeError, "cannot drop partition column 'p'"),
+        (sc.rename_column("p", "q"), SchemaChangeError, "cannot rename partition column 'p'"),
+        (sc.update_column_type("k", "BIGINT"), SchemaChangeError, "primary-key column 'k'"),
+        (sc.update_column_type("p", "BIGINT"), SchemaChangeError, "partition column 'p'"),
+        (sc.update_column_type("v", "SMALLINT"), SchemaChangeError, "without losing information"),
+        (sc.update_column_type("v", "STRING"), SchemaChangeError, "INT cannot be converted to STRING"),
+        (sc.update_column_type("v", "FLOAT"), SchemaChangeError, "without losing information"),
+        (sc.update_column_type("s", "INT"), SchemaChangeError, "without losing information"),
+        (sc.update_column_type("d", "DECIMAL(6, 3)"), SchemaChangeError, "without losing information"),
+        (sc.update_column_type("d", "DECIMAL(5, 2)"), SchemaChangeError, "without losing information"),
+        (sc.update_column_type("f", "DECIMAL(10, 2)"), SchemaChangeError, "without losing information"),
+        (sc.update_column_type("v", "BIGINT NOT NULL"), SchemaChangeError, "NOT NULL"),
+        (sc.update_column_nullability("v", False), SchemaChangeError, "cannot make column 'v' NOT NULL"),
+        (sc.update_column_nullability("k", True), SchemaChangeError, "nullability of primary-key column 'k'"),
+        (sc.add_column("v", "INT"), SchemaChangeError, "column 'v' already exists"),
+        (sc.add_column("n", "INT NOT NULL"), SchemaChangeError, "cannot be added as NOT NULL"),
+        (sc.add_column("n", pa.int32(), nullable=False), SchemaChangeError, "cannot be added as NOT NULL"),
+        (sc.add_column("_KEY_n", "INT"), SchemaChangeError, "reserved"),
+        (sc.add_column("_SEQUENCE_NUMBER", "INT"), SchemaChangeError, "reserved"),
+        (sc.add_column("n", "INT", after="nope"), SchemaChangeError, "column 'nope' does not exist"),
+        (sc.rename_column("v", "s"), SchemaChangeError, "column 's' already exists"),
+        (sc.rename_column("nope", "x"), SchemaChangeError, "column 'nope' does not exist"),
+        (sc.drop_column("nope"), SchemaChangeError, "does not exist"),
+        (sc.update_column_position("v", after="v"), SchemaChangeError, "relative to itself"),
+        (sc.update_column_position("p", first=True), SchemaChangeError, "first already"),
+        (sc.set_option("bucket", "4"), UnsupportedError, "option 'bucket' cannot change"),
+        (sc.remove_option("bucket"), UnsupportedError, "option 'bucket' cannot change"),
+        (sc.set_option("merge-engine", "first-row"), UnsupportedError, "option 'merge-engine' cannot change"),
+        (sc.set_option("sequence.field", "v"), UnsupportedError, "option 'sequence.field' cannot change"),
+        (sc.set_option("deletion-vectors.enabled", "true"), UnsupportedError, "deletion vectors mode"),
+        (sc.set_option("primary-key", "k"), UnsupportedError, "primary key cannot change"),
+        (sc.set_option("partition", "k"), UnsupportedError, "partition keys cannot change"),
+        (sc.set_option("type", "format-table"), UnsupportedError, "'type'"),
+        (sc.set_option("no-such-option", "1"), InvalidOptionError, "unknown table option 'no-such-option'"),
+        (sc.set_option("file.format", "csv"), InvalidOptionError, "file.format"),
+        (sc.set_option("snapshot.num-retained.min", "x"), InvalidOptionError, "not an integer"),
+        (sc.set_option("write-only", "yes"), InvalidOptionError, "true or false"),
+        (sc.set_option("target-file-size", "big"), InvalidOptionError, "memory size"),
+        (sc.set_option("snapshot.time-retained", "soon"), InvalidOptionError, "duration"),
+        (sc.set_option("snapshot.time-retained", "2 h"), None, None),
+    ],
+)
 def test_illegal_changes_are_refused_and_write_nothing(
-    table: Table, change: sc.SchemaChange, error: type[Exception] | None, message: str | None,
+    table: Table,
+    change: sc.SchemaChange,
+    error: type[Exception] | None,
+    message: str | None,
 ) -> None:
     before = schema_files(table)
     if error is None:  # accepted (values of options lsmlake never parses are not checked)
@@ -311,16 +350,24 @@ def test_final_schema_is_validated_like_create_table(catalog: lsmlake.Catalog) -
 
 
 def test_columns_named_by_options_cannot_be_dropped_and_renames_follow(catalog: lsmlake.Catalog) -> None:
-    options = {"bucket": "1", "merge-engine": "partial-update", "fields.v.sequence-group": "s,f",
-               "fields.f.aggregate-function": "max", "sequence.field": "d"}
+    options = {
+        "bucket": "1",
+        "merge-engine": "partial-update",
+        "fields.v.sequence-group": "s,f",
+        "fields.f.aggregate-function": "max",
+        "sequence.field": "d",
+    }
     t = catalog.create_table("db.pu", schema=SCHEMA, primary_key=["p", "k"], options=options)
     for column in ("v", "s", "f", "d"):
         with pytest.raises(SchemaChangeError, match=f"cannot drop column '{column}'"):
             t.alter(sc.drop_column(column))
     t = t.alter(sc.rename_column("v", "version"), sc.rename_column("f", "fmax"), sc.rename_column("d", "seq"))
     assert dict(t.schema.options) == {
-        "bucket": "1", "merge-engine": "partial-update", "fields.version.sequence-group": "s,fmax",
-        "fields.fmax.aggregate-function": "max", "sequence.field": "seq",
+        "bucket": "1",
+        "merge-engine": "partial-update",
+        "fields.version.sequence-group": "s,fmax",
+        "fields.fmax.aggregate-function": "max",
+        "sequence.field": "seq",
     }
 
 
@@ -428,8 +475,9 @@ def test_rename_table_moves_the_directory(catalog: lsmlake.Catalog, table: Table
         catalog.rename_table("other.t2", "db.t3")
 
 
-def test_rename_table_refuses_external_paths(catalog: lsmlake.Catalog, table: Table,
-                                              monkeypatch: pytest.MonkeyPatch) -> None:
+def test_rename_table_refuses_external_paths(
+    catalog: lsmlake.Catalog, table: Table, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from lsmlake.schema_change import manager
 
     monkeypatch.setattr(manager, "external_paths", lambda io, root: ["s3://elsewhere/data-1.parquet"])

@@ -58,9 +58,15 @@ def check_filters(t: Table, filters: list[str]) -> None:
 # --------------------------------------------------------------------------- append_table_with_alter_table
 
 APPEND_ALTERED = [
-    (0, 1, 16, 13, None, 15, None), (0, 1, 26, 23, None, 25, None), (0, 1, 36, 33, None, 35, None),
-    (0, 1, 66, 63, 517, 65, 618), (0, 1, 76, 73, 527, 75, 628), (0, 1, 86, 83, 537, 85, 638),
-    (1, 1, 46, 43, None, 45, None), (1, 1, 56, 53, None, 55, None), (1, 1, 96, 93, 547, 95, 648),
+    (0, 1, 16, 13, None, 15, None),
+    (0, 1, 26, 23, None, 25, None),
+    (0, 1, 36, 33, None, 35, None),
+    (0, 1, 66, 63, 517, 65, 618),
+    (0, 1, 76, 73, 527, 75, 628),
+    (0, 1, 86, 83, 537, 85, 638),
+    (1, 1, 46, 43, None, 45, None),
+    (1, 1, 56, 53, None, 55, None),
+    (1, 1, 96, 93, 547, 95, 648),
     (1, 1, 106, 103, 557, 105, 658),
 ]
 
@@ -75,9 +81,23 @@ def test_append_table_with_alter_table_reads_as_readme(tmp_path: Path) -> None:
     assert rows(got) == [(16, 13, 15), (26, 23, 25), (36, 33, 35)]
     assert rows(t.read(filter="e IS NULL", columns=["k"])) == [(16,), (26,), (36,), (46,), (56,)]
     assert rows(t.read(filter="d >= 537", columns=["k", "d", "e"])) == [
-        (86, 537, 638), (96, 547, 648), (106, 557, 658)]
-    check_filters(t, ["c > 50", "a = 35", "d IS NOT NULL", "e IS NULL", "d < 530 OR c < 20", "NOT (e > 0)",
-                      "k > 40 AND key0 = 1", "c IN (13, 63, 103)"])
+        (86, 537, 638),
+        (96, 547, 648),
+        (106, 557, 658),
+    ]
+    check_filters(
+        t,
+        [
+            "c > 50",
+            "a = 35",
+            "d IS NOT NULL",
+            "e IS NULL",
+            "d < 530 OR c < 20",
+            "NOT (e > 0)",
+            "k > 40 AND key0 = 1",
+            "c IN (13, 63, 103)",
+        ],
+    )
 
 
 def test_append_fixture_prunes_old_files_on_evolved_stats(tmp_path: Path) -> None:
@@ -93,11 +113,19 @@ def test_append_fixture_prunes_old_files_on_evolved_stats(tmp_path: Path) -> Non
 
 def test_append_fixture_evolves_further_with_lsmlake(tmp_path: Path) -> None:
     t = open_fixture(tmp_path, "append_table_with_alter_table")
-    t = t.alter(sc.update_column_type("c", "BIGINT"), sc.rename_column("e", "e2"), sc.drop_column("k"),
-                sc.add_column("s", "STRING", first=True))
+    t = t.alter(
+        sc.update_column_type("c", "BIGINT"),
+        sc.rename_column("e", "e2"),
+        sc.drop_column("k"),
+        sc.add_column("s", "STRING", first=True),
+    )
     assert t.schema.id == 2 and t.schema.field("s").id == 9 and t.schema.field("e2").id == 8
-    t.write(pa.table({"s": ["new"], "key0": [1], "key1": [1], "c": [2**40], "d": [1], "a": [2], "e2": [3]},
-                     schema=pa.schema([(f.name, f.type) for f in t.schema.logical_arrow_schema()])))
+    t.write(
+        pa.table(
+            {"s": ["new"], "key0": [1], "key1": [1], "c": [2**40], "d": [1], "a": [2], "e2": [3]},
+            schema=pa.schema([(f.name, f.type) for f in t.schema.logical_arrow_schema()]),
+        )
+    )
     got = rows(t.read())
     assert len(got) == 11 and ("new", 1, 1, 2**40, 1, 2, 3) in got
     assert (None, 0, 1, 13, None, 15, None) in got
@@ -113,12 +141,23 @@ def test_append_with_bitmap_alter_table_reads_as_readme(tmp_path: Path) -> None:
     assert t.schema.field("f1").type.root == "BIGINT"
     got = t.read()
     assert got.schema.field("f1").type == pa.int64()
-    assert rows(got) == sorted([
-        (10, "Alice", 11.1, None), (10, "Bob", 12.1, None), (10, "Emily", 13.1, None),
-        (10, "Tony", 14.1, None), (20, "Lucy", 15.1, None), (10, "Bob", 16.1, None),
-        (20, "Tony", 17.1, None), (20, "Alice", 18.1, None), (30, "Alice", 21.1, 100),
-        (20, "Emily", 22.1, 101), (10, "Bob", 23.1, 100), (30, "David", 24.1, None),
-    ], key=_order)
+    assert rows(got) == sorted(
+        [
+            (10, "Alice", 11.1, None),
+            (10, "Bob", 12.1, None),
+            (10, "Emily", 13.1, None),
+            (10, "Tony", 14.1, None),
+            (20, "Lucy", 15.1, None),
+            (10, "Bob", 16.1, None),
+            (20, "Tony", 17.1, None),
+            (20, "Alice", 18.1, None),
+            (30, "Alice", 21.1, 100),
+            (20, "Emily", 22.1, 101),
+            (10, "Bob", 23.1, 100),
+            (30, "David", 24.1, None),
+        ],
+        key=_order,
+    )
     assert rows(t.read(filter="f1 > 15 AND f4 = 'Alice'", columns=["f1", "f3"])) == [(20, 18.1), (30, 21.1)]
     assert pruned(t, "f1 >= 30") == 1  # the old file's INT stats still prune after the widening to BIGINT
     assert pruned(t, "f5 = 100") == 1
@@ -157,8 +196,10 @@ def test_append_table_alter_table_with_cast_all_columns(tmp_path: Path) -> None:
     ]
     ts = [v.removesuffix(".000000000") for v in got.column("f4").cast(pa.string()).to_pylist()]
     decimals = [str(v) for v in got.column("f2").to_pylist()]
-    actual = [(t_, r["key0"], r["key1"], r["f3"], r["f1"], d, r["f0"], r["f6"])
-              for t_, d, r in zip(ts, decimals, got.to_pylist(), strict=True)]
+    actual = [
+        (t_, r["key0"], r["key1"], r["f3"], r["f1"], d, r["f0"], r["f6"])
+        for t_, d, r in zip(ts, decimals, got.to_pylist(), strict=True)
+    ]
     assert sorted(actual) == sorted(expected)
     check_filters(t, ["f3 > 140", "f0 = true", "f6 IS NULL", "f6 < 0", "f2 > 100", "key0 = 1 AND f3 < 150"])
 
@@ -166,10 +207,14 @@ def test_append_table_alter_table_with_cast_all_columns(tmp_path: Path) -> None:
 # --------------------------------------------------------------------------- pk_table_with_alter_table
 
 PK_ALTERED = [
-    (1, "Alex", 52, 514, 518, 516, 1, 519), (1, "Alice", 12, 94, None, 96, 0, None),
-    (1, "Bob", 22, 24, None, 26, 1, None), (1, "David", 62, 64, None, 66, 1, None),
-    (1, "Emily", 32, 34, None, 36, 1, None), (1, "Paul", 502, 504, 508, 506, 0, 509),
-    (1, TWO_ROADS, 2, 4, None, 6, 0, None), (1, WHETHER, 72, 74, None, 76, 1, None),
+    (1, "Alex", 52, 514, 518, 516, 1, 519),
+    (1, "Alice", 12, 94, None, 96, 0, None),
+    (1, "Bob", 22, 24, None, 26, 1, None),
+    (1, "David", 62, 64, None, 66, 1, None),
+    (1, "Emily", 32, 34, None, 36, 1, None),
+    (1, "Paul", 502, 504, 508, 506, 0, 509),
+    (1, TWO_ROADS, 2, 4, None, 6, 0, None),
+    (1, WHETHER, 72, 74, None, 76, 1, None),
 ]
 
 
@@ -177,22 +222,42 @@ def test_pk_table_with_alter_table_filters(tmp_path: Path) -> None:
     t = open_fixture(tmp_path, "pk_table_with_alter_table")
     assert rows(t.read()) == sorted(PK_ALTERED, key=_order)
     assert t.schema.primary_keys == ("key0", "key1", "key_2")  # key2 was renamed: a Java rename of a key
-    check_filters(t, ["key_2 > 50", "key_2 = 12", "d IS NULL", "e > 510", "c BETWEEN 30 AND 100",
-                      "a = 96 OR e = 509", "k LIKE 'A%'", "key0 = 0 AND c > 10"])
+    check_filters(
+        t,
+        [
+            "key_2 > 50",
+            "key_2 = 12",
+            "d IS NULL",
+            "e > 510",
+            "c BETWEEN 30 AND 100",
+            "a = 96 OR e = 509",
+            "k LIKE 'A%'",
+            "key0 = 0 AND c > 10",
+        ],
+    )
     old = t.scan(snapshot_id=4).plan_summary
     assert old["files"] >= 1
 
 
 def test_pk_fixture_evolves_further_with_lsmlake(tmp_path: Path) -> None:
     t = open_fixture(tmp_path, "pk_table_with_alter_table")
-    t = t.alter(sc.add_column("note", "STRING", after="k"), sc.update_column_type("c", "BIGINT"),
-                sc.rename_column("key_2", "key2"), sc.drop_column("a"))
+    t = t.alter(
+        sc.add_column("note", "STRING", after="k"),
+        sc.update_column_type("c", "BIGINT"),
+        sc.rename_column("key_2", "key2"),
+        sc.drop_column("a"),
+    )
     assert t.schema.id == 2 and t.schema.field("note").id == 10 and t.schema.field("key2").id == 2
     schema = pa.schema([pa.field(f.name, f.type, f.nullable) for f in t.schema.logical_arrow_schema()])
-    t.write(pa.Table.from_pylist([
-        {"key1": 1, "k": "Bob", "note": "updated", "key2": 22, "c": 2**40, "d": 1, "key0": 1, "e": 2},
-        {"key1": 1, "k": "Zed", "note": None, "key2": 99, "c": 1, "d": None, "key0": 0, "e": None},
-    ], schema=schema))
+    t.write(
+        pa.Table.from_pylist(
+            [
+                {"key1": 1, "k": "Bob", "note": "updated", "key2": 22, "c": 2**40, "d": 1, "key0": 1, "e": 2},
+                {"key1": 1, "k": "Zed", "note": None, "key2": 99, "c": 1, "d": None, "key0": 0, "e": None},
+            ],
+            schema=schema,
+        )
+    )
     by_key = {r[2]: (*r[:2], None, *r[2:5], *r[6:]) for r in PK_ALTERED}  # a dropped, note added
     by_key[22] = (1, "Bob", "updated", 22, 2**40, 1, 1, 2)
     by_key[99] = (1, "Zed", None, 99, 1, None, 0, None)

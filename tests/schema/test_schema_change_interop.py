@@ -22,15 +22,24 @@ from pypaimon_env import PypaimonBatch
 
 pytestmark = pytest.mark.interop
 
-BASE = pa.schema([
-    pa.field("k", pa.int32(), nullable=False), ("v", pa.int32()), ("s", pa.string()), ("f", pa.float32()),
-    ("d", pa.decimal128(6, 2)), ("n", pa.int16()), pa.field("req", pa.int64(), nullable=False),
-])
+BASE = pa.schema(
+    [
+        pa.field("k", pa.int32(), nullable=False),
+        ("v", pa.int32()),
+        ("s", pa.string()),
+        ("f", pa.float32()),
+        ("d", pa.decimal128(6, 2)),
+        ("n", pa.int16()),
+        pa.field("req", pa.int64(), nullable=False),
+    ]
+)
 
 
 def base_rows(keys: range) -> list[dict[str, Any]]:
-    return [{"k": i, "v": i * 10, "s": f"s{i}", "f": i / 2, "d": Decimal(i) / 4, "n": i, "req": i * 100}
-            for i in keys]
+    return [
+        {"k": i, "v": i * 10, "s": f"s{i}", "f": i / 2, "d": Decimal(i) / 4, "n": i, "req": i * 100}
+        for i in keys
+    ]
 
 
 @dataclass(frozen=True)
@@ -47,23 +56,52 @@ def _drop(row: dict[str, Any], *names: str) -> dict[str, Any]:
 
 
 CASES = [
-    Case("add", (sc.add_column("a", "BIGINT", after="k"), sc.add_column("b", "STRING")),
-         lambda r: {**r, "a": None, "b": None}),
+    Case(
+        "add",
+        (sc.add_column("a", "BIGINT", after="k"), sc.add_column("b", "STRING")),
+        lambda r: {**r, "a": None, "b": None},
+    ),
     Case("drop", (sc.drop_column("s"), sc.drop_column("n")), lambda r: _drop(r, "s", "n")),
-    Case("rename", (sc.rename_column("v", "value"), sc.rename_column("s", "v")),
-         lambda r: {**_drop(r, "v", "s"), "value": r["v"], "v": r["s"]}),
+    Case(
+        "rename",
+        (sc.rename_column("v", "value"), sc.rename_column("s", "v")),
+        lambda r: {**_drop(r, "v", "s"), "value": r["v"], "v": r["s"]},
+    ),
     Case("rename-key", (sc.rename_column("k", "key"),), lambda r: {**_drop(r, "k"), "key": r["k"]}),
-    Case("widen", (sc.update_column_type("v", "BIGINT"), sc.update_column_type("f", "DOUBLE"),
-                   sc.update_column_type("d", "DECIMAL(8, 3)"), sc.update_column_type("n", "INT"),
-                   sc.update_column_type("s", "STRING")), lambda r: r),
+    Case(
+        "widen",
+        (
+            sc.update_column_type("v", "BIGINT"),
+            sc.update_column_type("f", "DOUBLE"),
+            sc.update_column_type("d", "DECIMAL(8, 3)"),
+            sc.update_column_type("n", "INT"),
+            sc.update_column_type("s", "STRING"),
+        ),
+        lambda r: r,
+    ),
     Case("nullability", (sc.update_column_nullability("req", True),), lambda r: r),
-    Case("position-options-comments", (
-        sc.update_column_position("s", first=True), sc.update_column_position("k", after="d"),
-        sc.update_column_comment("v", "a value"), sc.update_comment("evolved"),
-        sc.set_option("snapshot.num-retained.min", "5")), lambda r: r),
-    Case("append-mixed", (sc.add_column("a", "INT", first=True), sc.rename_column("v", "w"),
-                          sc.update_column_type("w", "BIGINT"), sc.drop_column("n")),
-         lambda r: {**_drop(r, "v", "n"), "a": None, "w": r["v"]}, pk=False),
+    Case(
+        "position-options-comments",
+        (
+            sc.update_column_position("s", first=True),
+            sc.update_column_position("k", after="d"),
+            sc.update_column_comment("v", "a value"),
+            sc.update_comment("evolved"),
+            sc.set_option("snapshot.num-retained.min", "5"),
+        ),
+        lambda r: r,
+    ),
+    Case(
+        "append-mixed",
+        (
+            sc.add_column("a", "INT", first=True),
+            sc.rename_column("v", "w"),
+            sc.update_column_type("w", "BIGINT"),
+            sc.drop_column("n"),
+        ),
+        lambda r: {**_drop(r, "v", "n"), "a": None, "w": r["v"]},
+        pk=False,
+    ),
 ]
 
 

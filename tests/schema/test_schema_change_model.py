@@ -37,7 +37,16 @@ WIDER = {
     "VARCHAR(20)": ["STRING"],
 }
 NEW_TYPES = [
-    "TINYINT", "SMALLINT", "INT", "BIGINT", "FLOAT", "DOUBLE", "DECIMAL(6, 2)", "VARCHAR(8)", "STRING"]
+    "TINYINT",
+    "SMALLINT",
+    "INT",
+    "BIGINT",
+    "FLOAT",
+    "DOUBLE",
+    "DECIMAL(6, 2)",
+    "VARCHAR(8)",
+    "STRING",
+]
 
 
 def value_for(type_text: str, seed: int) -> Any:
@@ -126,8 +135,10 @@ def check_filters(t: Table, model: Model, picks: list[tuple[int, int, int]]) -> 
 # --------------------------------------------------------------------------- operations
 
 OP = st.one_of(
-    st.tuples(st.just("write"), st.lists(st.tuples(st.integers(0, 30), st.integers(0, 10_000)),
-                                         min_size=1, max_size=12)),
+    st.tuples(
+        st.just("write"),
+        st.lists(st.tuples(st.integers(0, 30), st.integers(0, 10_000)), min_size=1, max_size=12),
+    ),
     st.tuples(st.just("delete"), st.lists(st.integers(0, 30), min_size=1, max_size=4)),
     st.tuples(st.just("compact"), st.booleans()),
     st.tuples(st.just("add"), st.tuples(st.integers(0, 99), st.integers(0, 99))),
@@ -164,8 +175,11 @@ def legal_change(model: Model, op: str, arg: Any) -> sc.SchemaChange | None:
     values = value_columns(model)
     names = list(model.columns)
     if op == "add":
-        return sc.add_column(model.fresh_name(), NEW_TYPES[arg[0] % len(NEW_TYPES)],
-                             after=names[arg[1] % len(names)] if arg[1] % 3 else None)
+        return sc.add_column(
+            model.fresh_name(),
+            NEW_TYPES[arg[0] % len(NEW_TYPES)],
+            after=names[arg[1] % len(names)] if arg[1] % 3 else None,
+        )
     if not values:
         return None
     name = values[(arg[0] if isinstance(arg, tuple) else arg) % len(values)]
@@ -214,10 +228,15 @@ def illegal_change(model: Model, arg: tuple[int, int]) -> sc.SchemaChange:
     values = value_columns(model)
     name = values[arg[0] % len(values)] if values else "k"
     kinds = [
-        sc.drop_column("k"), sc.drop_column("p") if not model.pk else sc.rename_column("p", "q"),
-        sc.update_column_type("k", "BIGINT"), sc.add_column("n0", "INT NOT NULL"),
-        sc.rename_column(name, "k"), sc.add_column(name, "INT"), sc.drop_column("no_such_column"),
-        sc.update_column_nullability(name, False), sc.set_option("bucket", "0"),
+        sc.drop_column("k"),
+        sc.drop_column("p") if not model.pk else sc.rename_column("p", "q"),
+        sc.update_column_type("k", "BIGINT"),
+        sc.add_column("n0", "INT NOT NULL"),
+        sc.rename_column(name, "k"),
+        sc.add_column(name, "INT"),
+        sc.drop_column("no_such_column"),
+        sc.update_column_nullability(name, False),
+        sc.set_option("bucket", "0"),
         sc.update_column_type(name, "TINYINT" if model.columns.get(name) != "TINYINT" else "VARCHAR(1)"),
         sc.update_column_type(name, "BOOLEAN"),
     ]
@@ -233,20 +252,32 @@ def illegal_change(model: Model, arg: tuple[int, int]) -> sc.SchemaChange:
     picks=st.lists(st.tuples(st.integers(0, 99), st.integers(0, 99), st.integers(0, 10_000)), max_size=6),
 )
 def test_reads_equal_a_model_through_schema_changes(
-    ops: list[tuple[str, Any]], pk: bool, dv: bool, buckets: int, picks: list[tuple[int, int, int]],
+    ops: list[tuple[str, Any]],
+    pk: bool,
+    dv: bool,
+    buckets: int,
+    picks: list[tuple[int, int, int]],
 ) -> None:
     with tempfile.TemporaryDirectory() as wh:
         cat = lsmlake.Catalog(wh)
         cat.create_database("db")
-        base = pa.schema([pa.field("k", pa.int32(), False), pa.field("p", pa.int32(), False),
-                          ("v", pa.int16()), ("s", pa.string()), ("f", pa.float32())])
+        base = pa.schema(
+            [
+                pa.field("k", pa.int32(), False),
+                pa.field("p", pa.int32(), False),
+                ("v", pa.int16()),
+                ("s", pa.string()),
+                ("f", pa.float32()),
+            ]
+        )
         options = {"bucket": str(buckets), "num-sorted-run.compaction-trigger": "3"}
         if pk:
             options["deletion-vectors.enabled"] = str(dv).lower()
         else:
             options["bucket-key"] = "k"
-        t = cat.create_table("db.t", schema=base, primary_key=["k", "p"] if pk else None,
-                             partition_keys=["p"], options=options)
+        t = cat.create_table(
+            "db.t", schema=base, primary_key=["k", "p"] if pk else None, partition_keys=["p"], options=options
+        )
         assert isinstance(t, Table)
         model = Model(pk, {"k": "INT", "p": "INT", "v": "SMALLINT", "s": "STRING", "f": "FLOAT"})
         for op, arg in ops:
@@ -289,13 +320,20 @@ def test_old_snapshots_read_with_the_latest_schema(tmp_path: Path) -> None:
     """Time travel reads old snapshots through today's schema (Paimon reads with the latest schema)."""
     cat = lsmlake.Catalog(str(tmp_path))
     cat.create_database("db")
-    t = cat.create_table("db.t", schema=pa.schema([pa.field("k", pa.int32(), False), ("v", pa.int32())]),
-                         primary_key=["k"], options={"bucket": "1"})
+    t = cat.create_table(
+        "db.t",
+        schema=pa.schema([pa.field("k", pa.int32(), False), ("v", pa.int32())]),
+        primary_key=["k"],
+        options={"bucket": "1"},
+    )
     first = t.write(pa.table({"k": [1, 2], "v": [10, 20]}, schema=arrow_schema(t)))
-    t = t.alter(sc.rename_column("v", "w"), sc.update_column_type("w", "BIGINT"),
-                sc.add_column("n", "STRING"))
+    t = t.alter(
+        sc.rename_column("v", "w"), sc.update_column_type("w", "BIGINT"), sc.add_column("n", "STRING")
+    )
     t.write(pa.table({"k": [2], "w": [2**40], "n": ["x"]}, schema=arrow_schema(t)))
     old = t.read(snapshot_id=first).to_pylist()
     assert old == [{"k": 1, "w": 10, "n": None}, {"k": 2, "w": 20, "n": None}]
     assert sorted(t.read().to_pylist(), key=lambda r: r["k"]) == [
-        {"k": 1, "w": 10, "n": None}, {"k": 2, "w": 2**40, "n": "x"}]
+        {"k": 1, "w": 10, "n": None},
+        {"k": 2, "w": 2**40, "n": "x"},
+    ]

@@ -42,23 +42,40 @@ def users(catalog: lsmlake.Catalog) -> lsmlake.Catalog:
 
 
 def test_add_columns_in_every_spelling(users: lsmlake.Catalog) -> None:
-    results = run(users, """
+    results = run(
+        users,
+        """
         ALTER TABLE users ADD COLUMN email STRING COMMENT 'mail' AFTER name;
         ALTER TABLE users ADD nick VARCHAR(10) FIRST;
         ALTER TABLE users ADD (score DOUBLE, born DATE AFTER age);
         ALTER TABLE users ADD COLUMNS (tags ARRAY<STRING>, attrs MAP<STRING, INT>);
         ALTER TABLE users ADD COLUMN x1 INT, x2 BIGINT;
-    """)
+    """,
+    )
     assert [r.message for r in results] == [f"altered table db.users (schema {i})" for i in range(1, 6)]
     t = table(users)
     assert t.schema.field_names == [
-        "nick", "id", "name", "email", "age", "born", "dt", "score", "tags", "attrs", "x1", "x2"]
+        "nick",
+        "id",
+        "name",
+        "email",
+        "age",
+        "born",
+        "dt",
+        "score",
+        "tags",
+        "attrs",
+        "x1",
+        "x2",
+    ]
     assert t.schema.field("email").description == "mail"
     assert all(r["email"] is None and r["tags"] is None for r in rows(users))
 
 
 def test_drop_rename_modify_alter_column(users: lsmlake.Catalog) -> None:
-    run(users, """
+    run(
+        users,
+        """
         ALTER TABLE users ADD (a INT, b INT, c INT);
         ALTER TABLE users DROP COLUMN a;
         ALTER TABLE users DROP (b, c);
@@ -73,21 +90,29 @@ def test_drop_rename_modify_alter_column(users: lsmlake.Catalog) -> None:
         ALTER TABLE users DROP COLUMN IF EXISTS nope;
         ALTER TABLE users DROP COLUMNS IF EXISTS n, nope;
         INSERT INTO users VALUES (4, 1.5, 'di', 54, 'b');
-    """)
+    """,
+    )
     t = table(users)
     assert t.schema.field_names == ["id", "m", "name", "years", "dt"]
     years = t.schema.field("years")
     assert years.type.root == "BIGINT" and years.description == "age in years"
     assert t.schema.field("m").description == "measure"
     assert [(r["id"], r["years"], r["m"]) for r in rows(users)] == [
-        (1, 31, None), (2, 42, None), (3, 23, None), (4, 54, 1.5)]
+        (1, 31, None),
+        (2, 42, None),
+        (3, 23, None),
+        (4, 54, 1.5),
+    ]
     selected = run(users, "SELECT id FROM users WHERE years > 40 ORDER BY id")[0].rows
     assert [r["id"] for r in selected] == [2, 4]
 
 
 def test_modify_and_alter_nullability(users: lsmlake.Catalog) -> None:
-    run(users, "CREATE TABLE nn (id INT NOT NULL, x INT NOT NULL, PRIMARY KEY (id) NOT ENFORCED) "
-               "WITH ('bucket' = '1')")
+    run(
+        users,
+        "CREATE TABLE nn (id INT NOT NULL, x INT NOT NULL, PRIMARY KEY (id) NOT ENFORCED) "
+        "WITH ('bucket' = '1')",
+    )
     run(users, "ALTER TABLE nn ALTER COLUMN x DROP NOT NULL")
     assert table(users, "db.nn").schema.field("x").type.nullable
     with pytest.raises(SchemaChangeError, match="cannot make column 'x' NOT NULL"):
@@ -109,17 +134,23 @@ def test_columns_may_be_named_like_clause_keywords(users: lsmlake.Catalog) -> No
 
 
 def test_set_reset_options_and_comment(users: lsmlake.Catalog) -> None:
-    run(users, """
+    run(
+        users,
+        """
         ALTER TABLE users SET ('snapshot.num-retained.max' = '20', 'write-only' = 'true');
         ALTER TABLE users SET TBLPROPERTIES ('comment' = 'people', 'manifest.merge-min-count' = '5');
-    """)
+    """,
+    )
     t = table(users)
     assert t.schema.comment == "people" and "comment" not in t.schema.options
     assert t.schema.options["snapshot.num-retained.max"] == "20" and t.options.get_bool("write-only")
-    run(users, """
+    run(
+        users,
+        """
         ALTER TABLE users RESET ('write-only', 'comment');
         ALTER TABLE users UNSET TBLPROPERTIES IF EXISTS ('manifest.merge-min-count', 'nope');
-    """)
+    """,
+    )
     t = table(users)
     assert t.schema.comment is None
     assert dict(t.schema.options) == {"bucket": "2", "snapshot.num-retained.max": "20"}

@@ -54,7 +54,13 @@ def test_deletion_vectors_versus_merge_on_read(catalog: lsmlake.Catalog) -> None
     expected = [{"user_id": 1, "age": 2}, {"user_id": 2, "age": 2}, {"user_id": 3, "age": 33}]
     assert rows(s, "SELECT * FROM t_mor ORDER BY user_id") == expected
     assert rows(s, "SELECT * FROM t_dv ORDER BY user_id") == expected
-    assert rows(s, "(SELECT * FROM t_mor EXCEPT SELECT * FROM t_dv) UNION ALL "
-                   "(SELECT * FROM t_dv EXCEPT SELECT * FROM t_mor)") == []
+    assert (
+        rows(
+            s,
+            "(SELECT * FROM t_mor EXCEPT SELECT * FROM t_dv) UNION ALL "
+            "(SELECT * FROM t_dv EXCEPT SELECT * FROM t_mor)",
+        )
+        == []
+    )
     (dv_plan,) = s.execute("EXPLAIN SELECT * FROM t_dv")
     assert "bucket 0: raw" in dv_plan.message

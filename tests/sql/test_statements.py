@@ -66,8 +66,16 @@ def test_databases_use_and_show(catalog: lsmlake.Catalog) -> None:
         "CREATE TABLE t (id INT PRIMARY KEY NOT ENFORCED, v STRING) WITH ('bucket'='1');"
         "SHOW DATABASES; SHOW TABLES; SHOW TABLES FROM db; SHOW DATABASES LIKE 'sh%'"
     )
-    assert [r.kind for r in results] == ["create database", "create database", "use", "create table",
-                                         "show databases", "show tables", "show tables", "show databases"]
+    assert [r.kind for r in results] == [
+        "create database",
+        "create database",
+        "use",
+        "create table",
+        "show databases",
+        "show tables",
+        "show tables",
+        "show databases",
+    ]
     assert session.database == "shop" and catalog.table_exists("shop.t")
     assert results[4].rows == [{"database_name": "db"}, {"database_name": "shop"}]
     assert results[5].rows == [{"table_name": "t"}] and results[6].rows == []
@@ -79,7 +87,9 @@ def test_databases_use_and_show(catalog: lsmlake.Catalog) -> None:
 
 
 def test_create_table_types_keys_partitions_options(catalog: lsmlake.Catalog) -> None:
-    one(catalog, """
+    one(
+        catalog,
+        """
         CREATE TABLE IF NOT EXISTS db.orders (
           `id` BIGINT NOT NULL COMMENT 'order id',
           dt DATE, amount DECIMAL(10, 2), ts TIMESTAMP(3), ltz TIMESTAMP(6) WITH LOCAL TIME ZONE,
@@ -88,15 +98,28 @@ def test_create_table_types_keys_partitions_options(catalog: lsmlake.Catalog) ->
           CONSTRAINT pk PRIMARY KEY (id, dt) NOT ENFORCED
         ) COMMENT 'the orders' PARTITIONED BY (dt)
         WITH ('bucket' = '4', 'deletion-vectors.enabled' = 'true', 'file.format' = 'parquet')
-    """)
+    """,
+    )
     s = table(catalog, "db.orders").schema
     assert s.primary_keys == ("id", "dt") and s.partition_keys == ("dt",) and s.comment == "the orders"
     assert dict(s.options) == {"bucket": "4", "deletion-vectors.enabled": "true", "file.format": "parquet"}
     roots = {f.name: f.type.root for f in s.fields}
-    assert roots == {"id": "BIGINT", "dt": "DATE", "amount": "DECIMAL", "ts": "TIMESTAMP",
-                     "ltz": "TIMESTAMP_LTZ", "flag": "BOOLEAN", "raw": "VARBINARY", "tags": "ARRAY",
-                     "attrs": "MAP", "addr": "ROW", "f": "FLOAT", "d": "DOUBLE", "s": "SMALLINT",
-                     "b": "TINYINT"}
+    assert roots == {
+        "id": "BIGINT",
+        "dt": "DATE",
+        "amount": "DECIMAL",
+        "ts": "TIMESTAMP",
+        "ltz": "TIMESTAMP_LTZ",
+        "flag": "BOOLEAN",
+        "raw": "VARBINARY",
+        "tags": "ARRAY",
+        "attrs": "MAP",
+        "addr": "ROW",
+        "f": "FLOAT",
+        "d": "DOUBLE",
+        "s": "SMALLINT",
+        "b": "TINYINT",
+    }
     assert s.field("amount").type.precision == 10 and s.field("ts").type.precision == 3
     assert not s.field("dt").type.nullable  # primary-key columns become NOT NULL
     assert [f.name for f in s.field("addr").type.fields] == ["city", "zip"]
@@ -109,25 +132,38 @@ def test_create_table_types_keys_partitions_options(catalog: lsmlake.Catalog) ->
 def test_describe_and_show_create_table_round_trip(users: lsmlake.Catalog) -> None:
     desc = one(users, "DESCRIBE db.users").rows
     assert [(r["name"], r["type"], r["primary_key"], r["partition_key"]) for r in desc] == [
-        ("id", "INT", True, False), ("name", "STRING", False, False), ("age", "INT", False, False),
-        ("dt", "STRING", True, True)]
+        ("id", "INT", True, False),
+        ("name", "STRING", False, False),
+        ("age", "INT", False, False),
+        ("dt", "STRING", True, True),
+    ]
     ddl = one(users, "SHOW CREATE TABLE users").message
     users.create_database("copy")
     run(users, ddl.replace("`db`.`users`", "copy.users"))
     original, copy = table(users, "db.users").schema, table(users, "copy.users").schema
     assert (copy.fields, copy.primary_keys, copy.partition_keys, dict(copy.options)) == (
-        original.fields, original.primary_keys, original.partition_keys, dict(original.options))
+        original.fields,
+        original.primary_keys,
+        original.partition_keys,
+        dict(original.options),
+    )
     sys_desc = one(users, "DESC users$snapshots").rows
     assert sys_desc[0]["name"] == "snapshot_id"
 
 
 def test_spark_style_ddl_and_ctas(users: lsmlake.Catalog) -> None:
-    run(users, "CREATE TABLE db.s (id BIGINT, v STRING, p STRING) USING paimon PARTITIONED BY (p) "
-               "TBLPROPERTIES ('primary-key' = 'id,p', 'bucket' = '1')")
+    run(
+        users,
+        "CREATE TABLE db.s (id BIGINT, v STRING, p STRING) USING paimon PARTITIONED BY (p) "
+        "TBLPROPERTIES ('primary-key' = 'id,p', 'bucket' = '1')",
+    )
     s = table(users, "db.s").schema
     assert s.primary_keys == ("id", "p") and s.partition_keys == ("p",) and "primary-key" not in s.options
-    result = one(users, "CREATE TABLE db.adults WITH ('primary-key' = 'id', 'bucket' = '1') AS "
-                        "SELECT id, name FROM db.users WHERE age > 40")
+    result = one(
+        users,
+        "CREATE TABLE db.adults WITH ('primary-key' = 'id', 'bucket' = '1') AS "
+        "SELECT id, name FROM db.users WHERE age > 40",
+    )
     assert result.snapshot_id == 1
     assert contents(users, "db.adults") == [{"id": 2, "name": "bob"}, {"id": 4, "name": "di"}]
     assert table(users, "db.adults").primary_keys == ["id"]
@@ -145,8 +181,11 @@ def test_drop_table(users: lsmlake.Catalog) -> None:
 
 
 def test_insert_values_upserts_and_casts(catalog: lsmlake.Catalog) -> None:
-    run(catalog, "CREATE TABLE db.t (id INT, d DATE, amount DECIMAL(8, 2), ts TIMESTAMP(3), note STRING,"
-                 " PRIMARY KEY (id) NOT ENFORCED) WITH ('bucket' = '1')")
+    run(
+        catalog,
+        "CREATE TABLE db.t (id INT, d DATE, amount DECIMAL(8, 2), ts TIMESTAMP(3), note STRING,"
+        " PRIMARY KEY (id) NOT ENFORCED) WITH ('bucket' = '1')",
+    )
     r = one(catalog, "INSERT INTO db.t VALUES (1, '2024-01-31', 1.5, '2024-01-31 10:00:00.123', 'it''s')")
     assert r.kind == "insert" and r.snapshot_id == 1 and "inserted 1 row" in r.message
     one(catalog, "INSERT INTO db.t (note, id) VALUES ('two', 2), ('one again', 1)")  # upsert of id 1
@@ -156,18 +195,29 @@ def test_insert_values_upserts_and_casts(catalog: lsmlake.Catalog) -> None:
     ]
     one(catalog, "INSERT INTO db.t SELECT 3, DATE '2024-02-01', 10, TIMESTAMP '2024-02-01 00:00:00', NULL")
     row = contents(catalog, "db.t")[2]
-    assert row == {"id": 3, "d": dt.date(2024, 2, 1), "amount": Decimal("10.00"),
-                   "ts": dt.datetime(2024, 2, 1), "note": None}
+    assert row == {
+        "id": 3,
+        "d": dt.date(2024, 2, 1),
+        "amount": Decimal("10.00"),
+        "ts": dt.datetime(2024, 2, 1),
+        "note": None,
+    }
     assert snapshot_count(catalog, "db.t") == 3
 
 
 def test_insert_select_and_static_partition(users: lsmlake.Catalog) -> None:
-    run(users, "CREATE TABLE db.names (id INT, name STRING, dt STRING, PRIMARY KEY (id, dt) NOT ENFORCED) "
-               "PARTITIONED BY (dt) WITH ('bucket' = '1')")
+    run(
+        users,
+        "CREATE TABLE db.names (id INT, name STRING, dt STRING, PRIMARY KEY (id, dt) NOT ENFORCED) "
+        "PARTITIONED BY (dt) WITH ('bucket' = '1')",
+    )
     one(users, "INSERT INTO db.names SELECT id, upper(name), dt FROM db.users WHERE age < 40")
     one(users, "INSERT INTO db.names PARTITION (dt = 'z') VALUES (9, 'zed')")
     assert [(r["id"], r["name"], r["dt"]) for r in contents(users, "db.names")] == [
-        (1, "ANN", "a"), (3, "CY", "b"), (9, "zed", "z")]
+        (1, "ANN", "a"),
+        (3, "CY", "b"),
+        (9, "zed", "z"),
+    ]
 
 
 def test_insert_errors(users: lsmlake.Catalog) -> None:
@@ -212,7 +262,9 @@ def test_delete_needs_a_primary_key(catalog: lsmlake.Catalog) -> None:
 
 def test_merge_into(users: lsmlake.Catalog) -> None:
     before = snapshot_count(users, "db.users")
-    r = one(users, """
+    r = one(
+        users,
+        """
         MERGE INTO db.users AS t
         USING (SELECT * FROM (VALUES (1, 'a', 'ANN', 0, 'u'), (2, 'a', NULL, 0, 'd'),
                                      (7, 'c', 'gus', 70, 'i')) AS v(id, dt, name, age, op)) AS s
@@ -220,23 +272,35 @@ def test_merge_into(users: lsmlake.Catalog) -> None:
         WHEN MATCHED AND s.op = 'd' THEN DELETE
         WHEN MATCHED THEN UPDATE SET name = s.name, age = t.age + 1
         WHEN NOT MATCHED THEN INSERT (id, dt, name, age) VALUES (s.id, s.dt, s.name, s.age)
-    """)
+    """,
+    )
     assert r.kind == "merge" and "2 row(s) upserted, 1 deleted" in r.message
     assert snapshot_count(users, "db.users") == before + 1  # one commit
     assert [(r["id"], r["name"], r["age"]) for r in contents(users, "db.users")] == [
-        (1, "ANN", 32), (3, "cy", 23), (4, "di", 54), (7, "gus", 70)]
-    one(users, "MERGE INTO db.users t USING db.users s ON t.id = s.id AND t.dt = s.dt AND s.id = 3 "
-               "WHEN NOT MATCHED BY SOURCE AND t.age > 60 THEN DELETE")
+        (1, "ANN", 32),
+        (3, "cy", 23),
+        (4, "di", 54),
+        (7, "gus", 70),
+    ]
+    one(
+        users,
+        "MERGE INTO db.users t USING db.users s ON t.id = s.id AND t.dt = s.dt AND s.id = 3 "
+        "WHEN NOT MATCHED BY SOURCE AND t.age > 60 THEN DELETE",
+    )
     assert [r["id"] for r in contents(users, "db.users")] == [1, 3, 4]
 
 
 def test_merge_rejects_ambiguous_matches_and_key_updates(users: lsmlake.Catalog) -> None:
     with pytest.raises(SqlError, match="matched more than one source row"):
-        run(users, "MERGE INTO db.users t USING (SELECT 1 AS id UNION ALL SELECT 1) s ON t.id = s.id "
-                   "WHEN MATCHED THEN UPDATE SET age = 0")
+        run(
+            users,
+            "MERGE INTO db.users t USING (SELECT 1 AS id UNION ALL SELECT 1) s ON t.id = s.id "
+            "WHEN MATCHED THEN UPDATE SET age = 0",
+        )
     with pytest.raises(SqlError, match="cannot be updated"):
-        run(users, "MERGE INTO db.users t USING db.users s ON t.id = s.id "
-                   "WHEN MATCHED THEN UPDATE SET id = 1")
+        run(
+            users, "MERGE INTO db.users t USING db.users s ON t.id = s.id WHEN MATCHED THEN UPDATE SET id = 1"
+        )
     assert snapshot_count(users, "db.users") == 1
 
 
@@ -244,22 +308,36 @@ def test_merge_rejects_ambiguous_matches_and_key_updates(users: lsmlake.Catalog)
 
 
 def test_select_join_and_aggregate(users: lsmlake.Catalog) -> None:
-    run(users, "CREATE TABLE db.orders (oid INT, uid INT, amount DOUBLE, PRIMARY KEY (oid) NOT ENFORCED) "
-               "WITH ('bucket' = '2');"
-               "INSERT INTO db.orders VALUES (10, 1, 5.0), (11, 1, 7.5), (12, 3, 1.0), (13, 9, 100.0)")
-    r = one(users, """
+    run(
+        users,
+        "CREATE TABLE db.orders (oid INT, uid INT, amount DOUBLE, PRIMARY KEY (oid) NOT ENFORCED) "
+        "WITH ('bucket' = '2');"
+        "INSERT INTO db.orders VALUES (10, 1, 5.0), (11, 1, 7.5), (12, 3, 1.0), (13, 9, 100.0)",
+    )
+    r = one(
+        users,
+        """
         SELECT u.name, count(*) AS n, sum(o.amount) AS total
         FROM users u JOIN orders o ON o.uid = u.id
         WHERE u.dt IN ('a', 'b')
         GROUP BY u.name ORDER BY total DESC
-    """)
-    assert r.kind == "select" and r.rows == [{"name": "ann", "n": 2, "total": 12.5},
-                                             {"name": "cy", "n": 1, "total": 1.0}]
-    left = one(users, "SELECT o.oid, u.name FROM orders o LEFT JOIN users u ON o.uid = u.id "
-                      "WHERE o.amount > 50 ORDER BY o.oid").rows
+    """,
+    )
+    assert r.kind == "select" and r.rows == [
+        {"name": "ann", "n": 2, "total": 12.5},
+        {"name": "cy", "n": 1, "total": 1.0},
+    ]
+    left = one(
+        users,
+        "SELECT o.oid, u.name FROM orders o LEFT JOIN users u ON o.uid = u.id "
+        "WHERE o.amount > 50 ORDER BY o.oid",
+    ).rows
     assert left == [{"oid": 13, "name": None}]
-    run(users, "CREATE TABLE db.bonus (id INT, dt STRING, amount INT, PRIMARY KEY (id, dt) NOT ENFORCED) "
-               "WITH ('bucket' = '1'); INSERT INTO db.bonus VALUES (1, 'a', 5), (1, 'b', 6)")
+    run(
+        users,
+        "CREATE TABLE db.bonus (id INT, dt STRING, amount INT, PRIMARY KEY (id, dt) NOT ENFORCED) "
+        "WITH ('bucket' = '1'); INSERT INTO db.bonus VALUES (1, 'a', 5), (1, 'b', 6)",
+    )
     natural = one(users, "SELECT name, amount FROM users NATURAL JOIN bonus").rows  # joins on id and dt
     assert natural == [{"name": "ann", "amount": 5}]
 
@@ -267,14 +345,21 @@ def test_select_join_and_aggregate(users: lsmlake.Catalog) -> None:
 def test_system_tables_by_every_spelling(users: lsmlake.Catalog) -> None:
     t = table(users, "db.users")
     files = read_system_table(t, "files")
-    for spelling in ("db.users$files", "db.`users$files`", "`db`.`users$files`", '"db"."users$files"',
-                     "users$files"):
+    for spelling in (
+        "db.users$files",
+        "db.`users$files`",
+        "`db`.`users$files`",
+        '"db"."users$files"',
+        "users$files",
+    ):
         r = one(users, f"SELECT count(*) AS n, sum(record_count) AS records FROM {spelling}")
         assert r.rows == [{"n": files.num_rows, "records": 4}], spelling
     snaps = one(users, "SELECT snapshot_id, commit_kind FROM db.`users$snapshots`").rows
     assert snaps == [{"snapshot_id": 1, "commit_kind": "APPEND"}]
-    joined = one(users, "SELECT DISTINCT f.bucket FROM users$files f "
-                        "JOIN users$buckets b ON f.bucket = b.bucket ORDER BY 1").rows
+    joined = one(
+        users,
+        "SELECT DISTINCT f.bucket FROM users$files f JOIN users$buckets b ON f.bucket = b.bucket ORDER BY 1",
+    ).rows
     assert [r["bucket"] for r in joined] == sorted(set(files.column("bucket").to_pylist()))
     with pytest.raises(UnsupportedError, match=r"\$audit_log is not supported"):
         run(users, "SELECT * FROM users$audit_log")
@@ -369,8 +454,11 @@ def test_call_expire_snapshots_and_orphans(users: lsmlake.Catalog) -> None:
     for age in (1, 2, 3):
         run(users, f"UPDATE users SET age = {age} WHERE id = 1")
     t = table(users, "db.users")
-    r = one(users, "CALL sys.expire_snapshots(table => 'db.users', retain_max => 5, retain_min => 2, "
-                   "older_than => '2999-01-01 00:00:00')")
+    r = one(
+        users,
+        "CALL sys.expire_snapshots(table => 'db.users', retain_max => 5, retain_min => 2, "
+        "older_than => '2999-01-01 00:00:00')",
+    )
     assert r.rows == [{"deleted_snapshots_count": 2}]
     assert t.snapshot_manager.snapshot_ids() == [3, 4]
     stray = Path(t.root) / "dt=a" / "bucket-0" / "data-stray.parquet"
@@ -409,12 +497,15 @@ def test_insert_overwrite_and_truncate(tmp_path) -> None:  # type: ignore[no-unt
     from lsmlake.sql import execute as run_sql
 
     cat = lsmlake.Catalog(str(tmp_path / "wh"))
-    run_sql(cat, """
+    run_sql(
+        cat,
+        """
         CREATE TABLE p (id BIGINT, dt STRING, v INT, PRIMARY KEY (dt, id) NOT ENFORCED)
             PARTITIONED BY (dt) WITH ('bucket' = '2');
         INSERT INTO p VALUES (1, 'a', 1), (2, 'a', 2), (1, 'b', 3);
         INSERT OVERWRITE p VALUES (9, 'a', 90);
-    """)
+    """,
+    )
     t = cat.open_table("default.p")
     assert sorted((r["dt"], r["id"]) for r in t.read().to_pylist()) == [("a", 9), ("b", 1)]
     run_sql(cat, "INSERT OVERWRITE p PARTITION (dt = 'b') SELECT 7, 70")

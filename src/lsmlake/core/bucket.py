@@ -34,8 +34,14 @@ SEED = 42
 _C1, _C2, _C3 = np.uint32(0xCC9E2D51), np.uint32(0x1B873593), np.uint32(0xE6546B64)
 _F1, _F2 = np.uint32(0x85EBCA6B), np.uint32(0xC2B2AE35)
 _FIXED_DTYPES = {
-    "TINYINT": np.uint8, "SMALLINT": np.uint16, "INT": np.uint32, "DATE": np.uint32, "TIME": np.uint32,
-    "FLOAT": np.uint32, "BIGINT": np.uint64, "DOUBLE": np.uint64,
+    "TINYINT": np.uint8,
+    "SMALLINT": np.uint16,
+    "INT": np.uint32,
+    "DATE": np.uint32,
+    "TIME": np.uint32,
+    "FLOAT": np.uint32,
+    "BIGINT": np.uint64,
+    "DOUBLE": np.uint64,
 }
 _BYTES_ROOTS = frozenset({"CHAR", "VARCHAR", "BINARY", "VARBINARY", "BLOB"})
 _LOW_BYTES = np.array([(1 << (8 * i)) - 1 for i in range(9)], dtype=np.uint64)  # mask of the low i bytes
@@ -115,8 +121,12 @@ def _conform(arr: pa.Array, t: DataType) -> pa.Array:
         arr = arr.dictionary_decode()
     at = arr.type
     if t.root in _BYTES_ROOTS:
-        if pa.types.is_string(at) or pa.types.is_large_string(at) or pa.types.is_binary(at) \
-                or pa.types.is_large_binary(at):
+        if (
+            pa.types.is_string(at)
+            or pa.types.is_large_string(at)
+            or pa.types.is_binary(at)
+            or pa.types.is_large_binary(at)
+        ):
             return arr
         if pa.types.is_string_view(at):
             return arr.cast(pa.large_string())
@@ -125,8 +135,11 @@ def _conform(arr: pa.Array, t: DataType) -> pa.Array:
         return arr
     if t.root == "DECIMAL":
         # Same scale needs no rescaling; the raw 128-bit value is used unless a compact slot could overflow.
-        if pa.types.is_decimal128(at) and at.scale == (t.scale or 0) \
-                and (at.precision <= 18 or not is_compact_decimal(t)):
+        if (
+            pa.types.is_decimal128(at)
+            and at.scale == (t.scale or 0)
+            and (at.precision <= 18 or not is_compact_decimal(t))
+        ):
             return arr
         target: pa.DataType = pa.decimal128(decimal_precision(t), t.scale or 0)
     else:

@@ -43,7 +43,10 @@ class FileIO:
     """Byte-level access to one warehouse: local paths or any pyarrow filesystem URI."""
 
     def __init__(
-        self, filesystem: pafs.FileSystem, *, local: bool,
+        self,
+        filesystem: pafs.FileSystem,
+        *,
+        local: bool,
         conditional_put: Callable[[str, bytes], bool] | None = None,
     ) -> None:
         self.fs = filesystem
@@ -60,12 +63,13 @@ class FileIO:
         if "://" not in uri:
             return FileIO(pafs.LocalFileSystem(), local=True), os.path.abspath(uri)
         if uri.startswith("file://"):
-            return FileIO(pafs.LocalFileSystem(), local=True), os.path.abspath(uri[len("file://"):])
+            return FileIO(pafs.LocalFileSystem(), local=True), os.path.abspath(uri[len("file://") :])
         scheme, _, rest = uri.partition("://")
         if scheme in ("s3", "s3a"):
             settings = S3Settings.of(options or {})
-            return FileIO(settings.filesystem(), local=False,
-                          conditional_put=_lazy_conditional_put(settings)), rest.rstrip("/")
+            return FileIO(
+                settings.filesystem(), local=False, conditional_put=_lazy_conditional_put(settings)
+            ), rest.rstrip("/")
         fs, root = pafs.FileSystem.from_uri(uri)
         return FileIO(fs, local=False), root.rstrip("/")
 

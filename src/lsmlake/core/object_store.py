@@ -31,8 +31,11 @@ class S3Settings:
         if unknown:
             raise InvalidOptionError(f"unknown storage option(s) {unknown}; known: {list(S3_OPTIONS)}")
         return S3Settings(
-            options.get("s3.endpoint"), options.get("s3.access-key"), options.get("s3.secret-key"),
-            options.get("s3.region"), options.get("s3.session-token"),
+            options.get("s3.endpoint"),
+            options.get("s3.access-key"),
+            options.get("s3.secret-key"),
+            options.get("s3.region"),
+            options.get("s3.session-token"),
         )
 
     def filesystem(self) -> pafs.S3FileSystem:
@@ -61,8 +64,11 @@ class S3ConditionalPut:
                 "committing to S3 needs boto3 for conditional puts: pip install 'lsmlake[s3]'"
             ) from None
         self._client = boto3.client(
-            "s3", endpoint_url=settings.endpoint, aws_access_key_id=settings.access_key,
-            aws_secret_access_key=settings.secret_key, aws_session_token=settings.session_token,
+            "s3",
+            endpoint_url=settings.endpoint,
+            aws_access_key_id=settings.access_key,
+            aws_secret_access_key=settings.secret_key,
+            aws_session_token=settings.session_token,
             region_name=settings.region,
         )
 
@@ -73,7 +79,8 @@ class S3ConditionalPut:
             return True
         except self._client.exceptions.ClientError as e:
             code = e.response.get("Error", {}).get("Code", "")
-            if code in ("PreconditionFailed", "ConditionalRequestConflict") or \
-                    e.response.get("ResponseMetadata", {}).get("HTTPStatusCode") in (409, 412):
+            if code in ("PreconditionFailed", "ConditionalRequestConflict") or e.response.get(
+                "ResponseMetadata", {}
+            ).get("HTTPStatusCode") in (409, 412):
                 return False
             raise

@@ -65,31 +65,85 @@ DEFAULTS: dict[str, str | None] = {
 PREFIXES = ("fields.", "file.format.per.level", "file.compression.per.level", "metadata.stats-mode.per.level")
 ALSO_KNOWN = frozenset(
     {
-        "first-row.ignore-delete", "deduplicate.ignore-delete", "partial-update.ignore-delete",
-        "partial-update.remove-record-on-delete", "partial-update.remove-record-on-sequence-group",
+        "first-row.ignore-delete",
+        "deduplicate.ignore-delete",
+        "partial-update.ignore-delete",
+        "partial-update.remove-record-on-delete",
+        "partial-update.remove-record-on-sequence-group",
         "aggregation.remove-record-on-delete",
-        "changelog-producer.lookup-wait", "dynamic-bucket.target-row-num", "dynamic-bucket.initial-buckets",
-        "dynamic-bucket.max-buckets", "lookup-wait", "consumer-id", "scan.mode", "scan.timestamp-millis",
-        "scan.tag-name", "incremental-between", "incremental-between-scan-mode",
-        "metadata.stats-keep-first-n-columns", "write.sequence-number-init-mode", "manifest.format",
-        "commit.timeout", "deletion-vector.index-file.target-size", "data-file.thin-mode",
-        "changelog.num-retained.min", "changelog.num-retained.max", "changelog.time-retained",
-        "compaction.min.file-num", "lookup.cache-max-disk-size", "full-compaction.delta-commits",
-        "write-buffer-spillable", "page-size", "sort-spill-threshold", "owner", "comment",
-        "file.suffix.include.compression", "index-file-in-data-file-dir", "data-file.path-directory",
-        "write-buffer-for-append", "num-sorted-run.stop-trigger", "scan.plan-sort-partition",
+        "changelog-producer.lookup-wait",
+        "dynamic-bucket.target-row-num",
+        "dynamic-bucket.initial-buckets",
+        "dynamic-bucket.max-buckets",
+        "lookup-wait",
+        "consumer-id",
+        "scan.mode",
+        "scan.timestamp-millis",
+        "scan.tag-name",
+        "incremental-between",
+        "incremental-between-scan-mode",
+        "metadata.stats-keep-first-n-columns",
+        "write.sequence-number-init-mode",
+        "manifest.format",
+        "commit.timeout",
+        "deletion-vector.index-file.target-size",
+        "data-file.thin-mode",
+        "changelog.num-retained.min",
+        "changelog.num-retained.max",
+        "changelog.time-retained",
+        "compaction.min.file-num",
+        "lookup.cache-max-disk-size",
+        "full-compaction.delta-commits",
+        "write-buffer-spillable",
+        "page-size",
+        "sort-spill-threshold",
+        "owner",
+        "comment",
+        "file.suffix.include.compression",
+        "index-file-in-data-file-dir",
+        "data-file.path-directory",
+        "write-buffer-for-append",
+        "num-sorted-run.stop-trigger",
+        "scan.plan-sort-partition",
     }
 )
 
 _SIZE = re.compile(r"^\s*(\d+)\s*([a-zA-Z]*)\s*$")
 _SIZE_UNITS = {
-    "": 1, "b": 1, "bytes": 1, "k": 1024, "kb": 1024, "kib": 1024, "m": 1024**2, "mb": 1024**2,
-    "mib": 1024**2, "g": 1024**3, "gb": 1024**3, "gib": 1024**3, "t": 1024**4, "tb": 1024**4,
+    "": 1,
+    "b": 1,
+    "bytes": 1,
+    "k": 1024,
+    "kb": 1024,
+    "kib": 1024,
+    "m": 1024**2,
+    "mb": 1024**2,
+    "mib": 1024**2,
+    "g": 1024**3,
+    "gb": 1024**3,
+    "gib": 1024**3,
+    "t": 1024**4,
+    "tb": 1024**4,
 }
 _DURATION_UNITS = {
-    "": 1, "ms": 1, "milli": 1, "millis": 1, "s": 1000, "sec": 1000, "second": 1000, "seconds": 1000,
-    "min": 60_000, "m": 60_000, "minute": 60_000, "minutes": 60_000, "h": 3_600_000, "hour": 3_600_000,
-    "hours": 3_600_000, "d": 86_400_000, "day": 86_400_000, "days": 86_400_000,
+    "": 1,
+    "ms": 1,
+    "milli": 1,
+    "millis": 1,
+    "s": 1000,
+    "sec": 1000,
+    "second": 1000,
+    "seconds": 1000,
+    "min": 60_000,
+    "m": 60_000,
+    "minute": 60_000,
+    "minutes": 60_000,
+    "h": 3_600_000,
+    "hour": 3_600_000,
+    "hours": 3_600_000,
+    "d": 86_400_000,
+    "day": 86_400_000,
+    "days": 86_400_000,
 }
 
 
@@ -194,8 +248,12 @@ class CoreOptions:
 
     @property
     def ignore_delete(self) -> bool:
-        keys = ("ignore-delete", "first-row.ignore-delete", "deduplicate.ignore-delete",
-                "partial-update.ignore-delete")
+        keys = (
+            "ignore-delete",
+            "first-row.ignore-delete",
+            "deduplicate.ignore-delete",
+            "partial-update.ignore-delete",
+        )
         return any(self.get_bool(k) for k in keys if k in self.raw)
 
     @property
@@ -249,8 +307,12 @@ def validate_create_options(options: Mapping[str, str], *, primary_key_table: bo
         raise InvalidOptionError(f"option 'bucket': {bucket} is not a bucket count (>0, -1 or -2)")
     for key in ("deletion-vectors.enabled", "write-only", "ignore-delete", "partition.legacy-name"):
         opts.get_bool(key)
-    for key in ("target-file-size", "manifest.target-file-size", "source.split.target-size",
-                "source.split.open-file-cost"):
+    for key in (
+        "target-file-size",
+        "manifest.target-file-size",
+        "source.split.target-size",
+        "source.split.open-file-cost",
+    ):
         if opts.get(key) is not None:
             opts.get_size(key)
     if opts.file_format not in ("parquet", "orc", "avro"):
@@ -265,24 +327,31 @@ def validate_create_options(options: Mapping[str, str], *, primary_key_table: bo
 def _validate_merge_options(opts: CoreOptions, *, primary_key_table: bool) -> None:
     """The option combinations Paimon's SchemaValidation rejects (the schema-dependent ones live with
     the merge engines)."""
-    for key in ("ignore-update-before", "partial-update.remove-record-on-delete",
-                "aggregation.remove-record-on-delete", "deletion-vectors.merge-on-read"):
+    for key in (
+        "ignore-update-before",
+        "partial-update.remove-record-on-delete",
+        "aggregation.remove-record-on-delete",
+        "deletion-vectors.merge-on-read",
+    ):
         opts.get_bool(key)
     order = (opts.get("sequence.field.sort-order") or "ascending").lower()
     if order not in ("ascending", "descending"):
         raise InvalidOptionError(
-            f"option 'sequence.field.sort-order': {order!r} is not ascending or descending")
+            f"option 'sequence.field.sort-order': {order!r} is not ascending or descending"
+        )
     producer = opts.changelog_producer
     if producer not in ("none", "input", "lookup", "full-compaction"):
         raise InvalidOptionError(f"option 'changelog-producer': unknown producer {producer!r}")
     if not primary_key_table and producer != "none":
         raise InvalidOptionError(
-            "Can not set changelog-producer on table without primary keys, please define primary keys.")
+            "Can not set changelog-producer on table without primary keys, please define primary keys."
+        )
     if opts.get("full-compaction.delta-commits") is not None and producer == "lookup":
         raise InvalidOptionError(
             "'full-compaction.delta-commits' is incompatible with 'changelog-producer'='lookup'. Use "
             "'changelog-producer'='full-compaction' to get periodic full compaction with changelog "
-            "generation, or remove 'full-compaction.delta-commits'.")
+            "generation, or remove 'full-compaction.delta-commits'."
+        )
     engine = opts.merge_engine
     if not primary_key_table:
         return
@@ -290,12 +359,15 @@ def _validate_merge_options(opts: CoreOptions, *, primary_key_table: bool) -> No
         raise InvalidOptionError("Do not support use sequence field on FIRST_ROW merge engine.")
     if engine == "first-row" and producer not in ("none", "lookup"):
         raise InvalidOptionError(
-            "Only support 'none' and 'lookup' changelog-producer on FIRST_ROW merge engine")
+            "Only support 'none' and 'lookup' changelog-producer on FIRST_ROW merge engine"
+        )
     if opts.deletion_vectors_enabled:
         if producer not in ("none", "input", "lookup"):
             raise InvalidOptionError(
-                "Deletion vectors mode is only supported for NONE/INPUT/LOOKUP changelog producer now.")
+                "Deletion vectors mode is only supported for NONE/INPUT/LOOKUP changelog producer now."
+            )
         if engine == "first-row":
             raise InvalidOptionError(
                 "First row merge engine does not need deletion vectors because there is no deletion of old "
-                "data in this merge engine.")
+                "data in this merge engine."
+            )

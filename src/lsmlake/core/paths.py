@@ -13,7 +13,7 @@ from itertools import count
 from lsmlake.core.binary_row import Timestamp
 from lsmlake.core.types import DataType
 
-_ESCAPED = frozenset(chr(c) for c in range(0x20)) | frozenset('"#%\'*/:=?\\\x7f{}[]^')
+_ESCAPED = frozenset(chr(c) for c in range(0x20)) | frozenset("\"#%'*/:=?\\\x7f{}[]^")
 
 
 def escape_path_name(text: str) -> str:
@@ -55,7 +55,11 @@ def partition_value_text(value: object, t: DataType, *, legacy: bool) -> str | N
 
 
 def partition_path(
-    keys: Sequence[str], values: Sequence[object], types: Sequence[DataType], *, default_name: str,
+    keys: Sequence[str],
+    values: Sequence[object],
+    types: Sequence[DataType],
+    *,
+    default_name: str,
     legacy: bool,
 ) -> str:
     """``k1=v1/k2=v2`` for one partition, or ``""`` for an un-partitioned table."""

@@ -27,23 +27,56 @@ if TYPE_CHECKING:  # metadata is a higher layer; only the type is needed here
     from lsmlake.metadata.stats import SimpleStats
 
 __all__ = [
-    "And", "ColumnStats", "Compare", "In", "IsNotNull", "IsNull", "Not", "Or", "Predicate", "StartsWith",
-    "and_", "between", "coerce_literal", "evaluate", "might_match", "or_", "parse_filter",
-    "split_by_fields", "stats_from_simple",
+    "And",
+    "ColumnStats",
+    "Compare",
+    "In",
+    "IsNotNull",
+    "IsNull",
+    "Not",
+    "Or",
+    "Predicate",
+    "StartsWith",
+    "and_",
+    "between",
+    "coerce_literal",
+    "evaluate",
+    "might_match",
+    "or_",
+    "parse_filter",
+    "split_by_fields",
+    "stats_from_simple",
 ]
 
 OPS = ("=", "!=", "<", "<=", ">", ">=")
 _FLIP = {"=": "=", "!=": "!=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
 _NEGATED = {"=": "!=", "!=": "=", "<": ">=", "<=": ">", ">": "<=", ">=": "<"}
-_PY_OPS = dict(zip(OPS, (operator.eq, operator.ne, operator.lt, operator.le, operator.gt, operator.ge),
-                   strict=True))
-_ARROW_OPS = dict(zip(OPS, (pc.equal, pc.not_equal, pc.less, pc.less_equal, pc.greater, pc.greater_equal),
-                      strict=True))
+_PY_OPS = dict(
+    zip(OPS, (operator.eq, operator.ne, operator.lt, operator.le, operator.gt, operator.ge), strict=True)
+)
+_ARROW_OPS = dict(
+    zip(OPS, (pc.equal, pc.not_equal, pc.less, pc.less_equal, pc.greater, pc.greater_equal), strict=True)
+)
 _NULL_BOOL = pc.scalar(pa.scalar(None, pa.bool_()))
 _FLOATS = frozenset({"FLOAT", "DOUBLE"})
 _INT_BITS = {"TINYINT": 8, "SMALLINT": 16, "INT": 32, "BIGINT": 64}
-_SCALAR_ROOTS = frozenset({*_INT_BITS, *_FLOATS, "BOOLEAN", "DATE", "TIME", "DECIMAL", "TIMESTAMP",
-                           "TIMESTAMP_LTZ", "CHAR", "VARCHAR", "BINARY", "VARBINARY", "BLOB"})
+_SCALAR_ROOTS = frozenset(
+    {
+        *_INT_BITS,
+        *_FLOATS,
+        "BOOLEAN",
+        "DATE",
+        "TIME",
+        "DECIMAL",
+        "TIMESTAMP",
+        "TIMESTAMP_LTZ",
+        "CHAR",
+        "VARCHAR",
+        "BINARY",
+        "VARBINARY",
+        "BLOB",
+    }
+)
 
 
 class Predicate:
@@ -167,8 +200,9 @@ class _Junction(Predicate):
         return frozenset().union(*(c.fields() for c in self.children))
 
     def to_arrow(self) -> pc.Expression:
-        return reduce(operator.or_ if isinstance(self, Or) else operator.and_,
-                      (c.to_arrow() for c in self.children))
+        return reduce(
+            operator.or_ if isinstance(self, Or) else operator.and_, (c.to_arrow() for c in self.children)
+        )
 
     def __str__(self) -> str:
         if isinstance(self, Or):
@@ -221,8 +255,10 @@ def _is_nan(v: Any) -> bool:
 
 
 _EPOCH_DAY = dt.date(1970, 1, 1).toordinal()
-_TS = re.compile(r"(\d{4,})-(\d{1,2})-(\d{1,2})(?:[ T](\d{1,2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?)?"
-                 r"\s*(Z|[+-]\d{2}:?\d{2})?")
+_TS = re.compile(
+    r"(\d{4,})-(\d{1,2})-(\d{1,2})(?:[ T](\d{1,2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?)?"
+    r"\s*(Z|[+-]\d{2}:?\d{2})?"
+)
 
 
 def _parse_timestamp(text: str) -> Timestamp:
@@ -372,7 +408,12 @@ def _sql_literal(v: Any) -> str:
 # --------------------------------------------------------------------------- parsing
 
 _SQL_CMP: dict[type[exp.Expr], str] = {
-    exp.EQ: "=", exp.NEQ: "!=", exp.LT: "<", exp.LTE: "<=", exp.GT: ">", exp.GTE: ">=",
+    exp.EQ: "=",
+    exp.NEQ: "!=",
+    exp.LT: "<",
+    exp.LTE: "<=",
+    exp.GT: ">",
+    exp.GTE: ">=",
 }
 
 
@@ -464,7 +505,7 @@ class _Binder:
         head = re.match(r"[^%_]*", pattern).group(0)  # type: ignore[union-attr]
         if "\\" not in head and len(head) == len(pattern):
             return Compare(col.name, "=", head, col.type)
-        if "\\" not in head and pattern[len(head):].strip("%") == "":
+        if "\\" not in head and pattern[len(head) :].strip("%") == "":
             return StartsWith(col.name, head)
         raise ValueError(f"unsupported LIKE pattern {pattern!r} (only 'prefix%' or no wildcards, no escapes)")
 

@@ -13,9 +13,24 @@ MAX_LENGTH = 2147483647
 # Roots whose values are fixed-width in a BinaryRow slot.
 ATOMIC_ROOTS = frozenset(
     {
-        "BOOLEAN", "TINYINT", "SMALLINT", "INT", "BIGINT", "FLOAT", "DOUBLE", "DATE", "TIME",
-        "TIMESTAMP", "TIMESTAMP_LTZ", "DECIMAL", "CHAR", "VARCHAR", "BINARY", "VARBINARY",
-        "VARIANT", "BLOB",
+        "BOOLEAN",
+        "TINYINT",
+        "SMALLINT",
+        "INT",
+        "BIGINT",
+        "FLOAT",
+        "DOUBLE",
+        "DATE",
+        "TIME",
+        "TIMESTAMP",
+        "TIMESTAMP_LTZ",
+        "DECIMAL",
+        "CHAR",
+        "VARCHAR",
+        "BINARY",
+        "VARBINARY",
+        "VARIANT",
+        "BLOB",
     }
 )
 NESTED_ROOTS = frozenset({"ARRAY", "MAP", "MULTISET", "ROW"})
@@ -118,7 +133,13 @@ def field_from_json(obj: dict[str, Any]) -> DataField:
 
 
 _SQL = re.compile(r"^\s*([A-Z_ ]+?)\s*(?:\(\s*(\d+)\s*(?:,\s*(\d+)\s*)?\))?\s*(WITH LOCAL TIME ZONE)?\s*$")
-_ALIASES = {"INTEGER": "INT", "STRING": "VARCHAR", "BYTES": "VARBINARY", "DEC": "DECIMAL", "NUMERIC": "DECIMAL"}
+_ALIASES = {
+    "INTEGER": "INT",
+    "STRING": "VARCHAR",
+    "BYTES": "VARBINARY",
+    "DEC": "DECIMAL",
+    "NUMERIC": "DECIMAL",
+}
 
 
 def type_from_json(obj: str | dict[str, Any]) -> DataType:
@@ -130,7 +151,9 @@ def type_from_json(obj: str | dict[str, Any]) -> DataType:
         if root in ("ARRAY", "MULTISET"):
             return DataType(root, nullable, element=type_from_json(obj["element"]))
         if root == "MAP":
-            return DataType(root, nullable, key=type_from_json(obj["key"]), value=type_from_json(obj["value"]))
+            return DataType(
+                root, nullable, key=type_from_json(obj["key"]), value=type_from_json(obj["value"])
+            )
         if root == "ROW":
             return DataType(root, nullable, fields=tuple(field_from_json(f) for f in obj["fields"]))
         if root == "VECTOR":
@@ -228,7 +251,9 @@ def to_arrow_type(t: DataType) -> pa.DataType:
 def to_arrow_field(f: DataField) -> pa.Field:
     """An Arrow field carrying the Paimon field id as Parquet field id metadata."""
     return pa.field(
-        f.name, to_arrow_type(f.type), nullable=f.type.nullable,
+        f.name,
+        to_arrow_type(f.type),
+        nullable=f.type.nullable,
         metadata={b"PARQUET:field_id": str(f.id).encode()},
     )
 
@@ -236,8 +261,14 @@ def to_arrow_field(f: DataField) -> pa.Field:
 def from_arrow_type(t: pa.DataType, nullable: bool = True) -> DataType:
     """The Paimon type for an Arrow type (nested ROW fields get id -1 until assigned)."""
     simple = {
-        pa.bool_(): "BOOLEAN", pa.int8(): "TINYINT", pa.int16(): "SMALLINT", pa.int32(): "INT",
-        pa.int64(): "BIGINT", pa.float32(): "FLOAT", pa.float64(): "DOUBLE", pa.date32(): "DATE",
+        pa.bool_(): "BOOLEAN",
+        pa.int8(): "TINYINT",
+        pa.int16(): "SMALLINT",
+        pa.int32(): "INT",
+        pa.int64(): "BIGINT",
+        pa.float32(): "FLOAT",
+        pa.float64(): "DOUBLE",
+        pa.date32(): "DATE",
     }
     if t in simple:
         return DataType(simple[t], nullable)
@@ -261,7 +292,9 @@ def from_arrow_type(t: pa.DataType, nullable: bool = True) -> DataType:
         return DataType("ARRAY", nullable, element=from_arrow_type(vf.type, vf.nullable))
     if pa.types.is_map(t):
         return DataType(
-            "MAP", nullable, key=from_arrow_type(t.key_type, False),
+            "MAP",
+            nullable,
+            key=from_arrow_type(t.key_type, False),
             value=from_arrow_type(t.item_type, t.item_field.nullable),
         )
     if pa.types.is_struct(t):

@@ -10,6 +10,17 @@ from lsmlake.maintenance.planning import FileSets
 from lsmlake.maintenance.tags import NoSuchTagError, Tag, create_tag, list_tags, tag_snapshot
 
 __all__ = [
-    "ExpireResult", "FileSets", "NoSuchTagError", "RollbackResult", "Tag", "create_tag", "delete_tag",
-    "expire_snapshots", "list_tags", "read_consumers", "remove_orphan_files", "rollback_to", "tag_snapshot",
+    "ExpireResult",
+    "FileSets",
+    "NoSuchTagError",
+    "RollbackResult",
+    "Tag",
+    "create_tag",
+    "delete_tag",
+    "expire_snapshots",
+    "list_tags",
+    "read_consumers",
+    "remove_orphan_files",
+    "rollback_to",
+    "tag_snapshot",
 ]

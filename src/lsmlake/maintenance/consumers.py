@@ -24,7 +24,7 @@ def read_consumers(io: FileIO, root: str) -> dict[str, int]:
             continue
         try:
             obj = json.loads(io.read_bytes(status.path))
-            out[status.name[len(CONSUMER_PREFIX):]] = int(obj["nextSnapshot"])
+            out[status.name[len(CONSUMER_PREFIX) :]] = int(obj["nextSnapshot"])
         except FileNotFoundError:
             continue
         except (ValueError, KeyError, TypeError) as e:

@@ -66,8 +66,12 @@ class _SnapshotTimes(Mapping[int, int]):
 
 
 def expire_snapshots(
-    table: Table, *, retain_min: int | None = None, retain_max: int | None = None,
-    older_than_ms: int | None = None, max_deletes: int | None = None,
+    table: Table,
+    *,
+    retain_min: int | None = None,
+    retain_max: int | None = None,
+    older_than_ms: int | None = None,
+    max_deletes: int | None = None,
 ) -> ExpireResult:
     """Expire old snapshots and delete the files only they needed; writes the EARLIEST hint.
 
@@ -91,8 +95,13 @@ def expire_snapshots(
     if latest is None or earliest is None:
         return ExpireResult()
     end = expire_end(
-        earliest=earliest, latest=latest, retain_min=retain_min, retain_max=retain_max,
-        max_deletes=max_deletes, older_than_ms=older_than_ms, snapshot_times=_SnapshotTimes(manager),
+        earliest=earliest,
+        latest=latest,
+        retain_min=retain_min,
+        retain_max=retain_max,
+        max_deletes=max_deletes,
+        older_than_ms=older_than_ms,
+        snapshot_times=_SnapshotTimes(manager),
         consumer_min_next=min_next_snapshot(table.io, table.root),
     )
     if end <= earliest:

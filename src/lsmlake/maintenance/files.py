@@ -48,7 +48,10 @@ class FileLocator:
             v.to_datetime() if isinstance(v, Timestamp) else v for v in self.partition_values(partition)
         ]
         part = partition_path(
-            self.partition_keys, values, self.partition_types, default_name=self.default_name,
+            self.partition_keys,
+            values,
+            self.partition_types,
+            default_name=self.default_name,
             legacy=self.legacy,
         )
         if self.data_dir:
@@ -169,7 +172,8 @@ class SnapshotReader:
             if self._require(entries, f"index manifest {snapshot.index_manifest}", snapshot, strict):
                 manifests.add(loc.manifest(snapshot.index_manifest))
                 index_files.update(
-                    loc.index_file(e.partition, e.bucket, e.index_file) for e in entries or ()
+                    loc.index_file(e.partition, e.bucket, e.index_file)
+                    for e in entries or ()
                     if e.kind == FileKind.ADD
                 )
         statistics = {loc.statistics(snapshot.statistics)} if snapshot.statistics else set()
@@ -191,8 +195,13 @@ class SnapshotReader:
                     p for e in [*base, *delta, *changelog_entries] for p in loc.entry_files(e)
                 )
         return SnapshotFiles(
-            snapshot_id=snapshot.id, manifest_files=frozenset(manifests),
-            index_files=frozenset(index_files), statistics_files=frozenset(statistics),
-            delta_added=frozenset(added), delta_deleted=frozenset(deleted),
-            changelog_files=frozenset(changelog), live=live_set, mentioned=mentioned_set,
+            snapshot_id=snapshot.id,
+            manifest_files=frozenset(manifests),
+            index_files=frozenset(index_files),
+            statistics_files=frozenset(statistics),
+            delta_added=frozenset(added),
+            delta_deleted=frozenset(deleted),
+            changelog_files=frozenset(changelog),
+            live=live_set,
+            mentioned=mentioned_set,
         )

@@ -36,7 +36,8 @@ def _files_with_mtime(io: FileIO, directory: str) -> list[tuple[str, int]]:
     infos = io.fs.get_file_info(pafs.FileSelector(directory, recursive=True))
     return [
         (posixpath.normpath(i.path), (i.mtime_ns or 0) // 1_000_000)
-        for i in infos if i.type == pafs.FileType.File
+        for i in infos
+        if i.type == pafs.FileType.File
     ]
 
 
@@ -60,7 +61,7 @@ def candidate_files(table: Table) -> list[tuple[str, int]]:
     for sub, prefix in (("snapshot", "snapshot-"), (CHANGELOG_DIR, CHANGELOG_PREFIX)):
         for path, mtime in _files_with_mtime(io, posixpath.join(root, sub)):
             name = posixpath.basename(path)
-            if name not in _HINTS and not (name.startswith(prefix) and name[len(prefix):].isdigit()):
+            if name not in _HINTS and not (name.startswith(prefix) and name[len(prefix) :].isdigit()):
                 out.append((path, mtime))
     return out
 
@@ -68,7 +69,7 @@ def candidate_files(table: Table) -> list[tuple[str, int]]:
 def _long_lived_changelogs(io: FileIO, root: str) -> list[Snapshot]:
     out = []
     for status in io.list_dir(posixpath.join(root, CHANGELOG_DIR)):
-        suffix = status.name[len(CHANGELOG_PREFIX):]
+        suffix = status.name[len(CHANGELOG_PREFIX) :]
         if status.is_dir or not status.name.startswith(CHANGELOG_PREFIX) or not suffix.isdigit():
             continue
         try:

@@ -23,14 +23,20 @@ class FileSets:
 
     def all(self) -> frozenset[str]:
         return (
-            self.data_files | self.changelog_files | self.manifest_files | self.index_files
+            self.data_files
+            | self.changelog_files
+            | self.manifest_files
+            | self.index_files
             | self.statistics_files
         )
 
     def minus(self, paths: AbstractSet[str]) -> FileSets:
         return FileSets(
-            self.data_files - paths, self.changelog_files - paths, self.manifest_files - paths,
-            self.index_files - paths, self.statistics_files - paths,
+            self.data_files - paths,
+            self.changelog_files - paths,
+            self.manifest_files - paths,
+            self.index_files - paths,
+            self.statistics_files - paths,
         )
 
     def __len__(self) -> int:
@@ -100,8 +106,15 @@ def _union(sets: Iterable[frozenset[str]]) -> frozenset[str]:
 
 
 def expire_end(
-    *, earliest: int, latest: int, retain_min: int, retain_max: int, max_deletes: int, older_than_ms: int,
-    snapshot_times: Mapping[int, int], consumer_min_next: int | None = None,
+    *,
+    earliest: int,
+    latest: int,
+    retain_min: int,
+    retain_max: int,
+    max_deletes: int,
+    older_than_ms: int,
+    snapshot_times: Mapping[int, int],
+    consumer_min_next: int | None = None,
 ) -> int:
     """The exclusive end of the range ``[earliest, end)`` to expire (``ExpireSnapshotsImpl.expire``).
 
@@ -158,7 +171,9 @@ def removal_candidates(removed: Sequence[SnapshotFiles]) -> FileSets:
 def tag_candidates(tag: SnapshotFiles) -> FileSets:
     """Files a deleted tag kept alive: its live data files and its metadata."""
     return FileSets(
-        data_files=_live(tag), manifest_files=tag.manifest_files, index_files=tag.index_files,
+        data_files=_live(tag),
+        manifest_files=tag.manifest_files,
+        index_files=tag.index_files,
         statistics_files=tag.statistics_files,
     )
 

@@ -75,7 +75,12 @@ def retained_protection(
 def delete_files(io: FileIO, plan: FileSets) -> None:
     """Delete planned files: data and changelog first, then index files, manifests and statistics,
     so an interrupted run can be repeated from the metadata that is left."""
-    for group in (plan.data_files, plan.changelog_files, plan.index_files, plan.statistics_files,
-                  plan.manifest_files):
+    for group in (
+        plan.data_files,
+        plan.changelog_files,
+        plan.index_files,
+        plan.statistics_files,
+        plan.manifest_files,
+    ):
         for path in sorted(group):
             io.delete_file(path)

@@ -131,7 +131,8 @@ def read_tag(io: FileIO, root: str, name: str) -> Tag:
 def tag_names(io: FileIO, root: str) -> list[str]:
     """Names of the tag files under ``<root>/tag`` (temp files ignored), sorted."""
     return sorted(
-        s.name[len(TAG_PREFIX):] for s in io.list_dir(tag_dir(root))
+        s.name[len(TAG_PREFIX) :]
+        for s in io.list_dir(tag_dir(root))
         if not s.is_dir and s.name.startswith(TAG_PREFIX) and len(s.name) > len(TAG_PREFIX)
     )
 
@@ -161,7 +162,11 @@ def tag_snapshot(table: Table, name: str) -> Snapshot:
 
 
 def create_tag(
-    table: Table, name: str, snapshot_id: int | None = None, *, time_retained_ms: int | None = None,
+    table: Table,
+    name: str,
+    snapshot_id: int | None = None,
+    *,
+    time_retained_ms: int | None = None,
     exist_ok: bool = False,
 ) -> Tag:
     """Tag a snapshot (the latest when ``snapshot_id`` is None); the tag file is created atomically."""
@@ -176,7 +181,8 @@ def create_tag(
     else:
         snapshot = manager.snapshot(snapshot_id)
     tag = Tag(
-        name, snapshot,
+        name,
+        snapshot,
         create_time=dt.datetime.now() if time_retained_ms is not None else None,
         time_retained_ms=time_retained_ms,
     )
@@ -200,4 +206,3 @@ def require_tag(table: Table, name: str) -> Tag:
         return read_tag(table.io, table.root, name)
     except NoSuchTagError:
         raise NoSuchTagError(f"tag {name!r} of table {table.name} does not exist") from None
-

@@ -39,11 +39,15 @@ class EarlyFullCompaction:
             self.last_full_millis is None or self.now_millis - self.last_full_millis > self.interval_ms
         ):
             return CompactUnit.of_runs(max_level, runs)
-        if self.total_size_threshold is not None and sum(r.total_size for r in runs) < self.total_size_threshold:
+        if (
+            self.total_size_threshold is not None
+            and sum(r.total_size for r in runs) < self.total_size_threshold
+        ):
             return CompactUnit.of_runs(max_level, runs)
-        if self.incremental_size_threshold is not None and sum(
-            r.total_size for r in runs if r.level != max_level
-        ) > self.incremental_size_threshold:
+        if (
+            self.incremental_size_threshold is not None
+            and sum(r.total_size for r in runs if r.level != max_level) > self.incremental_size_threshold
+        ):
             return CompactUnit.of_runs(max_level, runs)
         return None
 
@@ -133,7 +137,10 @@ class ForceUpLevel0Compaction:
 
 
 def pick_full_compaction(
-    num_levels: int, runs: Sequence[LevelSortedRun], *, files_with_deletion_vectors: frozenset[str] = frozenset()
+    num_levels: int,
+    runs: Sequence[LevelSortedRun],
+    *,
+    files_with_deletion_vectors: frozenset[str] = frozenset(),
 ) -> CompactUnit | None:
     """Everything to the max level; a lone max-level run only rewrites its files that carry deletion vectors."""
     max_level = num_levels - 1

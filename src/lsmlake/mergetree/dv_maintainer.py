@@ -22,7 +22,9 @@ class BucketDeletionVectors:
     modified: bool = False
 
     @staticmethod
-    def restore(io: FileIO, path: str | None, index_file: IndexFileMeta | None, *, bitmap64: bool) -> BucketDeletionVectors:
+    def restore(
+        io: FileIO, path: str | None, index_file: IndexFileMeta | None, *, bitmap64: bool
+    ) -> BucketDeletionVectors:
         """Load the bucket's DV index file (``path``) as the committed state."""
         if index_file is None or path is None:
             return BucketDeletionVectors(bitmap64=bitmap64)
@@ -67,7 +69,10 @@ class BucketDeletionVectors:
         name = paths.new_index_file_name()
         io.write_bytes(paths.index_file(name), data)
         self.index_file = IndexFileMeta(
-            index_type=DELETION_VECTORS_INDEX, file_name=name, file_size=len(data), row_count=len(ranges),
+            index_type=DELETION_VECTORS_INDEX,
+            file_name=name,
+            file_size=len(data),
+            row_count=len(ranges),
             dv_ranges=tuple(ranges),
         )
         self.modified = False

@@ -29,8 +29,12 @@ class RowKind(IntEnum):
     DELETE = 3
 
 
-ROW_KIND_SHORT = {"+I": RowKind.INSERT, "-U": RowKind.UPDATE_BEFORE, "+U": RowKind.UPDATE_AFTER,
-                  "-D": RowKind.DELETE}
+ROW_KIND_SHORT = {
+    "+I": RowKind.INSERT,
+    "-U": RowKind.UPDATE_BEFORE,
+    "+U": RowKind.UPDATE_AFTER,
+    "-D": RowKind.DELETE,
+}
 
 
 def key_fields(schema: TableSchema) -> list[DataField]:
@@ -62,8 +66,12 @@ def to_kv_table(rows: pa.Table, kinds: np.ndarray, sequence: np.ndarray, schema:
 
 
 def sort_by_key(
-    table: pa.Table, key_names: Sequence[str], sequence_fields: Sequence[str] = (),
-    *, descending_sequence: bool = False, seq_column: str | None = SEQUENCE_NUMBER,
+    table: pa.Table,
+    key_names: Sequence[str],
+    sequence_fields: Sequence[str] = (),
+    *,
+    descending_sequence: bool = False,
+    seq_column: str | None = SEQUENCE_NUMBER,
 ) -> pa.Table:
     """Sort rows by key (nulls first), then user sequence fields, then the system sequence number.
 

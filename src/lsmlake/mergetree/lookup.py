@@ -79,8 +79,12 @@ class Hit:
 
 
 def find_keys(
-    keys: pa.Table, runs_above: Sequence[Sequence[DataFileMeta]], deletion_vectors: BucketDeletionVectors,
-    *, key_types: Sequence[DataType], read_keys: Callable[[DataFileMeta], pa.Table],
+    keys: pa.Table,
+    runs_above: Sequence[Sequence[DataFileMeta]],
+    deletion_vectors: BucketDeletionVectors,
+    *,
+    key_types: Sequence[DataType],
+    read_keys: Callable[[DataFileMeta], pa.Table],
 ) -> list[Hit]:
     """For each key, walk the runs upward (lowest level first) and report its first live occurrence.
 
@@ -116,8 +120,12 @@ def find_keys(
 
 
 def lookup_and_mark(
-    keys: pa.Table, runs_above: Sequence[Sequence[DataFileMeta]], deletion_vectors: BucketDeletionVectors,
-    *, key_types: Sequence[DataType], read_keys: Callable[[DataFileMeta], pa.Table],
+    keys: pa.Table,
+    runs_above: Sequence[Sequence[DataFileMeta]],
+    deletion_vectors: BucketDeletionVectors,
+    *,
+    key_types: Sequence[DataType],
+    read_keys: Callable[[DataFileMeta], pa.Table],
 ) -> int:
     """For each key, walk the runs upward and mark its first live hit deleted; returns rows marked."""
     marked = 0

@@ -26,9 +26,17 @@ from lsmlake.mergetree.engines.simple import FIRST_ROW_DELETE_ERROR, Deduplicate
 from lsmlake.mergetree.kv_layout import SEQUENCE_NUMBER, VALUE_KIND, RowKind, is_retract
 
 __all__ = [
-    "Aggregation", "Deduplicate", "FirstRow", "MergeFunction", "PartialUpdate", "drop_retracts",
-    "merge_function_for", "merge_sort_keys", "sort_for_merge",
+    "Aggregation",
+    "Deduplicate",
+    "FirstRow",
+    "MergeFunction",
+    "PartialUpdate",
+    "drop_retracts",
+    "merge_function_for",
+    "merge_sort_keys",
+    "sort_for_merge",
 ]
+
 
 class MergeFunction(Protocol):
     """Folds rows sorted by (key, sequence order) into one result row per key."""
@@ -79,11 +87,15 @@ def read_columns(merge_function: MergeFunction, names: Sequence[str]) -> list[st
     return list(names)
 
 
-def merge_sort_keys(key_names: Sequence[str], options: CoreOptions, *,
-                    seq_column: str | None = SEQUENCE_NUMBER) -> list[tuple[str, str]]:
+def merge_sort_keys(
+    key_names: Sequence[str], options: CoreOptions, *, seq_column: str | None = SEQUENCE_NUMBER
+) -> list[tuple[str, str]]:
     """Paimon's merge order: key, then ``sequence.field`` (its sort order, nulls first), then arrival."""
-    order = "descending" if (options.get("sequence.field.sort-order") or "").lower() == "descending" \
+    order = (
+        "descending"
+        if (options.get("sequence.field.sort-order") or "").lower() == "descending"
         else "ascending"
+    )
     keys = [(k, "ascending") for k in key_names]
     keys += [(s, order) for s in options.sequence_fields if options.merge_engine != "first-row"]
     if seq_column is not None:
@@ -126,7 +138,8 @@ def check_input_kinds(merge_function: MergeFunction, kinds: np.ndarray, *, table
                     raise LsmlakeError(
                         f"{where}: aggregate function '{func}' of field '{name}' does not support retraction "
                         f"(UPDATE_BEFORE/DELETE rows); set 'fields.{name}.ignore-retract' = 'true' to ignore "
-                        "them")
+                        "them"
+                    )
     if isinstance(merge_function, Aggregation):
         cfg = merge_function.cfg
         retracting = retract if not cfg.remove_record_on_delete else kinds == RowKind.UPDATE_BEFORE
@@ -137,6 +150,10 @@ def check_input_kinds(merge_function: MergeFunction, kinds: np.ndarray, *, table
                     raise LsmlakeError(
                         f"{where}: aggregate function '{func}' of field '{name}' does not support retraction "
                         f"(UPDATE_BEFORE/DELETE rows); set 'fields.{name}.ignore-retract' = 'true' to ignore "
-                        "them" + ("" if cfg.remove_record_on_delete else
-                                  ", or 'aggregation.remove-record-on-delete' = 'true' to delete rows"))
-
+                        "them"
+                        + (
+                            ""
+                            if cfg.remove_record_on_delete
+                            else ", or 'aggregation.remove-record-on-delete' = 'true' to delete rows"
+                        )
+                    )

@@ -202,8 +202,10 @@ def _block_body(dv: DeletionVector, bitmap64: bool) -> bytes:
                 f"position {dv.positions.max()} exceeds the 32-bit deletion vector limit "
                 f"{MAX_32BIT_POSITION}; set deletion-vectors.bitmap64"
             )
-        bitmap = dv.positions if isinstance(dv.positions, FrozenBitMap) else FrozenBitMap(
-            dv.to_numpy().astype(np.uint32)
+        bitmap = (
+            dv.positions
+            if isinstance(dv.positions, FrozenBitMap)
+            else FrozenBitMap(dv.to_numpy().astype(np.uint32))
         )
         return struct.pack(">i", BITMAP32_MAGIC) + _serialize32(bitmap)
     pos = dv.to_numpy().astype(np.uint64)

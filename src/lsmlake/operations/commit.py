@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import random
-import warnings
 import time
 import uuid
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -47,14 +47,22 @@ def split_changes(messages: Sequence[CommitMessage]) -> list[Changes]:
     compact: list[ManifestEntry] = []
     compact_index: list[IndexManifestEntry] = []
     for m in messages:
-        append += [ManifestEntry(FileKind.ADD, m.partition, m.bucket, m.total_buckets, f) for f in m.new_files]
-        compact += [ManifestEntry(FileKind.DELETE, m.partition, m.bucket, m.total_buckets, f)
-                    for f in m.compact_before]
-        compact += [ManifestEntry(FileKind.ADD, m.partition, m.bucket, m.total_buckets, f)
-                    for f in m.compact_after]
-        compact_index += [IndexManifestEntry(FileKind.DELETE, m.partition, m.bucket, f)
-                          for f in m.deleted_index_files]
-        compact_index += [IndexManifestEntry(FileKind.ADD, m.partition, m.bucket, f) for f in m.new_index_files]
+        append += [
+            ManifestEntry(FileKind.ADD, m.partition, m.bucket, m.total_buckets, f) for f in m.new_files
+        ]
+        compact += [
+            ManifestEntry(FileKind.DELETE, m.partition, m.bucket, m.total_buckets, f)
+            for f in m.compact_before
+        ]
+        compact += [
+            ManifestEntry(FileKind.ADD, m.partition, m.bucket, m.total_buckets, f) for f in m.compact_after
+        ]
+        compact_index += [
+            IndexManifestEntry(FileKind.DELETE, m.partition, m.bucket, f) for f in m.deleted_index_files
+        ]
+        compact_index += [
+            IndexManifestEntry(FileKind.ADD, m.partition, m.bucket, f) for f in m.new_index_files
+        ]
     out = []
     if append:
         out.append(Changes("APPEND", tuple(append)))
@@ -66,8 +74,16 @@ def split_changes(messages: Sequence[CommitMessage]) -> list[Changes]:
 class FileStoreCommit:
     """Publishes snapshots of one table for one commit user."""
 
-    def __init__(self, io: FileIO, table_root: str, schema: TableSchema, options: CoreOptions,
-                 *, table_name: str, commit_user: str | None = None) -> None:
+    def __init__(
+        self,
+        io: FileIO,
+        table_root: str,
+        schema: TableSchema,
+        options: CoreOptions,
+        *,
+        table_name: str,
+        commit_user: str | None = None,
+    ) -> None:
         self.io = io
         self.paths = TablePaths(table_root)
         self.schema = schema
@@ -77,11 +93,16 @@ class FileStoreCommit:
         self.snapshots = SnapshotManager(io, table_root)
         self.key_types = [schema.field(k).type for k in schema.trimmed_primary_keys]
         self.manifests = ManifestWriter(
-            io, self.paths, tuple(schema.field(k).type for k in schema.partition_keys),
-            options.manifest_codec, schema.id,
+            io,
+            self.paths,
+            tuple(schema.field(k).type for k in schema.partition_keys),
+            options.manifest_codec,
+            schema.id,
         )
 
-    def commit(self, messages: Sequence[CommitMessage], *, identifier: int = BATCH_COMMIT_IDENTIFIER) -> list[int]:
+    def commit(
+        self, messages: Sequence[CommitMessage], *, identifier: int = BATCH_COMMIT_IDENTIFIER
+    ) -> list[int]:
         """Publish the messages as up to two snapshots (APPEND, then COMPACT); return their ids."""
         ids = []
         for changes in split_changes(messages):
@@ -89,17 +110,27 @@ class FileStoreCommit:
         return ids
 
     def overwrite(
-        self, messages: Sequence[CommitMessage], *, replaces: Callable[[bytes], bool],
+        self,
+        messages: Sequence[CommitMessage],
+        *,
+        replaces: Callable[[bytes], bool],
         identifier: int = BATCH_COMMIT_IDENTIFIER,
     ) -> int:
         """One OVERWRITE snapshot: every live file (and index file) of the partitions ``replaces``
         accepts is deleted, the messages' new files are added. Re-based on each attempt."""
-        adds = [ManifestEntry(FileKind.ADD, m.partition, m.bucket, m.total_buckets, f)
-                for m in messages for f in m.new_files]
+        adds = [
+            ManifestEntry(FileKind.ADD, m.partition, m.bucket, m.total_buckets, f)
+            for m in messages
+            for f in m.new_files
+        ]
 
         def changes_for(latest: Snapshot | None) -> Changes:
-            deletes = [e.with_kind(FileKind.DELETE)
-                       for e in live_entries(self.io, self.paths, latest, entry_filter=lambda e: replaces(e.partition))]
+            deletes = [
+                e.with_kind(FileKind.DELETE)
+                for e in live_entries(
+                    self.io, self.paths, latest, entry_filter=lambda e: replaces(e.partition)
+                )
+            ]
             index_deletes: list[IndexManifestEntry] = []
             if latest is not None and latest.index_manifest:
                 index_deletes = [
@@ -111,13 +142,19 @@ class FileStoreCommit:
 
         return self._commit_changes(changes_for, identifier)
 
-    def _commit_changes(self, changes: Changes | Callable[[Snapshot | None], Changes], identifier: int) -> int:
+    def _commit_changes(
+        self, changes: Changes | Callable[[Snapshot | None], Changes], identifier: int
+    ) -> int:
         """Publish one snapshot; ``changes`` may be a function of the latest snapshot (re-based per attempt)."""
         fixed = changes if isinstance(changes, Changes) else None
         delta_metas = self.manifests.write(list(fixed.entries)) if fixed is not None and fixed.entries else []
         retries = self.options.commit_max_retries
-        min_wait = parse_duration_ms("commit.min-retry-wait", self.options.get("commit.min-retry-wait") or "10 ms")
-        max_wait = parse_duration_ms("commit.max-retry-wait", self.options.get("commit.max-retry-wait") or "10 s")
+        min_wait = parse_duration_ms(
+            "commit.min-retry-wait", self.options.get("commit.min-retry-wait") or "10 ms"
+        )
+        max_wait = parse_duration_ms(
+            "commit.max-retry-wait", self.options.get("commit.max-retry-wait") or "10 s"
+        )
         for attempt in range(retries + 1):
             latest = self.snapshots.latest()
             written: list[str] = []
@@ -157,8 +194,11 @@ class FileStoreCommit:
             if first:
                 self.snapshots.write_earliest_hint(snapshot_id)
         except Exception as e:
-            warnings.warn(f"table {self.table_name}: snapshot {snapshot_id} is committed but its hint file "
-                          f"could not be written ({e})", stacklevel=3)
+            warnings.warn(
+                f"table {self.table_name}: snapshot {snapshot_id} is committed but its hint file "
+                f"could not be written ({e})",
+                stacklevel=3,
+            )
 
     def _previous_metas(self, latest: Snapshot | None) -> list[ManifestFileMeta]:
         if latest is None:
@@ -180,8 +220,11 @@ class FileStoreCommit:
         touched = {(e.partition, e.bucket) for e in changes.entries}
         base: list[ManifestEntry] = []
         for meta in self._previous_metas(latest):
-            base.extend(e for e in read_manifest(self.io, self.paths.manifest(meta.file_name))
-                        if (e.partition, e.bucket) in touched)
+            base.extend(
+                e
+                for e in read_manifest(self.io, self.paths.manifest(meta.file_name))
+                if (e.partition, e.bucket) in touched
+            )
         if changes.kind == "APPEND":
             problems = sequence_conflicts(base, list(changes.entries))
         else:
@@ -190,22 +233,29 @@ class FileStoreCommit:
             raise CommitConflictError(f"table {self.table_name}: {problems[0]}")
 
     def _build_snapshot(
-        self, changes: Changes, latest: Snapshot | None, delta_metas: list[ManifestFileMeta],
-        identifier: int, written: list[str],
+        self,
+        changes: Changes,
+        latest: Snapshot | None,
+        delta_metas: list[ManifestFileMeta],
+        identifier: int,
+        written: list[str],
     ) -> Snapshot:
         previous = self._previous_metas(latest)
         base, merged_names = self.manifests.merge(
-            previous, target_size=self.options.manifest_target_size,
+            previous,
+            target_size=self.options.manifest_target_size,
             min_count=self.options.manifest_merge_min_count,
             full_threshold=self.options.manifest_full_compaction_size,
         )
         written.extend(merged_names)
         base_name = self.paths.new_manifest_list_name()
-        base_size = write_manifest_list(self.io, self.paths.manifest(base_name), base,
-                                        codec=self.options.manifest_codec)
+        base_size = write_manifest_list(
+            self.io, self.paths.manifest(base_name), base, codec=self.options.manifest_codec
+        )
         delta_name = self.paths.new_manifest_list_name()
-        delta_size = write_manifest_list(self.io, self.paths.manifest(delta_name), delta_metas,
-                                         codec=self.options.manifest_codec)
+        delta_size = write_manifest_list(
+            self.io, self.paths.manifest(delta_name), delta_metas, codec=self.options.manifest_codec
+        )
         written += [base_name, delta_name]
         index_manifest = latest.index_manifest if latest else None
         if changes.index_changes:
@@ -214,8 +264,9 @@ class FileStoreCommit:
             )
             combined = combine_index_entries(previous_index, list(changes.index_changes))
             index_manifest = self.paths.new_index_manifest_name()
-            write_index_manifest(self.io, self.paths.manifest(index_manifest), combined,
-                                 codec=self.options.manifest_codec)
+            write_index_manifest(
+                self.io, self.paths.manifest(index_manifest), combined, codec=self.options.manifest_codec
+            )
             written.append(index_manifest)
         delta_count = sum(
             e.file.row_count if e.kind == FileKind.ADD else -e.file.row_count for e in changes.entries

@@ -24,6 +24,9 @@ class CommitMessage:
     @property
     def is_empty(self) -> bool:
         return not (
-            self.new_files or self.compact_before or self.compact_after or self.new_index_files
+            self.new_files
+            or self.compact_before
+            or self.compact_after
+            or self.new_index_files
             or self.deleted_index_files
         )

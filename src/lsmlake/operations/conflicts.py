@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 
@@ -50,8 +51,11 @@ def detect_conflicts(
     for e in live.values():
         if e.total_buckets > 0:
             totals[e.partition].add(e.total_buckets)
-    problems += [f"total buckets of a partition changed without overwrite: {sorted(t)}"
-                 for t in totals.values() if len(t) > 1]
+    problems += [
+        f"total buckets of a partition changed without overwrite: {sorted(t)}"
+        for t in totals.values()
+        if len(t) > 1
+    ]
     if key_types:
         problems += _lsm_overlaps(live.values(), key_types)
     return problems
@@ -66,7 +70,7 @@ def _lsm_overlaps(entries: Iterable[ManifestEntry], key_types: Sequence[DataType
     problems = []
     for (_, bucket, level), files in runs.items():
         ordered = sorted(files, key=lambda f: bounds.key(f.min_key))
-        for prev, nxt in zip(ordered, ordered[1:]):
+        for prev, nxt in itertools.pairwise(ordered):
             if not bounds.key(prev.max_key) < bounds.key(nxt.min_key):
                 problems.append(
                     f"LSM conflicts detected: files {prev.file_name} and {nxt.file_name} overlap "

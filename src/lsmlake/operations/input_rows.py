@@ -38,8 +38,14 @@ def to_arrow_table(data: WriteData, what: str) -> pa.Table:
     )
 
 
-def conform(table: pa.Table, schema: TableSchema, *, table_name: str, required: Sequence[str] | None = None,
-            fill_missing: bool = False) -> pa.Table:
+def conform(
+    table: pa.Table,
+    schema: TableSchema,
+    *,
+    table_name: str,
+    required: Sequence[str] | None = None,
+    fill_missing: bool = False,
+) -> pa.Table:
     """Select, order and cast columns to the table schema; raise SchemaMismatchError naming the column.
 
     ``required`` lists the columns the caller must supply (default: all); with ``fill_missing`` the
@@ -52,7 +58,9 @@ def conform(table: pa.Table, schema: TableSchema, *, table_name: str, required: 
         raise SchemaMismatchError(f"table {table_name}: data lacks column(s) {', '.join(missing)}")
     extra = [n for n in table.column_names if n not in schema.field_names]
     if extra:
-        raise SchemaMismatchError(f"table {table_name}: data has column(s) not in the table: {', '.join(extra)}")
+        raise SchemaMismatchError(
+            f"table {table_name}: data has column(s) not in the table: {', '.join(extra)}"
+        )
     columns = []
     for f in schema.fields:
         target = to_arrow_type(f.type)
@@ -76,7 +84,9 @@ def conform(table: pa.Table, schema: TableSchema, *, table_name: str, required: 
                 f"table {table_name}: {what} {f.name} holds {col.null_count} null value(s)"
             )
         columns.append(col)
-    arrow_schema = pa.schema([pa.field(f.name, to_arrow_type(f.type), f.type.nullable) for f in schema.fields])
+    arrow_schema = pa.schema(
+        [pa.field(f.name, to_arrow_type(f.type), f.type.nullable) for f in schema.fields]
+    )
     return pa.Table.from_arrays(columns, schema=arrow_schema)
 
 
@@ -92,8 +102,11 @@ def _filler(n: int, t: pa.DataType, nullable: bool) -> pa.Array:
         zero = False
     else:
         zero = 0
-    return pa.array([zero] * 1, pa.int64() if isinstance(zero, int) and not isinstance(zero, bool) else None) \
-        .cast(t).take(np.zeros(n, dtype=np.int64))
+    return (
+        pa.array([zero] * 1, pa.int64() if isinstance(zero, int) and not isinstance(zero, bool) else None)
+        .cast(t)
+        .take(np.zeros(n, dtype=np.int64))
+    )
 
 
 def row_kinds(table: pa.Table, options: CoreOptions, default: RowKind, *, table_name: str) -> np.ndarray:

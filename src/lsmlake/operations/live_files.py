@@ -19,7 +19,10 @@ def snapshot_manifests(io: FileIO, paths: TablePaths, snapshot: Snapshot) -> lis
 
 
 def live_entries(
-    io: FileIO, paths: TablePaths, snapshot: Snapshot | None, *,
+    io: FileIO,
+    paths: TablePaths,
+    snapshot: Snapshot | None,
+    *,
     manifest_filter: Callable[[ManifestFileMeta], bool] | None = None,
     entry_filter: Callable[[ManifestEntry], bool] | None = None,
 ) -> list[ManifestEntry]:

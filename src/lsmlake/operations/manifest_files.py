@@ -47,7 +47,7 @@ class ManifestWriter:
     def write(self, entries: Sequence[ManifestEntry]) -> list[ManifestFileMeta]:
         metas = []
         for start in range(0, len(entries), ENTRIES_PER_MANIFEST):
-            metas.append(self._write_one(entries[start:start + ENTRIES_PER_MANIFEST]))
+            metas.append(self._write_one(entries[start : start + ENTRIES_PER_MANIFEST]))
         return metas
 
     def _write_one(self, entries: Sequence[ManifestEntry]) -> ManifestFileMeta:
@@ -62,8 +62,10 @@ class ManifestWriter:
             num_deleted_files=sum(1 for e in entries if e.kind == FileKind.DELETE),
             partition_stats=partition_stats(entries, self.partition_types),
             schema_id=max((e.file.schema_id for e in entries), default=self.schema_id),
-            min_bucket=min(buckets), max_bucket=max(buckets),
-            min_level=min(levels), max_level=max(levels),
+            min_bucket=min(buckets),
+            max_bucket=max(buckets),
+            min_level=min(levels),
+            max_level=max(levels),
         )
 
     def merge(

@@ -72,7 +72,7 @@ def route_rows(table: pa.Table, schema: TableSchema, num_buckets: int) -> list[R
     ptypes = [schema.field(k).type for k in pkeys]
     groups = []
     for g in range(len(uniq)):
-        idx = order[bounds[g]:bounds[g + 1]]
+        idx = order[bounds[g] : bounds[g + 1]]
         first = int(idx[0])
         values = tuple(table.column(k)[first].as_py() for k in pkeys)
         groups.append(RowGroup(serialize_row(list(values), ptypes), values, int(buckets[first]), idx))

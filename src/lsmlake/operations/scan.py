@@ -41,8 +41,13 @@ from lsmlake.schema_change.stats import StatsEvolution
 
 PartitionBucket = tuple[bytes, int]
 UNSUPPORTED_SCAN_OPTIONS = (
-    "scan.tag-name", "scan.timestamp-millis", "scan.timestamp", "scan.watermark", "scan.version",
-    "incremental-between", "incremental-between-timestamp",
+    "scan.tag-name",
+    "scan.timestamp-millis",
+    "scan.timestamp",
+    "scan.watermark",
+    "scan.version",
+    "incremental-between",
+    "incremental-between-timestamp",
 )
 BATCH_SCAN_MODES = ("default", "latest", "latest-full", "full", "from-snapshot", "from-snapshot-full")
 POSTPONE_BUCKET = -2
@@ -225,8 +230,11 @@ class _Planner:
             v.to_datetime() if isinstance(v, Timestamp) else v for v in self.partition_values(partition)
         ]
         part = partition_path(
-            self.schema.partition_keys, values, self.partition_types,
-            default_name=self.options.partition_default_name, legacy=self.options.partition_legacy_name,
+            self.schema.partition_keys,
+            values,
+            self.partition_types,
+            default_name=self.options.partition_default_name,
+            legacy=self.options.partition_legacy_name,
         )
         directory = self.options.get("data-file.path-directory")
         if directory:
@@ -269,9 +277,11 @@ class _Planner:
             self.counts.by_level0 += 1
             return False
         key = self.filters.key
-        if key is not None and (
-            f.schema_id == self.schema.id or self.evolution.keys_comparable(f.schema_id)
-        ) and not _safe_match(key, f.key_stats, self.key_fields, f.row_count):
+        if (
+            key is not None
+            and (f.schema_id == self.schema.id or self.evolution.keys_comparable(f.schema_id))
+            and not _safe_match(key, f.key_stats, self.key_fields, f.row_count)
+        ):
             self.counts.by_key_stats += 1
             return False
         if (self.skip_level0 or not self.pk_table) and not self.value_matches(f):
@@ -304,7 +314,8 @@ class _Planner:
         if len(files) == 1 or (len(levels) == 1 and 0 not in levels):
             kept = [f for f in files if self.value_matches(f)]
         elif not self.options.deletion_vectors_enabled and self.options.merge_engine in (
-            "partial-update", "aggregation"
+            "partial-update",
+            "aggregation",
         ):
             kept = files
         else:
@@ -360,8 +371,13 @@ def _levels(files: Sequence[DataFileMeta]) -> tuple[tuple[int, int], ...]:
 
 
 def plan_scan(
-    io: FileIO, root: str, schema: TableSchema, options: CoreOptions, *,
-    predicate: Predicate | None = None, snapshot_id: int | None = None,
+    io: FileIO,
+    root: str,
+    schema: TableSchema,
+    options: CoreOptions,
+    *,
+    predicate: Predicate | None = None,
+    snapshot_id: int | None = None,
 ) -> ScanPlan:
     """Plan a batch read of one snapshot into splits (see module docstring)."""
     if options.get_bool("data-evolution.enabled"):
@@ -385,8 +401,12 @@ def plan_scan(
             if not files:
                 continue
             groups = split_for_batch(
-                files, bounds, target_size=target, open_file_cost=open_cost,
-                deletion_vectors=options.deletion_vectors_enabled, merge_engine=options.merge_engine,
+                files,
+                bounds,
+                target_size=target,
+                open_file_cost=open_cost,
+                deletion_vectors=options.deletion_vectors_enabled,
+                merge_engine=options.merge_engine,
             )
         else:
             groups = split_for_append(files, target_size=target, open_file_cost=open_cost)
@@ -420,12 +440,25 @@ def _live_entries(planner: _Planner, snapshot: Snapshot) -> list[ManifestEntry]:
 
 
 def _to_split(
-    g: SplitGroup, partition: bytes, values: tuple[object, ...], bucket: int, path: str, total: int,
-    snapshot_id: int, dvs: Mapping[str, DeletionFile],
+    g: SplitGroup,
+    partition: bytes,
+    values: tuple[object, ...],
+    bucket: int,
+    path: str,
+    total: int,
+    snapshot_id: int,
+    dvs: Mapping[str, DeletionFile],
 ) -> Split:
     return Split(
-        partition=partition, partition_values=values, bucket=bucket, bucket_path=path, files=g.files,
-        deletion_files=tuple(dvs.get(f.file_name) for f in g.files), raw_convertible=g.raw_convertible,
-        sections=g.sections, total_buckets=total, snapshot_id=snapshot_id, rule=g.rule,
+        partition=partition,
+        partition_values=values,
+        bucket=bucket,
+        bucket_path=path,
+        files=g.files,
+        deletion_files=tuple(dvs.get(f.file_name) for f in g.files),
+        raw_convertible=g.raw_convertible,
+        sections=g.sections,
+        total_buckets=total,
+        snapshot_id=snapshot_id,
+        rule=g.rule,
     )
-

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -85,7 +86,11 @@ class StatsAccumulator:
                 self._unknown[i] = True
                 continue
             old = self._bounds[i]
-            self._bounds[i] = bounds if old is None else (min(old[0], bounds[0]), max(old[1], bounds[1]))  # type: ignore[type-var]
+            new_lo: Any = bounds[0]
+            new_hi: Any = bounds[1]
+            lo = new_lo if old is None else min(old[0], new_lo)
+            hi = new_hi if old is None else max(old[1], new_hi)
+            self._bounds[i] = (lo, hi)
 
     def result(self) -> SimpleStats:
         mins: list[object | None] = []

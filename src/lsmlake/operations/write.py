@@ -61,8 +61,14 @@ class FileStoreWrite:
     """
 
     def __init__(
-        self, io: FileIO, table_root: str, schema: TableSchema, options: CoreOptions, *,
-        table_name: str, restore: Callable[[], RestoredState],
+        self,
+        io: FileIO,
+        table_root: str,
+        schema: TableSchema,
+        options: CoreOptions,
+        *,
+        table_name: str,
+        restore: Callable[[], RestoredState],
     ) -> None:
         self.io = io
         self.paths = TablePaths(table_root)
@@ -81,7 +87,9 @@ class FileStoreWrite:
                 "create the table with option 'bucket' = N"
             )
         if pk and self.num_buckets == -2:
-            raise UnsupportedError(f"table {table_name}: postpone bucket mode (bucket = -2) is not supported yet")
+            raise UnsupportedError(
+                f"table {table_name}: postpone bucket mode (bucket = -2) is not supported yet"
+            )
         self._buffer_limit = options.get_size("write-buffer-size")
         self.merge_function = merge_function_for(options, schema) if pk else Deduplicate()
 
@@ -135,9 +143,13 @@ class FileStoreWrite:
         names = list(self.schema.trimmed_primary_keys) + list(self.options.sequence_fields)
         descending = (self.options.get("sequence.field.sort-order") or "").lower() == "descending"
         sort_keys = sort_by_key(
-            rows.select(names).take(pa.array(indices)).append_column("__pos", pa.array(np.arange(len(indices)))),
-            self.schema.trimmed_primary_keys, self.options.sequence_fields,
-            descending_sequence=descending, seq_column=None,
+            rows.select(names)
+            .take(pa.array(indices))
+            .append_column("__pos", pa.array(np.arange(len(indices)))),
+            self.schema.trimmed_primary_keys,
+            self.options.sequence_fields,
+            descending_sequence=descending,
+            seq_column=None,
         )
         order = sort_keys.column("__pos").to_numpy()
         final = indices[order]
@@ -182,8 +194,11 @@ class FileStoreWrite:
             if len(parts) > 1:
                 descending = (self.options.get("sequence.field.sort-order") or "").lower() == "descending"
                 kv = sort_by_key(
-                    pa.concat_tables(parts), knames, self.options.sequence_fields,
-                    descending_sequence=descending, seq_column=SEQUENCE_NUMBER,
+                    pa.concat_tables(parts),
+                    knames,
+                    self.options.sequence_fields,
+                    descending_sequence=descending,
+                    seq_column=SEQUENCE_NUMBER,
                 )
             written = writer.write(self.merge_function.merge(kv, knames))
         else:
@@ -194,8 +209,11 @@ class FileStoreWrite:
     def _partition_dir(self, values: tuple[object, ...]) -> str:
         keys = list(self.schema.partition_keys)
         return partition_path(
-            keys, list(values), [self.schema.field(k).type for k in keys],
-            default_name=self.options.partition_default_name, legacy=self.options.partition_legacy_name,
+            keys,
+            list(values),
+            [self.schema.field(k).type for k in keys],
+            default_name=self.options.partition_default_name,
+            legacy=self.options.partition_legacy_name,
         )
 
     def prepare_commit(self, *, compact: bool = True, full: bool = False) -> list[CommitMessage]:
@@ -212,9 +230,15 @@ class FileStoreWrite:
             message = CommitMessage(partition, bucket, self.total_buckets, new_files=new_files)
             if compact and new_files:
                 state = BucketFiles(
-                    partition, buf.partition_values, bucket, self.total_buckets, buf.directory,
+                    partition,
+                    buf.partition_values,
+                    bucket,
+                    self.total_buckets,
+                    buf.directory,
                     [e.file for e in self.restored.entries(partition, bucket)] + list(new_files),
-                    restore_deletion_vectors(self.io, self.paths, self.restored, partition, bucket, self.options),
+                    restore_deletion_vectors(
+                        self.io, self.paths, self.restored, partition, bucket, self.options
+                    ),
                 )
                 result = compact_bucket(self.io, self.paths, self.schema, self.options, state, full=full)
                 if result is not None:

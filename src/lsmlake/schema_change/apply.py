@@ -49,19 +49,35 @@ class SchemaChangeError(SchemaMismatchError, ValueError):
 FIELDS_PREFIX = "fields."
 DEFAULT_AGG = "default-aggregate-function"
 KEY_FIELD_PREFIX = "_KEY_"
-SYSTEM_FIELD_NAMES = frozenset(
-    {"_SEQUENCE_NUMBER", "_VALUE_KIND", "_LEVEL", "rowkind", "_ROW_ID"}
-)
+SYSTEM_FIELD_NAMES = frozenset({"_SEQUENCE_NUMBER", "_VALUE_KIND", "_LEVEL", "rowkind", "_ROW_ID"})
 
 # Paimon's @Immutable CoreOptions: they cannot change once the table has snapshots.
-IMMUTABLE_OPTIONS = frozenset({
-    "type", "bucket-key", "bucket-function.type", "data-file.path-directory", "merge-engine",
-    "sequence.snapshot-ordering", "aggregation.remove-record-on-delete",
-    "partial-update.remove-record-on-delete", "partial-update.remove-record-on-sequence-group",
-    "rowkind.field", "primary-key", "primary-key.nullable", "partition", "dynamic-bucket.initial-buckets",
-    "force-lookup", "row-tracking.enabled", "data-evolution.enabled", "index-file-in-data-file-dir",
-    "blob-field", "blob-descriptor-field", "blob-view-field", "pk-clustering-override",
-})
+IMMUTABLE_OPTIONS = frozenset(
+    {
+        "type",
+        "bucket-key",
+        "bucket-function.type",
+        "data-file.path-directory",
+        "merge-engine",
+        "sequence.snapshot-ordering",
+        "aggregation.remove-record-on-delete",
+        "partial-update.remove-record-on-delete",
+        "partial-update.remove-record-on-sequence-group",
+        "rowkind.field",
+        "primary-key",
+        "primary-key.nullable",
+        "partition",
+        "dynamic-bucket.initial-buckets",
+        "force-lookup",
+        "row-tracking.enabled",
+        "data-evolution.enabled",
+        "index-file-in-data-file-dir",
+        "blob-field",
+        "blob-descriptor-field",
+        "blob-view-field",
+        "pk-clustering-override",
+    }
+)
 # Options lsmlake also keeps fixed once data exists: they decide where existing rows live or how
 # they merge, and lsmlake has no rescale / rewrite job to bring old files in line.
 LSMLAKE_FIXED_OPTIONS = {
@@ -121,8 +137,11 @@ class _State:
 
     def check_new_name(self, name: str) -> None:
         if name in SYSTEM_FIELD_NAMES or name.startswith(KEY_FIELD_PREFIX):
-            raise _err(self.table, f"column name {name!r} is reserved for Paimon system fields "
-                                   f"({sorted(SYSTEM_FIELD_NAMES)} and the '{KEY_FIELD_PREFIX}' prefix)")
+            raise _err(
+                self.table,
+                f"column name {name!r} is reserved for Paimon system fields "
+                f"({sorted(SYSTEM_FIELD_NAMES)} and the '{KEY_FIELD_PREFIX}' prefix)",
+            )
         self.require_absent(name)
 
     def protect_partition(self, name: str, what: str) -> None:
@@ -152,7 +171,7 @@ def _split_list(value: str) -> list[str]:
 
 def _fields_key(key: str) -> tuple[list[str], str]:
     """``fields.a,b.sequence-group`` -> (["a", "b"], "sequence-group")."""
-    body = key[len(FIELDS_PREFIX):]
+    body = key[len(FIELDS_PREFIX) :]
     names, _, suffix = body.rpartition(".")
     if not names:
         return [], body
@@ -187,11 +206,13 @@ def _check_option_change(st: _State, key: str, old: str | None, new: str | None)
     if key in LSMLAKE_FIXED_OPTIONS:
         raise UnsupportedError(
             f"table {table}: option {key!r} cannot change once the table has data: "
-            f"{LSMLAKE_FIXED_OPTIONS[key]}")
+            f"{LSMLAKE_FIXED_OPTIONS[key]}"
+        )
     if key == "deletion-vectors.enabled" and _bool(old, False) != _bool(new, False):
         raise UnsupportedError(
             f"table {table}: cannot change deletion vectors mode from {_bool(old, False)} to "
-            f"{_bool(new, False)} once the table has data (it could make rows appear twice)")
+            f"{_bool(new, False)} once the table has data (it could make rows appear twice)"
+        )
     if key in _BOOL_ONE_WAY and _bool(old, False) and not _bool(new, False):
         raise UnsupportedError(f"table {table}: cannot change {key} from true to false")
 
@@ -251,8 +272,11 @@ def _insert_position(st: _State, move: Move | None) -> int:
 
 def _add_column(st: _State, change: AddColumn) -> None:
     if not change.type.nullable:
-        raise _err(st.table, f"column {change.name!r} cannot be added as NOT NULL (rows already written "
-                             "have no value for it); add it nullable")
+        raise _err(
+            st.table,
+            f"column {change.name!r} cannot be added as NOT NULL (rows already written "
+            "have no value for it); add it nullable",
+        )
     st.check_new_name(change.name)
     position = _insert_position(st, change.move)
     st.highest += 1
@@ -295,8 +319,11 @@ def _drop_column(st: _State, change: DropColumn) -> None:
     st.protect_primary_key(change.name, "drop")
     users = st.option_users(change.name)
     if users:
-        raise _err(st.table, f"cannot drop column {change.name!r}: option(s) {users} refer to it "
-                             "(change or remove them first)")
+        raise _err(
+            st.table,
+            f"cannot drop column {change.name!r}: option(s) {users} refer to it "
+            "(change or remove them first)",
+        )
     if len(st.fields) == 1:
         raise _err(st.table, "cannot drop the last column of a table")
     del st.fields[i]
@@ -309,15 +336,18 @@ def _update_type(st: _State, change: UpdateColumnType) -> None:
     f = st.fields[i]
     bucketed = int(st.options.get("bucket", "-1")) > 0
     if bucketed and change.name in _split_list(st.options.get("bucket-key", "")):
-        raise _err(st.table, f"cannot change the type of bucket-key column {change.name!r}: rows would "
-                             "hash to other buckets")
+        raise _err(
+            st.table,
+            f"cannot change the type of bucket-key column {change.name!r}: rows would hash to other buckets",
+        )
     reason = widening_error(f.type, change.type)
     if reason is not None:
         raise _err(st.table, f"cannot change the type of column {change.name!r}: {reason}")
     target = change.type.copy(nullable=f.type.nullable) if change.keep_nullability else change.type
     if f.type.nullable and not target.nullable:
-        raise _err(st.table, f"cannot make column {change.name!r} NOT NULL: rows already written may "
-                             "hold nulls")
+        raise _err(
+            st.table, f"cannot make column {change.name!r} NOT NULL: rows already written may hold nulls"
+        )
     if not f.type.nullable and target.nullable:
         st.protect_primary_key(change.name, "make nullable")
     if change.type.root in ("ROW", "ARRAY", "MAP", "MULTISET"):
@@ -333,8 +363,11 @@ def _update_nullability(st: _State, change: UpdateColumnNullability) -> None:
     if change.nullable:
         st.protect_primary_key(change.name, "change the nullability of")
     else:
-        raise _err(st.table, f"cannot make column {change.name!r} NOT NULL: rows already written may hold "
-                             "nulls (Paimon's alter-column-null-to-not-null.disabled)")
+        raise _err(
+            st.table,
+            f"cannot make column {change.name!r} NOT NULL: rows already written may hold "
+            "nulls (Paimon's alter-column-null-to-not-null.disabled)",
+        )
     st.fields[i] = DataField(f.id, f.name, f.type.copy(nullable=change.nullable), f.description)
 
 
@@ -406,25 +439,29 @@ def validate_schema(s: TableSchema, table: str, *, previous: Mapping[str, str] |
     bucket = opts.bucket
     if pk_table and bucket > 0 and not set(s.partition_keys) <= set(s.primary_keys):
         raise InvalidOptionError(
-            f"table {table}: with a fixed bucket count the primary key must include every partition key")
+            f"table {table}: with a fixed bucket count the primary key must include every partition key"
+        )
     bucket_key = s.options.get("bucket-key")
     if bucket_key:
         for col in bucket_key.split(","):
             if col not in names or col in s.partition_keys or (pk_table and col not in s.primary_keys):
                 raise InvalidOptionError(
                     f"table {table}: bucket-key column {col!r} must be a non-partition column"
-                    + (" of the primary key" if pk_table else ""))
+                    + (" of the primary key" if pk_table else "")
+                )
     for key in s.options:
         if key.startswith(FIELDS_PREFIX):
             fields, _ = _fields_key(key)
-            for col in fields or [key[len(FIELDS_PREFIX):]]:
+            for col in fields or [key[len(FIELDS_PREFIX) :]]:
                 if col != DEFAULT_AGG and col not in names:
-                    raise InvalidOptionError(f"table {table}: option {key!r}: field {col!r} can not be found "
-                                             "in table schema")
+                    raise InvalidOptionError(
+                        f"table {table}: option {key!r}: field {col!r} can not be found in table schema"
+                    )
     for col in opts.sequence_fields:
         if col not in names:
             raise InvalidOptionError(
-                f"table {table}: sequence field {col!r} can not be found in table schema")
+                f"table {table}: sequence field {col!r} can not be found in table schema"
+            )
     rowkind = opts.rowkind_field
     if rowkind is not None and rowkind not in names:
         raise InvalidOptionError(f"table {table}: rowkind.field {rowkind!r} can not be found in table schema")
@@ -438,8 +475,13 @@ def validate_schema(s: TableSchema, table: str, *, previous: Mapping[str, str] |
         raise InvalidOptionError(f"table {table}: {e}") from None
 
 
-_DURATIONS = ("commit.min-retry-wait", "commit.max-retry-wait", "snapshot.time-retained", "commit.timeout",
-              "changelog.time-retained")
+_DURATIONS = (
+    "commit.min-retry-wait",
+    "commit.max-retry-wait",
+    "snapshot.time-retained",
+    "commit.timeout",
+    "changelog.time-retained",
+)
 
 
 def _check_value(key: str, value: str) -> None:
@@ -465,14 +507,19 @@ def check_changes(changes: Sequence[object]) -> tuple[SchemaChange, ...]:
         if not isinstance(c, CHANGE_TYPES):
             raise TypeError(
                 "expected schema changes (lsmlake.schema_change.add_column(...), drop_column(...), ...), "
-                f"got {c!r}")
+                f"got {c!r}"
+            )
         out.append(c)
     return tuple(out)
 
 
 def apply_changes(
-    old: TableSchema, changes: Sequence[SchemaChange], *, table_name: str,
-    has_snapshots: Callable[[], bool] = lambda: True, time_millis: int | None = None,
+    old: TableSchema,
+    changes: Sequence[SchemaChange],
+    *,
+    table_name: str,
+    has_snapshots: Callable[[], bool] = lambda: True,
+    time_millis: int | None = None,
 ) -> TableSchema | None:
     """The schema after ``changes`` (id ``old.id + 1``), or None when they change nothing.
 
@@ -486,13 +533,21 @@ def apply_changes(
             continue
         _APPLY[type(change)](st, change)
     new = TableSchema(
-        version=CURRENT_VERSION, id=old.id + 1, fields=tuple(st.fields), highest_field_id=st.highest,
-        partition_keys=tuple(st.partition_keys), primary_keys=tuple(st.primary_keys), options=st.options,
-        comment=st.comment, time_millis=int(time.time() * 1000) if time_millis is None else time_millis,
+        version=CURRENT_VERSION,
+        id=old.id + 1,
+        fields=tuple(st.fields),
+        highest_field_id=st.highest,
+        partition_keys=tuple(st.partition_keys),
+        primary_keys=tuple(st.primary_keys),
+        options=st.options,
+        comment=st.comment,
+        time_millis=int(time.time() * 1000) if time_millis is None else time_millis,
     )
     unchanged = (
-        new.fields == old.fields and new.highest_field_id == old.highest_field_id
-        and new.primary_keys == old.primary_keys and dict(new.options) == old.effective_options
+        new.fields == old.fields
+        and new.highest_field_id == old.highest_field_id
+        and new.primary_keys == old.primary_keys
+        and dict(new.options) == old.effective_options
         and new.comment == old.comment
     )
     if unchanged:

@@ -62,8 +62,10 @@ def widening_error(old: DataType, new: DataType) -> str | None:
         return f"nested types cannot change type ({a} -> {b}); only their nullability can change"
     if _widens(a, b):
         return None
-    return (f"{a} cannot be converted to {b} without losing information; lsmlake allows only lossless "
-            f"widenings: {ALLOWED_SUMMARY}")
+    return (
+        f"{a} cannot be converted to {b} without losing information; lsmlake allows only lossless "
+        f"widenings: {ALLOWED_SUMMARY}"
+    )
 
 
 def stats_comparable(old: DataType, new: DataType) -> bool:

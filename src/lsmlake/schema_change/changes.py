@@ -32,8 +32,10 @@ class Move:
         if self.kind not in ("first", "after", "before", "last"):
             raise ValueError(f"unknown column move {self.kind!r}: expected first, after, before or last")
         if (self.kind in ("after", "before")) != (self.reference is not None):
-            raise ValueError(f"column move {self.kind!r} {'needs' if self.reference is None else 'takes no'} "
-                             "reference column")
+            raise ValueError(
+                f"column move {self.kind!r} {'needs' if self.reference is None else 'takes no'} "
+                "reference column"
+            )
 
     def __str__(self) -> str:
         return self.kind.upper() + (f" {self.reference}" if self.reference is not None else "")
@@ -103,12 +105,28 @@ class UpdateColumnPosition:
 
 
 SchemaChange: TypeAlias = (
-    SetOption | RemoveOption | UpdateComment | AddColumn | DropColumn | RenameColumn | UpdateColumnType
-    | UpdateColumnNullability | UpdateColumnComment | UpdateColumnPosition
+    SetOption
+    | RemoveOption
+    | UpdateComment
+    | AddColumn
+    | DropColumn
+    | RenameColumn
+    | UpdateColumnType
+    | UpdateColumnNullability
+    | UpdateColumnComment
+    | UpdateColumnPosition
 )
 CHANGE_TYPES = (
-    SetOption, RemoveOption, UpdateComment, AddColumn, DropColumn, RenameColumn, UpdateColumnType,
-    UpdateColumnNullability, UpdateColumnComment, UpdateColumnPosition,
+    SetOption,
+    RemoveOption,
+    UpdateComment,
+    AddColumn,
+    DropColumn,
+    RenameColumn,
+    UpdateColumnType,
+    UpdateColumnNullability,
+    UpdateColumnComment,
+    UpdateColumnPosition,
 )
 
 
@@ -158,12 +176,16 @@ def _check_name(name: object, what: str) -> str:
 
 
 def _move(first: bool, after: str | None, before: str | None, last: bool) -> Move | None:
-    given = [m for m in (
-        Move("first") if first else None,
-        Move("after", after) if after is not None else None,
-        Move("before", before) if before is not None else None,
-        Move("last") if last else None,
-    ) if m is not None]
+    given = [
+        m
+        for m in (
+            Move("first") if first else None,
+            Move("after", after) if after is not None else None,
+            Move("before", before) if before is not None else None,
+            Move("last") if last else None,
+        )
+        if m is not None
+    ]
     if len(given) > 1:
         raise ValueError("give at most one of first, after, before and last")
     return given[0] if given else None
@@ -173,8 +195,14 @@ def _move(first: bool, after: str | None, before: str | None, last: bool) -> Mov
 
 
 def add_column(
-    name: str, type: TypeLike, *, nullable: bool = True, comment: str | None = None,
-    after: str | None = None, before: str | None = None, first: bool = False,
+    name: str,
+    type: TypeLike,
+    *,
+    nullable: bool = True,
+    comment: str | None = None,
+    after: str | None = None,
+    before: str | None = None,
+    first: bool = False,
 ) -> AddColumn:
     """Add a (nullable) column, at the end unless ``first``, ``after=`` or ``before=`` says where.
 
@@ -220,7 +248,11 @@ def update_comment(comment: str | None) -> UpdateComment:
 
 
 def update_column_position(
-    name: str, *, first: bool = False, after: str | None = None, before: str | None = None,
+    name: str,
+    *,
+    first: bool = False,
+    after: str | None = None,
+    before: str | None = None,
     last: bool = False,
 ) -> UpdateColumnPosition:
     """Move a column: ``first=True``, ``last=True``, ``after="col"`` or ``before="col"``."""

@@ -31,7 +31,7 @@ def schema_ids(io: FileIO, root: str) -> list[int]:
     """The ids of every ``schema-<id>`` file of the table, ascending."""
     ids = []
     for s in io.list_dir(schema_dir(root)):
-        suffix = s.name[len(SCHEMA_PREFIX):]
+        suffix = s.name[len(SCHEMA_PREFIX) :]
         if not s.is_dir and s.name.startswith(SCHEMA_PREFIX) and suffix.isdigit():
             ids.append(int(suffix))
     return sorted(ids)
@@ -46,7 +46,11 @@ def latest_schema(io: FileIO, root: str, *, table_name: str = "") -> TableSchema
 
 
 def commit_changes(
-    io: FileIO, root: str, changes: Sequence[SchemaChange], *, table_name: str = "",
+    io: FileIO,
+    root: str,
+    changes: Sequence[SchemaChange],
+    *,
+    table_name: str = "",
     max_attempts: int = MAX_ATTEMPTS,
 ) -> TableSchema:
     """Apply ``changes`` to the latest schema and write it as the next schema version; returns it.
@@ -61,7 +65,9 @@ def commit_changes(
         latest = latest_schema(io, root, table_name=name)
         try:
             new = apply_changes(
-                latest, checked, table_name=name,
+                latest,
+                checked,
+                table_name=name,
                 has_snapshots=lambda: SnapshotManager(io, root).latest_id() is not None,
             )
         except (LsmlakeError, ValueError) as e:
@@ -69,7 +75,8 @@ def commit_changes(
                 raise
             raise CommitConflictError(
                 f"table {name}: a concurrent ALTER committed schema-{lost_to.id} first and the change no "
-                f"longer applies to it: {e}") from e
+                f"longer applies to it: {e}"
+            ) from e
         if new is None:
             return latest
         if write_schema(io, posixpath.join(schema_dir(root), schema_file_name(new.id)), new):
@@ -77,7 +84,8 @@ def commit_changes(
         lost_to = latest_schema(io, root, table_name=name)
     raise CommitConflictError(
         f"table {name}: gave up after {max_attempts} attempts: concurrent ALTERs kept claiming the next "
-        "schema id first")
+        "schema id first"
+    )
 
 
 # --------------------------------------------------------------------------- table rename
@@ -92,8 +100,11 @@ def external_paths(io: FileIO, root: str) -> list[str]:
             continue
         path = posixpath.join(manifest_dir, s.name)
         if s.name.startswith("index-manifest-"):
-            found += [e.index_file.external_path for e in read_index_manifest(io, path)
-                      if e.index_file.external_path]
+            found += [
+                e.index_file.external_path
+                for e in read_index_manifest(io, path)
+                if e.index_file.external_path
+            ]
         elif s.name.startswith("manifest-") and not s.name.startswith("manifest-list-"):
             found += [e.file.external_path for e in read_manifest(io, path) if e.file.external_path]
     return found
@@ -104,10 +115,12 @@ def rename_table_dir(io: FileIO, source: str, target: str, *, source_name: str, 
     if not io.local:
         raise UnsupportedError(
             f"cannot rename {source_name} to {target_name}: renaming a directory on an object store is not "
-            "atomic; copy the table instead")
+            "atomic; copy the table instead"
+        )
     external = external_paths(io, source)
     if external:
         raise UnsupportedError(
             f"cannot rename {source_name}: its metadata refers to absolute file paths (e.g. {external[0]}), "
-            "which a directory move would not carry along")
+            "which a directory move would not carry along"
+        )
     io.rename(source, target)

@@ -32,7 +32,8 @@ class StatsEvolution:
         if schema_id not in self._schemas:
             try:
                 self._schemas[schema_id] = read_schema(
-                    self.io, posixpath.join(self.root, "schema", schema_file_name(schema_id)))
+                    self.io, posixpath.join(self.root, "schema", schema_file_name(schema_id))
+                )
             except Exception:  # a missing or unreadable old schema only costs pruning; the read reports it
                 self._schemas[schema_id] = None
         return self._schemas[schema_id]
@@ -46,8 +47,11 @@ class StatsEvolution:
         ok = self._keys_ok.get(schema_id)
         if ok is None:
             old = self.file_schema(schema_id)
-            ok = (old is not None and bool(old.primary_keys)
-                  and _key_signature(old) == _key_signature(self.schema))
+            ok = (
+                old is not None
+                and bool(old.primary_keys)
+                and _key_signature(old) == _key_signature(self.schema)
+            )
             self._keys_ok[schema_id] = ok
         return ok
 

@@ -106,12 +106,15 @@ def _is(cur: Cursor, ahead: int, *values: str) -> bool:
 def _refuse_constraints(cur: Cursor, verb: str) -> None:
     """Partition, primary-key, constraint and watermark clauses (a column may still be called so)."""
     if _is(cur, 0, "IF") or (_is(cur, 0, "PARTITION") and _is(cur, 1, "(")):
-        raise UnsupportedError(f"ALTER TABLE ... {verb} PARTITION is not supported (partitions appear and "
-                               "go with the rows written)")
+        raise UnsupportedError(
+            f"ALTER TABLE ... {verb} PARTITION is not supported (partitions appear and "
+            "go with the rows written)"
+        )
     primary = _is(cur, 0, "PRIMARY") and _is(cur, 1, "KEY")
     if primary or (_is(cur, 0, "CONSTRAINT") and _is(cur, 2, "PRIMARY")):
-        raise UnsupportedError(f"ALTER TABLE ... {verb} PRIMARY KEY is not supported: the primary key cannot "
-                               "change")
+        raise UnsupportedError(
+            f"ALTER TABLE ... {verb} PRIMARY KEY is not supported: the primary key cannot change"
+        )
     if _is(cur, 0, "WATERMARK") and (cur.peek(1) is None or _is(cur, 1, "FOR")):
         raise UnsupportedError(f"ALTER TABLE ... {verb} WATERMARK is not supported")
 
@@ -119,8 +122,10 @@ def _refuse_constraints(cur: Cursor, verb: str) -> None:
 def _add(cur: Cursor) -> list[SchemaChange]:
     if not cur.accept("COLUMNS") and not cur.accept("COLUMN"):
         _refuse_constraints(cur, "ADD")
-    return [add_column(name, dtype, comment=comment, **position)  # type: ignore[arg-type]
-            for name, dtype, comment, position in _def_list(cur)]
+    return [
+        add_column(name, dtype, comment=comment, **position)  # type: ignore[arg-type]
+        for name, dtype, comment, position in _def_list(cur)
+    ]
 
 
 def _drop(cur: Cursor, table: Table) -> list[SchemaChange]:
@@ -170,8 +175,9 @@ def _alter_column(cur: Cursor) -> list[SchemaChange]:
         return [update_column_position(name, **position)]  # type: ignore[arg-type]
     if cur.accept("SET", "DEFAULT") or cur.accept("DROP", "DEFAULT"):
         raise UnsupportedError("ALTER COLUMN ... SET/DROP DEFAULT is not supported")
-    raise cur.error("ALTER COLUMN supports TYPE t, SET NOT NULL, DROP NOT NULL, COMMENT 'x', FIRST and "
-                    "AFTER c")
+    raise cur.error(
+        "ALTER COLUMN supports TYPE t, SET NOT NULL, DROP NOT NULL, COMMENT 'x', FIRST and AFTER c"
+    )
 
 
 def parse_alter(cur: Cursor, table: Table) -> list[SchemaChange] | None:
@@ -192,8 +198,10 @@ def parse_alter(cur: Cursor, table: Table) -> list[SchemaChange] | None:
     if cur.accept("ALTER"):
         return _alter_column(cur)
     if cur.accept("CHANGE"):
-        raise UnsupportedError("ALTER TABLE ... CHANGE COLUMN is not supported; use RENAME COLUMN, "
-                               "ALTER COLUMN ... TYPE, or MODIFY")
+        raise UnsupportedError(
+            "ALTER TABLE ... CHANGE COLUMN is not supported; use RENAME COLUMN, "
+            "ALTER COLUMN ... TYPE, or MODIFY"
+        )
     if cur.accept("SET", "TBLPROPERTIES") or cur.accept("SET"):
         return _set_options(parse_key_values(cur.group(), what="ALTER TABLE ... SET"))
     if cur.accept("RESET"):

@@ -62,9 +62,20 @@ def type_sql(t: DataType) -> str:
 
 
 _DUCKDB_SIMPLE = {
-    "BOOLEAN": "BOOLEAN", "TINYINT": "TINYINT", "SMALLINT": "SMALLINT", "INT": "INTEGER",
-    "BIGINT": "BIGINT", "FLOAT": "FLOAT", "DOUBLE": "DOUBLE", "DATE": "DATE", "TIME": "TIME",
-    "CHAR": "VARCHAR", "VARCHAR": "VARCHAR", "BINARY": "BLOB", "VARBINARY": "BLOB", "BLOB": "BLOB",
+    "BOOLEAN": "BOOLEAN",
+    "TINYINT": "TINYINT",
+    "SMALLINT": "SMALLINT",
+    "INT": "INTEGER",
+    "BIGINT": "BIGINT",
+    "FLOAT": "FLOAT",
+    "DOUBLE": "DOUBLE",
+    "DATE": "DATE",
+    "TIME": "TIME",
+    "CHAR": "VARCHAR",
+    "VARCHAR": "VARCHAR",
+    "BINARY": "BLOB",
+    "VARBINARY": "BLOB",
+    "BLOB": "BLOB",
 }
 
 

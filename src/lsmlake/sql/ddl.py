@@ -138,11 +138,12 @@ def create_table(ctx: SqlContext, stmt: Statement) -> Result:
     data: pa.Table | None = None
     if spec.query_start is not None:
         if spec.columns:
-            raise SqlError("CREATE TABLE ... AS SELECT takes its columns from the query; "
-                           "drop the column list")
+            raise SqlError(
+                "CREATE TABLE ... AS SELECT takes its columns from the query; drop the column list"
+            )
         if spec.if_not_exists and ctx.catalog.table_exists(name.identifier):
             return Result("create table", stmt.text, message=f"table {name} already exists")
-        rewritten = rewrite_for_sqlglot(stmt, stmt.tokens[spec.query_start:])
+        rewritten = rewrite_for_sqlglot(stmt, stmt.tokens[spec.query_start :])
         with QueryEngine(ctx, rewritten.hints) as engine:
             data = engine.run(parse_query(rewritten.text))
         schema = data.schema
@@ -153,15 +154,24 @@ def create_table(ctx: SqlContext, stmt: Statement) -> Result:
     ctx.ensure_database(name.database)
     existed = spec.if_not_exists and ctx.catalog.table_exists(name.identifier)
     table = ctx.catalog.create_table(
-        name.identifier, schema=schema, primary_key=spec.primary_key, partition_keys=spec.partition_keys,
-        options=spec.options, comment=spec.comment, exist_ok=spec.if_not_exists,
+        name.identifier,
+        schema=schema,
+        primary_key=spec.primary_key,
+        partition_keys=spec.partition_keys,
+        options=spec.options,
+        comment=spec.comment,
+        exist_ok=spec.if_not_exists,
     )
     if existed:
         return Result("create table", stmt.text, message=f"table {name} already exists")
     if data is not None:
         sid = table.write(data)
-        return Result("create table", stmt.text, message=f"created table {name} with {data.num_rows} rows",
-                      snapshot_id=sid)
+        return Result(
+            "create table",
+            stmt.text,
+            message=f"created table {name} with {data.num_rows} rows",
+            snapshot_id=sid,
+        )
     return Result("create table", stmt.text, message=f"created table {name}")
 
 
@@ -179,8 +189,11 @@ def create_database(ctx: SqlContext, stmt: Statement) -> Result:
     cur.end()
     existed = exist_ok and name in ctx.catalog.list_databases()
     ctx.catalog.create_database(name, exist_ok=exist_ok)
-    return Result("create database", stmt.text,
-                  message=f"database {name} already exists" if existed else f"created database {name}")
+    return Result(
+        "create database",
+        stmt.text,
+        message=f"database {name} already exists" if existed else f"created database {name}",
+    )
 
 
 def drop(ctx: SqlContext, stmt: Statement) -> Result:
@@ -204,8 +217,11 @@ def drop(ctx: SqlContext, stmt: Statement) -> Result:
     cur.end()
     existed = ctx.catalog.table_exists(name.identifier)
     ctx.catalog.drop_table(name.identifier, ignore_missing=ignore)
-    return Result("drop table", stmt.text,
-                  message=f"dropped table {name}" if existed else f"table {name} does not exist")
+    return Result(
+        "drop table",
+        stmt.text,
+        message=f"dropped table {name}" if existed else f"table {name} does not exist",
+    )
 
 
 def use(ctx: SqlContext, stmt: Statement) -> Result:
@@ -234,8 +250,9 @@ def show(ctx: SqlContext, stmt: Statement) -> Result:
     if cur.accept("DATABASES") or cur.accept("SCHEMAS"):
         pattern = _like(cur)
         cur.end()
-        names = [d for d in ctx.catalog.list_databases()
-                 if pattern is None or fnmatch.fnmatchcase(d, pattern)]
+        names = [
+            d for d in ctx.catalog.list_databases() if pattern is None or fnmatch.fnmatchcase(d, pattern)
+        ]
         return Result("show databases", stmt.text, pa.table({"database_name": pa.array(names, pa.string())}))
     if cur.accept("TABLES"):
         db = ctx.database
@@ -267,8 +284,11 @@ def describe(ctx: SqlContext, stmt: Statement) -> Result:
     table = ctx.table(name)
     if name.system:
         schema = read_system_table(table, name.system).schema
-        rows = {"name": schema.names, "type": [str(f.type) for f in schema],
-                "nullable": [f.nullable for f in schema]}
+        rows = {
+            "name": schema.names,
+            "type": [str(f.type) for f in schema],
+            "nullable": [f.nullable for f in schema],
+        }
         return Result("describe", stmt.text, pa.table(rows))
     return Result("describe", stmt.text, describe_table(table))
 
@@ -276,14 +296,16 @@ def describe(ctx: SqlContext, stmt: Statement) -> Result:
 def describe_table(table: Table) -> pa.Table:
     """One row per column: name, type, nullable, primary/partition key membership, comment."""
     s = table.schema
-    return pa.table({
-        "name": [f.name for f in s.fields],
-        "type": [type_sql(f.type.copy(nullable=True)) for f in s.fields],
-        "nullable": [f.type.nullable for f in s.fields],
-        "primary_key": [f.name in s.primary_keys for f in s.fields],
-        "partition_key": [f.name in s.partition_keys for f in s.fields],
-        "comment": pa.array([f.description for f in s.fields], pa.string()),
-    })
+    return pa.table(
+        {
+            "name": [f.name for f in s.fields],
+            "type": [type_sql(f.type.copy(nullable=True)) for f in s.fields],
+            "nullable": [f.type.nullable for f in s.fields],
+            "primary_key": [f.name in s.primary_keys for f in s.fields],
+            "partition_key": [f.name in s.partition_keys for f in s.fields],
+            "comment": pa.array([f.description for f in s.fields], pa.string()),
+        }
+    )
 
 
 def _sql_string(text: str) -> str:

@@ -18,9 +18,7 @@ from lsmlake.table import Table
 Hints = Mapping[str, Mapping[str, str]]
 
 
-def target_table(
-    ctx: SqlContext, node: exp.Expr, hints: Hints, what: str
-) -> tuple[TableName, Table, str]:
+def target_table(ctx: SqlContext, node: exp.Expr, hints: Hints, what: str) -> tuple[TableName, Table, str]:
     """The table a write goes to (hint options applied), and the name its columns are qualified by."""
     if not isinstance(node, exp.Table) or not isinstance(node.this, exp.Identifier):
         raise SqlError(f"{what}: the target must be a table, got {node.sql()!r}")
@@ -72,15 +70,22 @@ def _quote(name: str) -> str:
 
 
 def shape_rows(
-    engine: QueryEngine, table: Table, data: pa.Table, columns: Sequence[str], *, what: str,
+    engine: QueryEngine,
+    table: Table,
+    data: pa.Table,
+    columns: Sequence[str],
+    *,
+    what: str,
     constants: Mapping[str, str] | None = None,
 ) -> pa.Table:
     """Rows of the table's schema from ``data`` (positional ``columns``), cast with SQL semantics by
     DuckDB, then to the exact Arrow types; missing columns are NULL, ``constants`` are SQL literals."""
     constants = constants or {}
     if data.num_columns != len(columns):
-        raise SqlError(f"{what}: the query gives {data.num_columns} column(s) but {len(columns)} are "
-                       f"expected ({', '.join(columns)})")
+        raise SqlError(
+            f"{what}: the query gives {data.num_columns} column(s) but {len(columns)} are "
+            f"expected ({', '.join(columns)})"
+        )
     view = engine.register(data.rename_columns(list(columns)))
     select = []
     for f in table.schema.fields:
@@ -142,7 +147,9 @@ def _constant_values(table: Table, constants: dict[str, str]) -> dict[str, objec
     out: dict[str, object] = {}
     for k, literal in constants.items():
         target = table.schema.logical_arrow_schema().field(k).type
-        value = duckdb.sql(f"SELECT {literal} AS v").to_arrow_table().column("v")
+        relation = duckdb.sql(f"SELECT {literal} AS v")
+        assert relation is not None
+        value = relation.to_arrow_table().column("v")
         out[k] = value.cast(target)[0].as_py()
     return out
 

@@ -61,7 +61,7 @@ def _quoted(text: str, pos: int, quote: str) -> tuple[str, int]:
         j = text.find(quote, i)
         if j < 0:
             what = "string" if quote == "'" else "quoted identifier"
-            raise SqlError(f"unterminated {what} starting at offset {pos}: {text[pos:pos + 30]!r}")
+            raise SqlError(f"unterminated {what} starting at offset {pos}: {text[pos : pos + 30]!r}")
         out.append(text[i:j])
         if text.startswith(quote * 2, j):
             out.append(quote)
@@ -86,7 +86,7 @@ def tokenize(text: str) -> list[Token]:
             if j < 0:
                 raise SqlError(f"unterminated comment starting at offset {i}")
             if text.startswith("/*+", i):
-                tokens.append(Token("hint", text[i + 3:j].strip(), i, j + 2))
+                tokens.append(Token("hint", text[i + 3 : j].strip(), i, j + 2))
             i = j + 2
         elif c in "'`\"":
             body, j = _quoted(text, i, c)
@@ -137,9 +137,13 @@ def parse_key_values(toks: list[Token] | tuple[Token, ...], *, what: str) -> dic
     out: dict[str, str] = {}
     i = 0
     while i < len(toks):
-        part = toks[i:i + 3]
-        if (len(part) < 3 or part[0].kind != "string" or part[1].value != "="
-                or part[2].kind not in ("string", "number", "word")):
+        part = toks[i : i + 3]
+        if (
+            len(part) < 3
+            or part[0].kind != "string"
+            or part[1].value != "="
+            or part[2].kind not in ("string", "number", "word")
+        ):
             raise SqlError(f"{what}: expected 'key' = 'value' pairs")
         out[part[0].value] = part[2].value.lower() if part[2].kind == "word" else part[2].value
         i += 3
@@ -183,7 +187,8 @@ def rewrite_for_sqlglot(stmt: Statement, tokens: tuple[Token, ...] | None = None
             marker = f"{HINT_MARKER}{len(hints)}"
             hints[marker] = parse_hint(tok.value)
             pieces[-1] = pieces[-1][: len(pieces[-1]) - len(_emit(toks[k - 1]))] + _backquote(
-                toks[k - 1].value + marker)
+                toks[k - 1].value + marker
+            )
             continue
         pieces.append(gap + parens.get(k, _emit(tok)))
     return Rewritten("".join(pieces), hints)
@@ -244,7 +249,7 @@ class Cursor:
 
     def error(self, message: str) -> SqlError:
         tok = self.peek()
-        where = f"near {self.stmt.text[tok.start - self.toks[0].start:][:20]!r}" if tok else "at the end"
+        where = f"near {self.stmt.text[tok.start - self.toks[0].start :][:20]!r}" if tok else "at the end"
         return SqlError(f"{message} ({where})")
 
     def next(self) -> Token:

@@ -50,9 +50,12 @@ def _source_alias(using: exp.Expr, what: str) -> str:
 def _clauses(tree: exp.Merge, table: Table, source: str, what: str) -> list[Clause]:
     whens = arg(tree, "whens")
     out = []
-    for when in (whens.expressions if whens is not None else []):
-        scope = "matched" if when.args.get("matched") else (
-            "not_matched_by_source" if when.args.get("source") else "not_matched")
+    for when in whens.expressions if whens is not None else []:
+        scope = (
+            "matched"
+            if when.args.get("matched")
+            else ("not_matched_by_source" if when.args.get("source") else "not_matched")
+        )
         then = when.args.get("then")
         values: dict[str, exp.Expr] = {}
         if isinstance(then, exp.Var) and then.name.upper() == "DELETE":
@@ -61,9 +64,13 @@ def _clauses(tree: exp.Merge, table: Table, source: str, what: str) -> list[Clau
             action = "update"
             for eq in then.expressions:
                 if isinstance(eq, exp.Star):  # UPDATE SET *: every non-key column from the source
-                    values.update({f: exp.column(f, table=source, quoted=True)
-                                   for f in table.schema.field_names
-                                   if f not in table.primary_keys and f not in table.partition_keys})
+                    values.update(
+                        {
+                            f: exp.column(f, table=source, quoted=True)
+                            for f in table.schema.field_names
+                            if f not in table.primary_keys and f not in table.partition_keys
+                        }
+                    )
                     continue
                 column = field_name(table, eq.this, what)
                 check_settable(table, [column], what)
@@ -97,8 +104,10 @@ def _select(clauses: list[Clause], table: Table, base: str | None) -> list[exp.E
         keep = exp.column(f, table=base, quoted=True) if base else exp.null()
         value = exp.case()
         for c in clauses:
-            value = value.when(c.condition.copy() if c.condition else exp.true(),
-                               c.values[f].copy() if f in c.values else keep.copy())
+            value = value.when(
+                c.condition.copy() if c.condition else exp.true(),
+                c.values[f].copy() if f in c.values else keep.copy(),
+            )
         out.append(exp.alias_(value.else_(keep) if clauses else keep, f, quoted=True))
     return out
 
@@ -172,5 +181,9 @@ def _commit(
                 w.delete(t)
         sid = w.snapshot_ids[-1] if w.snapshot_ids else None
     suffix = f" (snapshot {sid})" if sid is not None else ""
-    return Result("merge", stmt, message=f"merged into {name}: {written} row(s) upserted, {removed} deleted"
-                  + suffix, snapshot_id=sid)
+    return Result(
+        "merge",
+        stmt,
+        message=f"merged into {name}: {written} row(s) upserted, {removed} deleted" + suffix,
+        snapshot_id=sid,
+    )

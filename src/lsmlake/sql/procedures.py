@@ -96,21 +96,25 @@ def _compact(ctx: SqlContext, args: Args) -> tuple[pa.Table, str]:
         table = table.with_options(dict(kv.split("=", 1) for kv in str(args["options"]).split(",") if kv))
     sid = table.compact(full=strategy == "full")
     done = f"snapshot {sid}" if sid is not None else "nothing to compact"
-    return pa.table({"result": [True], "snapshot_id": pa.array([sid], pa.int64())}), \
-        f"{strategy} compaction of {table.name}: {done}"
+    return pa.table(
+        {"result": [True], "snapshot_id": pa.array([sid], pa.int64())}
+    ), f"{strategy} compaction of {table.name}: {done}"
 
 
 def _expire(ctx: SqlContext, args: Args) -> tuple[pa.Table, str]:
     table = _table(ctx, args)
     older = args.get("older_than")
     result = expire_snapshots(
-        table, retain_max=_int(args, "retain_max"), retain_min=_int(args, "retain_min"),
+        table,
+        retain_max=_int(args, "retain_max"),
+        retain_min=_int(args, "retain_min"),
         older_than_ms=None if older in (None, "") else parse_time_millis(older, what="older_than"),
         max_deletes=_int(args, "max_deletes"),
     )
     n = len(result.expired_snapshot_ids)
-    return pa.table({"deleted_snapshots_count": pa.array([n], pa.int32())}), \
-        f"expired {n} snapshot(s) of {table.name}, {len(result.deleted_files)} file(s) deleted"
+    return pa.table(
+        {"deleted_snapshots_count": pa.array([n], pa.int32())}
+    ), f"expired {n} snapshot(s) of {table.name}, {len(result.deleted_files)} file(s) deleted"
 
 
 def _create_tag(ctx: SqlContext, args: Args) -> tuple[pa.Table, str]:
@@ -120,7 +124,9 @@ def _create_tag(ctx: SqlContext, args: Args) -> tuple[pa.Table, str]:
         raise SqlError("create_tag needs tag => 'name'")
     retained = args.get("time_retained")
     tag = create_tag(
-        table, name, _int(args, "snapshot_id"),
+        table,
+        name,
+        _int(args, "snapshot_id"),
         time_retained_ms=None if not retained else parse_duration_ms("time_retained", str(retained)),
     )
     return pa.table({"result": [True]}), f"created tag {name} of {table.name} at snapshot {tag.snapshot.id}"
@@ -149,8 +155,12 @@ def _rollback(ctx: SqlContext, args: Args) -> tuple[pa.Table, str]:
         raise SqlError("rollback needs exactly one of snapshot_id => n and tag => 'name'")
     previous = table.snapshot_manager.latest_id()
     result = rollback_to(table, snapshot_id=snapshot, tag=None if tag is None else str(tag))
-    out = pa.table({"previous_snapshot_id": pa.array([previous], pa.int64()),
-                    "current_snapshot_id": pa.array([result.snapshot_id], pa.int64())})
+    out = pa.table(
+        {
+            "previous_snapshot_id": pa.array([previous], pa.int64()),
+            "current_snapshot_id": pa.array([result.snapshot_id], pa.int64()),
+        }
+    )
     return out, f"rolled {table.name} back from snapshot {previous} to {result.snapshot_id}"
 
 
@@ -166,31 +176,52 @@ def _orphans(ctx: SqlContext, args: Args) -> tuple[pa.Table, str]:
     paths: list[str] = []
     for table in tables:
         paths += remove_orphan_files(
-            table, older_than_ms=None if older in (None, "") else parse_time_millis(older, what="older_than"),
+            table,
+            older_than_ms=None if older in (None, "") else parse_time_millis(older, what="older_than"),
             dry_run=dry_run,
         )
     verb = "found (dry run)" if dry_run else "deleted"
-    return pa.table({"deletedFileCount": pa.array([len(paths)], pa.int64())}), \
-        f"{len(paths)} orphan file(s) {verb}" + "".join(f"\n  {p}" for p in paths)
+    return pa.table(
+        {"deletedFileCount": pa.array([len(paths)], pa.int64())}
+    ), f"{len(paths)} orphan file(s) {verb}" + "".join(f"\n  {p}" for p in paths)
 
 
 PROCEDURES: dict[str, Procedure] = {
     "compact": Procedure(
-        ("table", "partitions", "order_strategy", "order_by", "options", "where", "partition_idle_time",
-         "compact_strategy", "buckets"), _compact,
-        supported=("table", "options", "compact_strategy", "full")),
+        (
+            "table",
+            "partitions",
+            "order_strategy",
+            "order_by",
+            "options",
+            "where",
+            "partition_idle_time",
+            "compact_strategy",
+            "buckets",
+        ),
+        _compact,
+        supported=("table", "options", "compact_strategy", "full"),
+    ),
     "expire_snapshots": Procedure(
-        ("table", "retain_max", "retain_min", "older_than", "max_deletes", "options"), _expire,
-        supported=("table", "retain_max", "retain_min", "older_than", "max_deletes")),
-    "create_tag": Procedure(("table", "tag", "snapshot_id", "time_retained"), _create_tag,
-                            aliases=(("snapshot", "snapshot_id"),)),
+        ("table", "retain_max", "retain_min", "older_than", "max_deletes", "options"),
+        _expire,
+        supported=("table", "retain_max", "retain_min", "older_than", "max_deletes"),
+    ),
+    "create_tag": Procedure(
+        ("table", "tag", "snapshot_id", "time_retained"), _create_tag, aliases=(("snapshot", "snapshot_id"),)
+    ),
     "delete_tag": Procedure(("table", "tag"), _delete_tag),
-    "rollback_to": Procedure(("table", "tag", "snapshot_id"), _rollback,
-                             aliases=(("snapshot", "snapshot_id"),)),
-    "rollback": Procedure(("table", "version", "snapshot_id", "tag"), _rollback,
-                          aliases=(("snapshot", "snapshot_id"),)),
-    "remove_orphan_files": Procedure(("table", "older_than", "dry_run", "parallelism", "mode"), _orphans,
-                                     supported=("table", "older_than", "dry_run", "parallelism", "mode")),
+    "rollback_to": Procedure(
+        ("table", "tag", "snapshot_id"), _rollback, aliases=(("snapshot", "snapshot_id"),)
+    ),
+    "rollback": Procedure(
+        ("table", "version", "snapshot_id", "tag"), _rollback, aliases=(("snapshot", "snapshot_id"),)
+    ),
+    "remove_orphan_files": Procedure(
+        ("table", "older_than", "dry_run", "parallelism", "mode"),
+        _orphans,
+        supported=("table", "older_than", "dry_run", "parallelism", "mode"),
+    ),
 }
 
 

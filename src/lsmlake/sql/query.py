@@ -22,8 +22,13 @@ from lsmlake.sql.lexer import strip_hint
 from lsmlake.system_tables import read_system_table
 from lsmlake.table import Table
 
-TIME_TRAVEL_OPTIONS = ("scan.snapshot-id", "scan.tag-name", "scan.timestamp-millis", "scan.timestamp",
-                       "scan.version")
+TIME_TRAVEL_OPTIONS = (
+    "scan.snapshot-id",
+    "scan.tag-name",
+    "scan.timestamp-millis",
+    "scan.timestamp",
+    "scan.version",
+)
 _NOT_PUSHABLE = (exp.Subquery, exp.Select, exp.Exists, exp.Window, exp.AggFunc, exp.Star)
 
 
@@ -80,8 +85,9 @@ def resolve_snapshot(table: Table, options: dict[str, str], version: exp.Expr | 
     travel = {k: options.pop(k) for k in TIME_TRAVEL_OPTIONS if k in options}
     if version is not None:
         if travel:
-            raise SqlError(f"table {table.name}: both an AS OF clause and time-travel options "
-                           f"{sorted(travel)}")
+            raise SqlError(
+                f"table {table.name}: both an AS OF clause and time-travel options {sorted(travel)}"
+            )
         value = _version_value(version.expression)
         kind = str(version.this).upper()
         travel = {"scan.version" if kind == "VERSION" else "scan.timestamp": str(value)}
@@ -118,25 +124,36 @@ class TableRef:
     @property
     def key(self) -> tuple[object, ...]:
         cols = None if self.columns is None else tuple(self.columns)
-        return (str(self.name), tuple(sorted(self.table.dynamic_options.items())), self.snapshot_id,
-                self.filter, cols, self.limit)
+        return (
+            str(self.name),
+            tuple(sorted(self.table.dynamic_options.items())),
+            self.snapshot_id,
+            self.filter,
+            cols,
+            self.limit,
+        )
 
     def read(self) -> pa.Table:
         if self.name.system:
             out = read_system_table(self.table, self.name.system, snapshot_id=self.snapshot_id)
             return out if self.columns is None else out.select(self.columns)
-        return self.table.read(filter=self.filter, columns=self.columns, snapshot_id=self.snapshot_id,
-                               limit=self.limit)
+        return self.table.read(
+            filter=self.filter, columns=self.columns, snapshot_id=self.snapshot_id, limit=self.limit
+        )
 
     def describe(self) -> str:
-        lines = [f"{self.name} AS {self.alias}: snapshot {self.snapshot_id or 'latest'}, "
-                 f"columns {self.columns or 'all'}, filter {self.filter or 'none'}"
-                 + (f", limit {self.limit}" if self.limit is not None else "")]
+        lines = [
+            f"{self.name} AS {self.alias}: snapshot {self.snapshot_id or 'latest'}, "
+            f"columns {self.columns or 'all'}, filter {self.filter or 'none'}"
+            + (f", limit {self.limit}" if self.limit is not None else "")
+        ]
         if self.name.system:
             lines.append(f"  system table ${self.name.system}: read in full, filtered by DuckDB")
         else:
-            lines.extend("  " + line for line in
-                         self.table.explain(filter=self.filter, snapshot_id=self.snapshot_id).splitlines())
+            lines.extend(
+                "  " + line
+                for line in self.table.explain(filter=self.filter, snapshot_id=self.snapshot_id).splitlines()
+            )
         return "\n".join(lines)
 
 
@@ -195,8 +212,18 @@ def _simple_limit(ref: TableRef, tree: exp.Expr) -> int | None:
     if select is not tree or select is None:
         return None
     limit = arg(select, "limit")
-    blockers = ("where", "group", "having", "order", "distinct", "joins", "qualify", "offset",
-                "with", "with_")
+    blockers = (
+        "where",
+        "group",
+        "having",
+        "order",
+        "distinct",
+        "joins",
+        "qualify",
+        "offset",
+        "with",
+        "with_",
+    )
     if limit is None or any(arg(select, b) for b in blockers):
         return None
     if any(e.find(exp.AggFunc, exp.Window) for e in select.expressions):
@@ -321,5 +348,7 @@ def parse_error_text(e: sqlglot.errors.ParseError) -> str:
         return f"cannot parse: {e}"
     first = e.errors[0]
     near = (first.get("highlight") or "").strip()
-    return (f"cannot parse: {first.get('description')} at line {first.get('line')}, "
-            f"column {first.get('col')}" + (f" near {near!r}" if near else ""))
+    return (
+        f"cannot parse: {first.get('description')} at line {first.get('line')}, "
+        f"column {first.get('col')}" + (f" near {near!r}" if near else "")
+    )

@@ -55,8 +55,15 @@ class Session:
             return ddl.create_database(self.ctx, stmt)
         if key == "CREATE":
             return ddl.create_table(self.ctx, stmt)
-        simple = {"DROP": ddl.drop, "USE": ddl.use, "SHOW": ddl.show, "DESCRIBE": ddl.describe,
-                  "DESC": ddl.describe, "CALL": procedures.call, "EXPLAIN": self._explain}
+        simple = {
+            "DROP": ddl.drop,
+            "USE": ddl.use,
+            "SHOW": ddl.show,
+            "DESCRIBE": ddl.describe,
+            "DESC": ddl.describe,
+            "CALL": procedures.call,
+            "EXPLAIN": self._explain,
+        }
         if key in simple:
             return simple[key](self.ctx, stmt)
         if key == "TRUNCATE":
@@ -74,7 +81,9 @@ class Session:
             raise SqlError("TRUNCATE needs one table: TRUNCATE TABLE db.t")
         table = self.ctx.table(self.ctx.name(parts, allow_system=False))
         sid = table.truncate()
-        return Result("truncate", stmt.text, message=f"truncated {table.name} (snapshot {sid})", snapshot_id=sid)
+        return Result(
+            "truncate", stmt.text, message=f"truncated {table.name} (snapshot {sid})", snapshot_id=sid
+        )
 
     def _explain(self, ctx: SqlContext, stmt: Statement) -> Result:
         start = 1

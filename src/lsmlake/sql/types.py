@@ -7,8 +7,13 @@ from lsmlake.core.types import DataField, DataType, parse_sql_type
 from lsmlake.sql.lexer import Cursor
 
 _ALIASES = {
-    "LONG": "BIGINT", "SHORT": "SMALLINT", "BYTE": "TINYINT", "REAL": "FLOAT", "BOOL": "BOOLEAN",
-    "TIMESTAMP_NTZ": "TIMESTAMP", "TEXT": "STRING",
+    "LONG": "BIGINT",
+    "SHORT": "SMALLINT",
+    "BYTE": "TINYINT",
+    "REAL": "FLOAT",
+    "BOOL": "BOOLEAN",
+    "TIMESTAMP_NTZ": "TIMESTAMP",
+    "TEXT": "STRING",
 }
 _NESTED = ("ARRAY", "MAP", "MULTISET", "ROW", "STRUCT")
 

@@ -34,7 +34,7 @@ class SystemContext:
     def schema_ids(self) -> list[int]:
         ids = []
         for s in self.io.list_dir(posixpath.join(self.root, "schema")):
-            suffix = s.name[len(SCHEMA_PREFIX):]
+            suffix = s.name[len(SCHEMA_PREFIX) :]
             if not s.is_dir and s.name.startswith(SCHEMA_PREFIX) and suffix.isdigit():
                 ids.append(int(suffix))
         return sorted(ids)

@@ -22,85 +22,97 @@ _TS = pa.timestamp("ms")
 _COMPRESS_EXTENSIONS = frozenset({"gz", "bz2", "deflate", "snappy", "lz4", "zst"})
 _FILE_SOURCES = {0: "APPEND", 1: "COMPACT"}
 
-FILES_SCHEMA = pa.schema([
-    pa.field("partition", pa.string()),
-    pa.field("bucket", pa.int32(), nullable=False),
-    pa.field("file_path", pa.string(), nullable=False),
-    pa.field("file_format", pa.string(), nullable=False),
-    pa.field("schema_id", pa.int64(), nullable=False),
-    pa.field("level", pa.int32(), nullable=False),
-    pa.field("record_count", pa.int64(), nullable=False),
-    pa.field("file_size_in_bytes", pa.int64(), nullable=False),
-    pa.field("min_key", pa.string()),
-    pa.field("max_key", pa.string()),
-    pa.field("null_value_counts", pa.string(), nullable=False),
-    pa.field("min_value_stats", pa.string(), nullable=False),
-    pa.field("max_value_stats", pa.string(), nullable=False),
-    pa.field("min_sequence_number", pa.int64()),
-    pa.field("max_sequence_number", pa.int64()),
-    pa.field("creation_time", _TS),
-    pa.field("deleteRowCount", pa.int64()),
-    pa.field("file_source", pa.string()),
-    pa.field("first_row_id", pa.int64()),
-    pa.field("write_cols", pa.list_(pa.string())),
-])
+FILES_SCHEMA = pa.schema(
+    [
+        pa.field("partition", pa.string()),
+        pa.field("bucket", pa.int32(), nullable=False),
+        pa.field("file_path", pa.string(), nullable=False),
+        pa.field("file_format", pa.string(), nullable=False),
+        pa.field("schema_id", pa.int64(), nullable=False),
+        pa.field("level", pa.int32(), nullable=False),
+        pa.field("record_count", pa.int64(), nullable=False),
+        pa.field("file_size_in_bytes", pa.int64(), nullable=False),
+        pa.field("min_key", pa.string()),
+        pa.field("max_key", pa.string()),
+        pa.field("null_value_counts", pa.string(), nullable=False),
+        pa.field("min_value_stats", pa.string(), nullable=False),
+        pa.field("max_value_stats", pa.string(), nullable=False),
+        pa.field("min_sequence_number", pa.int64()),
+        pa.field("max_sequence_number", pa.int64()),
+        pa.field("creation_time", _TS),
+        pa.field("deleteRowCount", pa.int64()),
+        pa.field("file_source", pa.string()),
+        pa.field("first_row_id", pa.int64()),
+        pa.field("write_cols", pa.list_(pa.string())),
+    ]
+)
 
-MANIFESTS_SCHEMA = pa.schema([
-    pa.field("file_name", pa.string(), nullable=False),
-    pa.field("file_size", pa.int64(), nullable=False),
-    pa.field("num_added_files", pa.int64(), nullable=False),
-    pa.field("num_deleted_files", pa.int64(), nullable=False),
-    pa.field("schema_id", pa.int64(), nullable=False),
-    pa.field("min_partition_stats", pa.string()),
-    pa.field("max_partition_stats", pa.string()),
-    pa.field("min_row_id", pa.int64()),
-    pa.field("max_row_id", pa.int64()),
-])
+MANIFESTS_SCHEMA = pa.schema(
+    [
+        pa.field("file_name", pa.string(), nullable=False),
+        pa.field("file_size", pa.int64(), nullable=False),
+        pa.field("num_added_files", pa.int64(), nullable=False),
+        pa.field("num_deleted_files", pa.int64(), nullable=False),
+        pa.field("schema_id", pa.int64(), nullable=False),
+        pa.field("min_partition_stats", pa.string()),
+        pa.field("max_partition_stats", pa.string()),
+        pa.field("min_row_id", pa.int64()),
+        pa.field("max_row_id", pa.int64()),
+    ]
+)
 
-PARTITIONS_SCHEMA = pa.schema([
-    pa.field("partition", pa.string()),
-    pa.field("record_count", pa.int64(), nullable=False),
-    pa.field("file_size_in_bytes", pa.int64(), nullable=False),
-    pa.field("file_count", pa.int64(), nullable=False),
-    pa.field("last_update_time", _TS),
-    pa.field("created_at", _TS),
-    pa.field("created_by", pa.string()),
-    pa.field("updated_by", pa.string()),
-    pa.field("options", pa.string()),
-    pa.field("total_buckets", pa.int32(), nullable=False),
-    pa.field("done", pa.bool_(), nullable=False),
-    pa.field("deleted_record_count", pa.int64()),
-])
+PARTITIONS_SCHEMA = pa.schema(
+    [
+        pa.field("partition", pa.string()),
+        pa.field("record_count", pa.int64(), nullable=False),
+        pa.field("file_size_in_bytes", pa.int64(), nullable=False),
+        pa.field("file_count", pa.int64(), nullable=False),
+        pa.field("last_update_time", _TS),
+        pa.field("created_at", _TS),
+        pa.field("created_by", pa.string()),
+        pa.field("updated_by", pa.string()),
+        pa.field("options", pa.string()),
+        pa.field("total_buckets", pa.int32(), nullable=False),
+        pa.field("done", pa.bool_(), nullable=False),
+        pa.field("deleted_record_count", pa.int64()),
+    ]
+)
 
-BUCKETS_SCHEMA = pa.schema([
-    pa.field("partition", pa.string()),
-    pa.field("bucket", pa.int32(), nullable=False),
-    pa.field("record_count", pa.int64(), nullable=False),
-    pa.field("file_size_in_bytes", pa.int64(), nullable=False),
-    pa.field("file_count", pa.int64(), nullable=False),
-    pa.field("last_update_time", _TS),
-])
+BUCKETS_SCHEMA = pa.schema(
+    [
+        pa.field("partition", pa.string()),
+        pa.field("bucket", pa.int32(), nullable=False),
+        pa.field("record_count", pa.int64(), nullable=False),
+        pa.field("file_size_in_bytes", pa.int64(), nullable=False),
+        pa.field("file_count", pa.int64(), nullable=False),
+        pa.field("last_update_time", _TS),
+    ]
+)
 
-DV_RANGE_TYPE = pa.struct([
-    pa.field("f0", pa.string(), nullable=False),
-    pa.field("f1", pa.int32(), nullable=False),
-    pa.field("f2", pa.int32(), nullable=False),
-    pa.field("_CARDINALITY", pa.int64()),
-])
+DV_RANGE_TYPE = pa.struct(
+    [
+        pa.field("f0", pa.string(), nullable=False),
+        pa.field("f1", pa.int32(), nullable=False),
+        pa.field("f2", pa.int32(), nullable=False),
+        pa.field("_CARDINALITY", pa.int64()),
+    ]
+)
 
-TABLE_INDEXES_SCHEMA = pa.schema([
-    pa.field("partition", pa.string()),
-    pa.field("bucket", pa.int32(), nullable=False),
-    pa.field("index_type", pa.string(), nullable=False),
-    pa.field("file_name", pa.string(), nullable=False),
-    pa.field("file_size", pa.int64(), nullable=False),
-    pa.field("row_count", pa.int64(), nullable=False),
-    pa.field("dv_ranges", pa.list_(DV_RANGE_TYPE)),
-    pa.field("row_range_start", pa.int64()),
-    pa.field("row_range_end", pa.int64()),
-    pa.field("index_field_id", pa.int32()),
-    pa.field("index_field_name", pa.string()),
-])
+TABLE_INDEXES_SCHEMA = pa.schema(
+    [
+        pa.field("partition", pa.string()),
+        pa.field("bucket", pa.int32(), nullable=False),
+        pa.field("index_type", pa.string(), nullable=False),
+        pa.field("file_name", pa.string(), nullable=False),
+        pa.field("file_size", pa.int64(), nullable=False),
+        pa.field("row_count", pa.int64(), nullable=False),
+        pa.field("dv_ranges", pa.list_(DV_RANGE_TYPE)),
+        pa.field("row_range_start", pa.int64()),
+        pa.field("row_range_end", pa.int64()),
+        pa.field("index_field_id", pa.int32()),
+        pa.field("index_field_name", pa.string()),
+    ]
+)
 
 
 def format_identifier(file_name: str) -> str:
@@ -187,14 +199,30 @@ def files_table(ctx: SystemContext) -> pa.Table:
         schema = ctx.schema(f.schema_id)
         keys = _key_fields(schema)
         stats = value_stats(f, schema, table_fields)
-        rows.append((
-            ctx.partition_row(e.partition), e.bucket, ctx.locator.data_file(e.partition, e.bucket, f),
-            format_identifier(f.file_name), f.schema_id, f.level, f.row_count, f.file_size,
-            _key_text(f.min_key, keys), _key_text(f.max_key, keys), stats.null_counts, stats.mins, stats.maxs,
-            f.min_sequence_number, f.max_sequence_number, f.creation_time_millis, f.delete_row_count,
-            None if f.file_source is None else _FILE_SOURCES.get(f.file_source, str(f.file_source)),
-            f.first_row_id, None if f.write_cols is None else list(f.write_cols),
-        ))
+        rows.append(
+            (
+                ctx.partition_row(e.partition),
+                e.bucket,
+                ctx.locator.data_file(e.partition, e.bucket, f),
+                format_identifier(f.file_name),
+                f.schema_id,
+                f.level,
+                f.row_count,
+                f.file_size,
+                _key_text(f.min_key, keys),
+                _key_text(f.max_key, keys),
+                stats.null_counts,
+                stats.mins,
+                stats.maxs,
+                f.min_sequence_number,
+                f.max_sequence_number,
+                f.creation_time_millis,
+                f.delete_row_count,
+                None if f.file_source is None else _FILE_SOURCES.get(f.file_source, str(f.file_source)),
+                f.first_row_id,
+                None if f.write_cols is None else list(f.write_cols),
+            )
+        )
     rows.sort(key=lambda r: (r[0] or "", r[1]))
     return rows_to_table(FILES_SCHEMA, rows)
 
@@ -207,9 +235,17 @@ def manifests_table(ctx: SystemContext) -> pa.Table:
     snapshot = ctx.snapshot()
     metas = [] if snapshot is None else snapshot_manifests(ctx.io, ctx.table.paths, snapshot)
     rows = [
-        (m.file_name, m.file_size, m.num_added_files, m.num_deleted_files, m.schema_id,
-         ctx.partition_row(m.partition_stats.min_values), ctx.partition_row(m.partition_stats.max_values),
-         m.min_row_id, m.max_row_id)
+        (
+            m.file_name,
+            m.file_size,
+            m.num_added_files,
+            m.num_deleted_files,
+            m.schema_id,
+            ctx.partition_row(m.partition_stats.min_values),
+            ctx.partition_row(m.partition_stats.max_values),
+            m.min_row_id,
+            m.max_row_id,
+        )
         for m in metas
     ]
     return rows_to_table(MANIFESTS_SCHEMA, rows)
@@ -258,8 +294,20 @@ def partitions_table(ctx: SystemContext) -> pa.Table:
         totals.setdefault(e.partition, _Totals()).add(e)
     deleted = _deleted_rows(ctx, snapshot)
     rows = [
-        (ctx.partition_spec(p), t.records, t.size, t.files, t.last_update, None, None, None, None,
-         t.total_buckets, False, deleted.get(p, 0))
+        (
+            ctx.partition_spec(p),
+            t.records,
+            t.size,
+            t.files,
+            t.last_update,
+            None,
+            None,
+            None,
+            None,
+            t.total_buckets,
+            False,
+            deleted.get(p, 0),
+        )
         for p, t in totals.items()
     ]
     rows.sort(key=lambda r: r[0])
@@ -271,8 +319,7 @@ def buckets_table(ctx: SystemContext) -> pa.Table:
     for e in _live(ctx, ctx.snapshot()):
         totals.setdefault((e.partition, e.bucket), _Totals()).add(e)
     rows = [
-        (ctx.partition_row(p), b, t.records, t.size, t.files, t.last_update)
-        for (p, b), t in totals.items()
+        (ctx.partition_row(p), b, t.records, t.size, t.files, t.last_update) for (p, b), t in totals.items()
     ]
     rows.sort(key=lambda r: (r[0] or "", r[1]))
     return rows_to_table(BUCKETS_SCHEMA, rows)
@@ -304,13 +351,24 @@ def table_indexes_table(ctx: SystemContext) -> pa.Table:
         if e.kind != FileKind.ADD:
             continue
         f = e.index_file
-        ranges = None if f.dv_ranges is None else [
-            {"f0": d.data_file_name, "f1": d.offset, "f2": d.length, "_CARDINALITY": d.cardinality}
-            for d in f.dv_ranges
-        ]
-        rows.append((
-            ctx.partition_row(e.partition), e.bucket, f.index_type, f.file_name, f.file_size, f.row_count,
-            ranges,
-            *_global_index_fields(e, fields),
-        ))
+        ranges = (
+            None
+            if f.dv_ranges is None
+            else [
+                {"f0": d.data_file_name, "f1": d.offset, "f2": d.length, "_CARDINALITY": d.cardinality}
+                for d in f.dv_ranges
+            ]
+        )
+        rows.append(
+            (
+                ctx.partition_row(e.partition),
+                e.bucket,
+                f.index_type,
+                f.file_name,
+                f.file_size,
+                f.row_count,
+                ranges,
+                *_global_index_fields(e, fields),
+            )
+        )
     return rows_to_table(TABLE_INDEXES_SCHEMA, rows)

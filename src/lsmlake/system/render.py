@@ -13,10 +13,27 @@ from lsmlake.core.binary_row import Timestamp, deserialize_row
 from lsmlake.core.types import DataType
 
 _EPOCH_DATE = dt.date(1970, 1, 1)
-_DECODABLE = frozenset({
-    "BOOLEAN", "TINYINT", "SMALLINT", "INT", "BIGINT", "FLOAT", "DOUBLE", "DATE", "TIME", "TIMESTAMP",
-    "TIMESTAMP_LTZ", "DECIMAL", "CHAR", "VARCHAR", "BINARY", "VARBINARY", "BLOB",
-})
+_DECODABLE = frozenset(
+    {
+        "BOOLEAN",
+        "TINYINT",
+        "SMALLINT",
+        "INT",
+        "BIGINT",
+        "FLOAT",
+        "DOUBLE",
+        "DATE",
+        "TIME",
+        "TIMESTAMP",
+        "TIMESTAMP_LTZ",
+        "DECIMAL",
+        "CHAR",
+        "VARCHAR",
+        "BINARY",
+        "VARBINARY",
+        "BLOB",
+    }
+)
 _PLACEHOLDER = DataType("BIGINT")
 
 

@@ -74,9 +74,12 @@ class Aggregation:
         fast_kinds = kinds[fast_rows]
         fast_values = {name: v.filter(pa.array(fast_rows)) for name, v in values.items()}
         parts = [
-            (np.flatnonzero(~scalar),
-             self._vectorized(fast, fast_seg, fast_kinds, self._ops(fast_kinds, fast_seg), aggregators,
-                              fast_values)),
+            (
+                np.flatnonzero(~scalar),
+                self._vectorized(
+                    fast, fast_seg, fast_kinds, self._ops(fast_kinds, fast_seg), aggregators, fast_values
+                ),
+            ),
             (np.flatnonzero(scalar), self._scalar(rows.filter(pa.array(slow_rows)), slow_seg, aggregators)),
         ]
         return combine_groups(parts, seg.count)
@@ -86,8 +89,15 @@ class Aggregation:
         deleted = self.cfg.remove_record_on_delete & (last == RowKind.DELETE)
         return pa.array(np.where(deleted, RowKind.DELETE, RowKind.INSERT).astype(np.int8))
 
-    def _vectorized(self, rows: pa.Table, seg: Segments, kinds: np.ndarray, ops: Ops,
-                    aggregators: dict[str, FieldAggregator], values: dict[str, pa.Array]) -> pa.Table:
+    def _vectorized(
+        self,
+        rows: pa.Table,
+        seg: Segments,
+        kinds: np.ndarray,
+        ops: Ops,
+        aggregators: dict[str, FieldAggregator],
+        values: dict[str, pa.Array],
+    ) -> pa.Table:
         if seg.count == 0:
             return rows
         columns = last_rows(rows, seg, skip=aggregators)

@@ -118,7 +118,6 @@ class Typed(FieldAggregator):
         self.arrow_type = arrow_type
 
 
-
 class IgnoreRetract(FieldAggregator):
     """``fields.<f>.ignore-retract``: retraction leaves the accumulator as it is."""
 

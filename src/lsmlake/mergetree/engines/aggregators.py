@@ -11,21 +11,48 @@ from lsmlake.mergetree.engines.containers import Collect, ListAgg, MergeMap
 from lsmlake.mergetree.engines.numeric import BoolAnd, BoolOr, Max, Min, Product, Sum
 from lsmlake.mergetree.engines.picks import FirstNonNullValue, FirstValue, LastNonNullValue, LastValue
 
-__all__ = ["AGGREGATORS", "FieldAggregator", "IgnoreRetract", "Ops", "bind", "check_function_name",
-           "create_aggregator"]
+__all__ = [
+    "AGGREGATORS",
+    "FieldAggregator",
+    "IgnoreRetract",
+    "Ops",
+    "bind",
+    "check_function_name",
+    "create_aggregator",
+]
 
 AGGREGATORS: dict[str, type[FieldAggregator]] = {
     cls.name: cls
-    for cls in (Sum, Product, Max, Min, LastValue, LastNonNullValue, FirstValue, FirstNonNullValue, ListAgg,
-                BoolAnd, BoolOr, Collect, MergeMap)
+    for cls in (
+        Sum,
+        Product,
+        Max,
+        Min,
+        LastValue,
+        LastNonNullValue,
+        FirstValue,
+        FirstNonNullValue,
+        ListAgg,
+        BoolAnd,
+        BoolOr,
+        Collect,
+        MergeMap,
+    )
 }
 AGGREGATORS["first_not_null_value"] = FirstNonNullValue  # Paimon's legacy name
 PRIMARY_KEY = "primary-key"
 # Paimon knows these; lsmlake cannot compute them (yet).
-NOT_IMPLEMENTED = frozenset({
-    "merge_map_with_keytime", "nested_update", "nested_partial_update", "hll_sketch", "theta_sketch",
-    "rbm32", "rbm64",
-})
+NOT_IMPLEMENTED = frozenset(
+    {
+        "merge_map_with_keytime",
+        "nested_update",
+        "nested_partial_update",
+        "hll_sketch",
+        "theta_sketch",
+        "rbm32",
+        "rbm64",
+    }
+)
 
 
 def check_function_name(name: str, where: str) -> None:
@@ -40,7 +67,10 @@ def check_function_name(name: str, where: str) -> None:
 
 
 def create_aggregator(
-    name: str, field: str, dtype: DataType | None, options: dict[str, str],
+    name: str,
+    field: str,
+    dtype: DataType | None,
+    options: dict[str, str],
 ) -> FieldAggregator:
     """The aggregator ``name`` for ``field`` (type-checked when ``dtype`` is given), with ignore-retract."""
     check_function_name(name, f"field '{field}'")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from lsmlake.core.options import CoreOptions
 from lsmlake.core.types import DataType
@@ -81,14 +82,16 @@ def _check_fields_prefix(options: Mapping[str, str], names: Sequence[str]) -> No
 
 
 def _sequence_groups(
-    options: Mapping[str, str], names: Sequence[str], pk: Sequence[str],
+    options: Mapping[str, str],
+    names: Sequence[str],
+    pk: Sequence[str],
 ) -> list[SequenceGroup]:
     groups = []
     owner: dict[str, str] = {}
     for key, value in options.items():
         if not (key.startswith(FIELDS_PREFIX) and key.endswith("." + SEQUENCE_GROUP)):
             continue
-        ordering = key[len(FIELDS_PREFIX):-len(SEQUENCE_GROUP) - 1].split(",")
+        ordering = key[len(FIELDS_PREFIX) : -len(SEQUENCE_GROUP) - 1].split(",")
         seq = tuple(_require(s.strip(), names, key) for s in ordering)
         protected = tuple(_require(p.strip(), names, key) for p in value.split(",") if p.strip())
         for name in (*protected, *seq):
@@ -100,14 +103,16 @@ def _sequence_groups(
         for name in protected:
             if name in owner:
                 raise InvalidOptionError(
-                    f"option {key!r}: field {name} is defined repeatedly by multiple groups")
+                    f"option {key!r}: field {name} is defined repeatedly by multiple groups"
+                )
             owner[name] = key
         groups.append(SequenceGroup(seq, protected))
     return groups
 
 
-def engine_config(fields: Sequence[tuple[str, DataType]], primary_keys: Sequence[str],
-                  options: CoreOptions) -> EngineConfig:
+def engine_config(
+    fields: Sequence[tuple[str, DataType]], primary_keys: Sequence[str], options: CoreOptions
+) -> EngineConfig:
     """Parse and validate (against the schema) what the merge engine needs; raises InvalidOptionError."""
     names = [n for n, _ in fields]
     types = dict(fields)
@@ -126,17 +131,31 @@ def engine_config(fields: Sequence[tuple[str, DataType]], primary_keys: Sequence
         _require(rowkind, names, "option 'rowkind.field'")
     _check_fields_prefix(raw, names)
     descending = (options.get("sequence.field.sort-order") or "ascending").strip().lower() == "descending"
-    common = {"engine": engine, "fields": tuple(names), "types": types, "primary_keys": pk, "options": raw,
-              "ignore_delete": options.ignore_delete, "sequence_fields": seq, "descending": descending}
+    common: dict[str, Any] = {
+        "engine": engine,
+        "fields": tuple(names),
+        "types": types,
+        "primary_keys": pk,
+        "options": raw,
+        "ignore_delete": options.ignore_delete,
+        "sequence_fields": seq,
+        "descending": descending,
+    }
     if engine == "partial-update":
         return _partial_update(common, raw, names, types, pk, options)
     if engine == "aggregation":
         return _aggregation(common, raw, names, types, pk, seq, options)
-    return EngineConfig(**common)  # type: ignore[arg-type]
+    return EngineConfig(**common)
 
 
-def _partial_update(common: dict[str, object], raw: Mapping[str, str], names: Sequence[str],
-                    types: Mapping[str, DataType], pk: tuple[str, ...], options: CoreOptions) -> EngineConfig:
+def _partial_update(
+    common: dict[str, Any],
+    raw: Mapping[str, str],
+    names: Sequence[str],
+    types: Mapping[str, DataType],
+    pk: tuple[str, ...],
+    options: CoreOptions,
+) -> EngineConfig:
     groups = _sequence_groups(raw, names, pk)
     for g in groups:
         for s in g.sequence_fields:
@@ -148,21 +167,25 @@ def _partial_update(common: dict[str, object], raw: Mapping[str, str], names: Se
     if remove_on_delete and ignore:
         raise InvalidOptionError(
             "ignore-delete and partial-update.remove-record-on-delete have conflicting behavior "
-            "so should not be enabled at the same time")
+            "so should not be enabled at the same time"
+        )
     if on_group is not None and ignore:
         raise InvalidOptionError(
             "ignore-delete and partial-update.remove-record-on-sequence-group have conflicting behavior "
-            "so should not be enabled at the same time")
+            "so should not be enabled at the same time"
+        )
     if remove_on_delete and groups:
         raise InvalidOptionError(
             "sequence-group and partial-update.remove-record-on-delete have conflicting behavior "
-            "so should not be enabled at the same time")
+            "so should not be enabled at the same time"
+        )
     all_seq = {s for g in groups for s in g.sequence_fields}
     on_group_fields = frozenset(s.strip() for s in (on_group or "").split(",") if s.strip())
     if not on_group_fields <= all_seq:
         raise InvalidOptionError(
             f"field '{on_group}' defined in 'partial-update.remove-record-on-sequence-group' option "
-            "must be part of sequence groups")
+            "must be part of sequence groups"
+        )
     protected = {p for g in groups for p in g.protected}
     functions = {}
     for name in names:
@@ -173,16 +196,28 @@ def _partial_update(common: dict[str, object], raw: Mapping[str, str], names: Se
             continue
         if func != LAST_NON_NULL and name not in protected:
             raise InvalidOptionError(
-                f"Must use sequence group for aggregation functions but not found for field {name}.")
+                f"Must use sequence group for aggregation functions but not found for field {name}."
+            )
         create_aggregator(func, name, types[name], dict(raw))
         functions[name] = func
-    return EngineConfig(**common, groups=tuple(groups), remove_record_on_delete=remove_on_delete,  # type: ignore[arg-type]
-                        remove_on_sequence_group=on_group_fields, functions=functions)
+    return EngineConfig(
+        **common,
+        groups=tuple(groups),
+        remove_record_on_delete=remove_on_delete,
+        remove_on_sequence_group=on_group_fields,
+        functions=functions,
+    )
 
 
-def _aggregation(common: dict[str, object], raw: Mapping[str, str], names: Sequence[str],
-                 types: Mapping[str, DataType], pk: tuple[str, ...], seq: tuple[str, ...],
-                 options: CoreOptions) -> EngineConfig:
+def _aggregation(
+    common: dict[str, Any],
+    raw: Mapping[str, str],
+    names: Sequence[str],
+    types: Mapping[str, DataType],
+    pk: tuple[str, ...],
+    seq: tuple[str, ...],
+    options: CoreOptions,
+) -> EngineConfig:
     remove_on_delete = options.get_bool("aggregation.remove-record-on-delete")
     functions = {}
     for name in names:
@@ -195,10 +230,11 @@ def _aggregation(common: dict[str, object], raw: Mapping[str, str], names: Seque
         if remove_on_delete and raw.get(f"{FIELDS_PREFIX}{name}.ignore-retract", "false").lower() == "true":
             raise InvalidOptionError(
                 f"aggregation.remove-record-on-delete and fields.{name}.ignore-retract have conflicting "
-                "behavior so should not be enabled at the same time")
+                "behavior so should not be enabled at the same time"
+            )
         create_aggregator(func, name, types[name], dict(raw))
         functions[name] = func
-    return EngineConfig(**common, remove_record_on_delete=remove_on_delete, functions=functions)  # type: ignore[arg-type]
+    return EngineConfig(**common, remove_record_on_delete=remove_on_delete, functions=functions)
 
 
 def check_option_functions(options: Mapping[str, str]) -> None:

@@ -60,8 +60,11 @@ def _hashable_elements(t: pa.DataType) -> bool:
 def _set_elements(t: pa.DataType) -> bool:
     """Paimon's distinct collect puts these in a hash set (others: a list checked with an equaliser)."""
     return _hashable_elements(t) and not (
-        pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_binary(t)
-        or pa.types.is_large_binary(t) or pa.types.is_fixed_size_binary(t)
+        pa.types.is_string(t)
+        or pa.types.is_large_string(t)
+        or pa.types.is_binary(t)
+        or pa.types.is_large_binary(t)
+        or pa.types.is_fixed_size_binary(t)
     )
 
 

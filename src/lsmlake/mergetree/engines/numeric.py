@@ -84,10 +84,7 @@ class Sum(Typed):
         if pa.types.is_floating(t):
             return None
         total = _abs_total(values, ops.contributes | ops.retract, ops.seg)
-        if _is_int(t):
-            limit = float(_int_range(t)[1]) * (1 - 1e-9)
-        else:
-            limit = float(10 ** (t.precision - t.scale)) * (1 - 1e-9)
+        limit = float(_int_range(t)[1]) * (1 - 1e-09) if _is_int(t) else float(10 ** (t.precision - t.scale)) * (1 - 1e-09)
         return np.asarray(total >= limit, dtype=bool)
 
     def agg(self, acc: Any, value: Any) -> Any:
@@ -131,8 +128,11 @@ class Product(Typed):
         if pa.types.is_decimal(t):
             return route | ops.seg.any(ops.contributes)
         if _is_int(t):
-            mags = np.abs(np.asarray(pc.fill_null(values, 1).cast(pa.float64(), safe=False).to_numpy(),
-                                     dtype=np.float64))
+            mags = np.abs(
+                np.asarray(
+                    pc.fill_null(values, 1).cast(pa.float64(), safe=False).to_numpy(), dtype=np.float64
+                )
+            )
             logs = np.where(ops.contributes & (mags > 0), np.log2(np.maximum(mags, 1.0)), 0.0)
             total = np.add.reduceat(logs, ops.seg.starts) if ops.seg.count else logs
             route |= total >= t.bit_width - 1.001
@@ -162,8 +162,11 @@ class Product(Typed):
                 ctx.prec = 80
                 return _decimal_fits(acc / value, t)
         with np.errstate(divide="ignore", invalid="ignore"):
-            return float(np.float64(acc) / np.float64(value)) if not pa.types.is_float32(t) \
+            return (
+                float(np.float64(acc) / np.float64(value))
+                if not pa.types.is_float32(t)
                 else float(np.float32(acc) / np.float32(value))
+            )
 
 
 class Extreme(FieldAggregator):

@@ -86,8 +86,10 @@ class PartialUpdate:
         fast_rows, fast_seg = seg.subset(~scalar)
         slow_rows, slow_seg = seg.subset(scalar)
         parts = [
-            (np.flatnonzero(~scalar),
-             self._with_groups(rows.filter(pa.array(fast_rows)), fast_seg, kinds[fast_rows], aggregators)),
+            (
+                np.flatnonzero(~scalar),
+                self._with_groups(rows.filter(pa.array(fast_rows)), fast_seg, kinds[fast_rows], aggregators),
+            ),
             (np.flatnonzero(scalar), self._scalar(rows.filter(pa.array(slow_rows)), slow_seg, aggregators)),
         ]
         return combine_groups(parts, seg.count)
@@ -104,8 +106,9 @@ class PartialUpdate:
     def _present(self, rows: pa.Table) -> list[str]:
         return [f for f in self.cfg.value_fields if f in rows.column_names]
 
-    def _finish(self, rows: pa.Table, seg: Segments, kinds: np.ndarray,
-                columns: dict[str, pa.Array]) -> pa.Table:
+    def _finish(
+        self, rows: pa.Table, seg: Segments, kinds: np.ndarray, columns: dict[str, pa.Array]
+    ) -> pa.Table:
         inserted = ~is_retract(kinds)
         deleted = ~seg.any(inserted)
         if self.cfg.remove_record_on_delete:
@@ -114,7 +117,8 @@ class PartialUpdate:
         if self.cfg.ignore_delete and SEQUENCE_NUMBER in columns:
             last_insert = seg.last_where(inserted)
             columns[SEQUENCE_NUMBER] = take_or_null(
-                rows.column(SEQUENCE_NUMBER), np.where(last_insert >= 0, last_insert, seg.lasts))
+                rows.column(SEQUENCE_NUMBER), np.where(last_insert >= 0, last_insert, seg.lasts)
+            )
         return build(rows, columns)
 
     # ------------------------------------------------------------------ no sequence groups
@@ -136,8 +140,9 @@ class PartialUpdate:
 
     # ------------------------------------------------------------------ sequence groups
 
-    def _events(self, rows: pa.Table, seg: Segments, kinds: np.ndarray,
-                g: SequenceGroup) -> tuple[BoolArray, BoolArray]:
+    def _events(
+        self, rows: pa.Table, seg: Segments, kinds: np.ndarray, g: SequenceGroup
+    ) -> tuple[BoolArray, BoolArray]:
         """The rows a sequence group sees: inserts and (unless ignored) retractions, with a sequence value."""
         has = np.zeros(seg.n, dtype=bool)
         for s in g.sequence_fields:
@@ -146,8 +151,9 @@ class PartialUpdate:
         retract = is_retract(kinds)
         return has & ~retract, has & retract & (not self.cfg.ignore_delete)
 
-    def _scalar_groups(self, rows: pa.Table, seg: Segments, kinds: np.ndarray,
-                       aggregators: dict[str, FieldAggregator]) -> BoolArray:
+    def _scalar_groups(
+        self, rows: pa.Table, seg: Segments, kinds: np.ndarray, aggregators: dict[str, FieldAggregator]
+    ) -> BoolArray:
         route = np.zeros(seg.count, dtype=bool)
         if self.cfg.remove_on_sequence_group:
             route |= seg.any(kinds == RowKind.DELETE)
@@ -159,7 +165,8 @@ class PartialUpdate:
                 continue
             inner = _inner(a)
             if isinstance(inner, FirstNonNullValue) or not isinstance(
-                    inner, (*ORDER_FREE, LastValue, LastNonNullValue, FirstValue)):
+                inner, (*ORDER_FREE, LastValue, LastNonNullValue, FirstValue)
+            ):
                 route |= seg.sizes > 0
             elif isinstance(inner, ORDER_FREE):
                 inserts, retracts = self._events(rows, seg, kinds, g)
@@ -169,16 +176,18 @@ class PartialUpdate:
                     route |= routed
         return route
 
-    def _accepted(self, rows: pa.Table, seg: Segments, g: SequenceGroup, events: BoolArray,
-                  base: IntArray) -> BoolArray:
+    def _accepted(
+        self, rows: pa.Table, seg: Segments, g: SequenceGroup, events: BoolArray, base: IntArray
+    ) -> BoolArray:
         """Event rows whose sequence values are >= every earlier one of their key (and the base row's)."""
         ranks = dense_rank(rows.select(list(g.sequence_fields)))
         counted = events | seg.at(base)
         before = prefix_max_before(seg, np.where(counted, ranks, -1))
         return events & (ranks >= before)
 
-    def _with_groups(self, rows: pa.Table, seg: Segments, kinds: np.ndarray,
-                     aggregators: dict[str, FieldAggregator]) -> pa.Table:
+    def _with_groups(
+        self, rows: pa.Table, seg: Segments, kinds: np.ndarray, aggregators: dict[str, FieldAggregator]
+    ) -> pa.Table:
         if seg.count == 0:
             return rows
         retract = is_retract(kinds)
@@ -207,7 +216,8 @@ class PartialUpdate:
                     columns[p] = take_or_null(rows.column(p), plain_index)
                 else:
                     columns[p] = self._grouped_aggregate(
-                        a, as_array(rows.column(p)), seg, inserts, retracts, accepted, base)
+                        a, as_array(rows.column(p)), seg, inserts, retracts, accepted, base
+                    )
             done |= set(seq) | set(protected)
         for name in self._present(rows):
             if name not in done:
@@ -215,8 +225,16 @@ class PartialUpdate:
                 columns[name] = take_or_null(column, seg.last_where((insert & valid(column)) | at_base))
         return self._finish(rows, seg, kinds, columns)
 
-    def _grouped_aggregate(self, a: FieldAggregator, values: pa.Array, seg: Segments, inserts: BoolArray,
-                           retracts: BoolArray, accepted: BoolArray, base: IntArray) -> pa.Array:
+    def _grouped_aggregate(
+        self,
+        a: FieldAggregator,
+        values: pa.Array,
+        seg: Segments,
+        inserts: BoolArray,
+        retracts: BoolArray,
+        accepted: BoolArray,
+        base: IntArray,
+    ) -> pa.Array:
         inner = _inner(a)
         if isinstance(a, IgnoreRetract):
             retracts = np.zeros(seg.n, dtype=bool)

@@ -32,8 +32,9 @@ def is_retract_kind(kind: int) -> bool:
     return kind in (RowKind.UPDATE_BEFORE, RowKind.DELETE)
 
 
-def aggregate_key(records: Sequence[Record], aggregators: Mapping[str, FieldAggregator],
-                  *, remove_on_delete: bool) -> tuple[dict[str, Any], int]:
+def aggregate_key(
+    records: Sequence[Record], aggregators: Mapping[str, FieldAggregator], *, remove_on_delete: bool
+) -> tuple[dict[str, Any], int]:
     """Paimon's AggregateMergeFunction over one key's records (oldest first)."""
     row: dict[str, Any] = dict.fromkeys(aggregators)
     for a in aggregators.values():

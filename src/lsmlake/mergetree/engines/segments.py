@@ -136,7 +136,11 @@ def _numpy_reduce(values: pa.Array, mask: BoolArray, seg: Segments, func: str) -
 
 
 def group_reduce(
-    values: pa.Array, mask: BoolArray, seg: Segments, func: str, options: Any = None,
+    values: pa.Array,
+    mask: BoolArray,
+    seg: Segments,
+    func: str,
+    options: Any = None,
 ) -> pa.Array:
     """Arrow's hash aggregate ``func`` of the ``mask``-ed rows of each group, in row order; null for none."""
     if func in _UFUNCS and (pa.types.is_integer(values.type) or pa.types.is_floating(values.type)):
