@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import queue
+import threading
 from collections import deque
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -11,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from lsmlake.core.predicate import Predicate, parse_filter
-from lsmlake.operations.read import ReadContext, concat, read_split_table
+from lsmlake.operations.read import ReadContext, concat, read_split, read_split_table
 from lsmlake.operations.scan import ScanPlan, plan_scan, split_filters
 from lsmlake.operations.split import Split
 
@@ -48,6 +50,50 @@ def _ordered_parallel(
             yield table
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
+
+
+_DONE = object()
+
+
+def _streamed_pieces(ctx: ReadContext, splits: Sequence[Split], depth: int = 2) -> Iterator[pa.Table]:
+    """Each split's pieces (files of raw splits, sections of merge splits) in order, produced by one
+    background thread at most ``depth`` pieces ahead: memory is bounded by a few sections, not splits."""
+    pieces: queue.Queue[Any] = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+
+    def offer(item: Any) -> bool:
+        """Hand an item to the consumer; False once the consumer has gone away."""
+        while not stop.is_set():
+            try:
+                pieces.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def produce() -> None:
+        try:
+            for split in splits:
+                for table in read_split(ctx, split):
+                    if not offer(table):
+                        return
+            offer(_DONE)
+        except BaseException as e:  # handed to the consumer
+            offer(e)
+
+    worker = threading.Thread(target=produce, name="lsmlake-stream", daemon=True)
+    worker.start()
+    try:
+        while True:
+            item = pieces.get()
+            if item is _DONE:
+                return
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:
+        stop.set()
+        worker.join()
 
 
 class Scan:
@@ -95,8 +141,12 @@ class Scan:
         self.context.output_schema  # noqa: B018 - unreadable column types fail before any I/O
         if remaining == 0:
             return
-        ahead = 1 if streaming else None
-        for table in _ordered_parallel(self.context, self.plan.splits, self.threads, ahead=ahead):
+        source = (
+            _streamed_pieces(self.context, self.plan.splits)
+            if streaming
+            else _ordered_parallel(self.context, self.plan.splits, self.threads)
+        )
+        for table in source:
             if remaining is not None:
                 table = table.slice(0, remaining)
                 remaining -= table.num_rows

@@ -118,3 +118,25 @@ def test_reads_match_a_dict_model(
             assert scan.to_arrow().num_rows == len(model)
             if dv:
                 assert all(s.raw_convertible for s in scan.splits())
+
+
+def test_streaming_batches_stop_early_and_match(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import pyarrow as _pa
+
+    import lsmlake as _lsm
+
+    cat = _lsm.Catalog(str(tmp_path / "wh"))
+    cat.create_database("db")
+    schema = _pa.schema([("k", _pa.int64()), ("v", _pa.int64())])
+    t = cat.create_table(
+        "db.s", schema=schema, primary_key=["k"], options={"bucket": "4", "write-only": "true"}
+    )
+    for i in range(3):
+        t.write(_pa.table({"k": list(range(i * 1000, i * 1000 + 1500)), "v": [i] * 1500}, schema=schema))
+    streamed = _pa.Table.from_batches(list(t.scan().to_batches()), schema=t.scan().to_batches().schema)
+    assert streamed.sort_by("k").equals(t.read().sort_by("k"))
+    reader = t.scan().to_batches()
+    first = reader.read_next_batch()  # stop after one batch: the background reader must not hang
+    assert first.num_rows > 0
+    reader.close()
+    assert t.scan(limit=10).to_batches().read_all().num_rows == 10
