@@ -10,30 +10,11 @@ from decimal import Decimal
 import numpy as np
 
 from lsmlake.core.binary_row import Timestamp, deserialize_row
-from lsmlake.core.types import DataType
+from lsmlake.core.types import ATOMIC_ROOTS, DataType
 
 _EPOCH_DATE = dt.date(1970, 1, 1)
-_DECODABLE = frozenset(
-    {
-        "BOOLEAN",
-        "TINYINT",
-        "SMALLINT",
-        "INT",
-        "BIGINT",
-        "FLOAT",
-        "DOUBLE",
-        "DATE",
-        "TIME",
-        "TIMESTAMP",
-        "TIMESTAMP_LTZ",
-        "DECIMAL",
-        "CHAR",
-        "VARCHAR",
-        "BINARY",
-        "VARBINARY",
-        "BLOB",
-    }
-)
+# every atomic type but VARIANT has a BinaryRow form lsmlake decodes
+_DECODABLE = ATOMIC_ROOTS - {"VARIANT"}
 _PLACEHOLDER = DataType("BIGINT")
 
 
