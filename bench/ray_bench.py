@@ -42,8 +42,9 @@ def build(root: Path, rows: int, buckets: int) -> Path:
     cat = lsmlake.Catalog(str(warehouse))
     cat.create_database("db")
     data = make_rows(rows)
-    table = cat.create_table("db.t", schema=data.schema, primary_key=["id"],
-                             options={"bucket": str(buckets), "write-only": "true"})
+    table = cat.create_table(
+        "db.t", schema=data.schema, primary_key=["id"], options={"bucket": str(buckets), "write-only": "true"}
+    )
     table.write(data)
     for commit in range(UPSERT_COMMITS - 1):
         table.write(upserts(data, commit))
@@ -68,8 +69,9 @@ def timed(fn: Callable[[], object], repeats: int) -> list[float]:
     return out
 
 
-def timed_on_fresh(fn: Callable[[lsmlake.Table], object], make: Callable[[], lsmlake.Table],
-                   repeats: int) -> list[float]:
+def timed_on_fresh(
+    fn: Callable[[lsmlake.Table], object], make: Callable[[], lsmlake.Table], repeats: int
+) -> list[float]:
     """Time ``fn`` on a new copy of the table each repetition (the copying is not timed)."""
     out = []
     for _ in range(repeats):
@@ -86,8 +88,10 @@ def run(rows: int, buckets: int, workers: list[int], repeats: int) -> list[Measu
         root = Path(tmp)
         start = time.perf_counter()
         pristine = build(root, rows, buckets)
-        print(f"built {rows:,} rows in {buckets} buckets ({UPSERT_COMMITS} runs per bucket) "
-              f"in {time.perf_counter() - start:.1f} s")
+        print(
+            f"built {rows:,} rows in {buckets} buckets ({UPSERT_COMMITS} runs per bucket) "
+            f"in {time.perf_counter() - start:.1f} s"
+        )
         merged = fresh(root, pristine, "read")
         compacted = fresh(root, pristine, "compacted")
         compacted.compact(full=True)
@@ -130,8 +134,11 @@ def run(rows: int, buckets: int, workers: list[int], repeats: int) -> list[Measu
                 del ds
 
             add("read, merge-on-read", system, timed(lambda: ray_read(merged), repeats))
-            add("full compaction", system,
-                timed_on_fresh(lambda t: t.compact(full=True, executor="ray"), copy, repeats))
+            add(
+                "full compaction",
+                system,
+                timed_on_fresh(lambda t: t.compact(full=True, executor="ray"), copy, repeats),
+            )
             add("read, compacted", system, timed(lambda: ray_read(compacted), repeats))
             ray.shutdown()
         local()  # again after the Ray runs: the figures must not depend on what ran first
@@ -142,8 +149,14 @@ def table_text(results: list[Measurement], rows: int, buckets: int) -> str:
     systems = list(dict.fromkeys(m.system for m in results))
     scenarios = list(dict.fromkeys(m.scenario for m in results))
     best = {(m.scenario, m.system): min(m.seconds) for m in results}
-    lines = [f"### Ray vs single machine: {rows:,} rows, {buckets} buckets", "", f"machine: {machine()}", "",
-             "| scenario | " + " | ".join(systems) + " |", "|---|" + "---:|" * len(systems)]
+    lines = [
+        f"### Ray vs single machine: {rows:,} rows, {buckets} buckets",
+        "",
+        f"machine: {machine()}",
+        "",
+        "| scenario | " + " | ".join(systems) + " |",
+        "|---|" + "---:|" * len(systems),
+    ]
     for scenario in scenarios:
         local = best[(scenario, LOCAL)]
         cells = []
@@ -156,8 +169,9 @@ def table_text(results: list[Measurement], rows: int, buckets: int) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--rows", type=int, default=10_000_000)
     parser.add_argument("--buckets", type=int, default=16)
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
@@ -168,8 +182,12 @@ def main(argv: list[str] | None = None) -> None:
     print()
     print(text)
     RESULTS.mkdir(exist_ok=True)
-    payload = {"title": f"ray-bench {args.rows} rows {args.buckets} buckets", "machine": machine(),
-               "measurements": [{**asdict(m), "best": min(m.seconds)} for m in results], "table": text}
+    payload = {
+        "title": f"ray-bench {args.rows} rows {args.buckets} buckets",
+        "machine": machine(),
+        "measurements": [{**asdict(m), "best": min(m.seconds)} for m in results],
+        "table": text,
+    }
     (RESULTS / f"ray-{args.rows}.json").write_text(json.dumps(payload, indent=2))
 
 

@@ -32,6 +32,7 @@ from lsmlake.errors import (
     SchemaMismatchError,
     UnsupportedError,
 )
+from lsmlake.level_chart import render_levels_png
 from lsmlake.sql import Result, Session, SqlError
 from lsmlake.sql.context import open_data_table
 from lsmlake.sql.ddl import describe_table
@@ -379,11 +380,14 @@ def files_per_level(table: Table) -> pa.Table:
 
 @main.command()
 @click.argument("identifier")
+@click.option("--png", "png", type=click.Path(dir_okay=False), help="Also draw the LSM levels per bucket.")
 @_format_option
 @click.pass_context
-def inspect(ctx: click.Context, identifier: str, fmt: str | None) -> None:
+def inspect(ctx: click.Context, identifier: str, fmt: str | None, png: str | None = None) -> None:
     """A table's schema, options, latest snapshot, and data files per bucket and level."""
     table = _table(ctx, identifier)
+    if png:
+        render_levels_png(files_per_level(table), png, title=f"{table.name}: data per level and bucket")
     printer = _printer(ctx, fmt)
     latest = table.snapshot_manager.latest_id()
     sections = {

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 from lsmlake.system.common import SystemContext
+from lsmlake.system.data_tables import audit_log_table, ro_table
 from lsmlake.system.file_tables import (
     buckets_table,
     files_table,
@@ -35,6 +36,8 @@ _READERS: dict[str, Callable[[SystemContext], pa.Table]] = {
     "table_indexes": table_indexes_table,
     "tags": tags_table,
     "consumers": consumers_table,
+    "audit_log": audit_log_table,
+    "ro": ro_table,
 }
 SYSTEM_TABLES: tuple[str, ...] = tuple(_READERS)
 """The system table names lsmlake can read."""

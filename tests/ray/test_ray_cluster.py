@@ -34,8 +34,13 @@ SCHEMA = pa.schema([("id", pa.int64()), ("dt", pa.string()), ("name", pa.string(
 def ray_cluster() -> Iterator[None]:
     started = not ray.is_initialized()
     if started:
-        ray.init(num_cpus=2, include_dashboard=False, logging_level=logging.WARNING, log_to_driver=False,
-                 object_store_memory=256 * 1024 * 1024)
+        ray.init(
+            num_cpus=2,
+            include_dashboard=False,
+            logging_level=logging.WARNING,
+            log_to_driver=False,
+            object_store_memory=256 * 1024 * 1024,
+        )
     context = ray.data.DataContext.get_current()
     context.enable_progress_bars = False
     yield
@@ -50,12 +55,15 @@ def _catalog(tmp_path: Path) -> lsmlake.Catalog:
 
 
 def _rows(ids: np.ndarray, tag: str) -> pa.Table:
-    return pa.table({
-        "id": ids.astype(np.int64),
-        "dt": np.where(ids % 3 == 0, "2024-01-01", "2024-01-02"),
-        "name": [f"{tag}-{i}" for i in ids],
-        "score": ids / 7.0,
-    }, schema=SCHEMA)
+    return pa.table(
+        {
+            "id": ids.astype(np.int64),
+            "dt": np.where(ids % 3 == 0, "2024-01-01", "2024-01-02"),
+            "name": [f"{tag}-{i}" for i in ids],
+            "score": ids / 7.0,
+        },
+        schema=SCHEMA,
+    )
 
 
 def _sorted(t: pa.Table) -> pa.Table:
@@ -75,15 +83,23 @@ def _files(root: str) -> set[str]:
 
 
 def _pk_table(cat: lsmlake.Catalog, name: str = "db.t", **options: str) -> lsmlake.Table:
-    return cat.create_table(name, schema=SCHEMA, primary_key=["id", "dt"], partition_keys=["dt"],
-                            options={"bucket": "4", **options})
+    return cat.create_table(
+        name,
+        schema=SCHEMA,
+        primary_key=["id", "dt"],
+        partition_keys=["dt"],
+        options={"bucket": "4", **options},
+    )
 
 
-@pytest.mark.parametrize("options", [
-    pytest.param({}, id="plain"),
-    pytest.param({"deletion-vectors.enabled": "true"}, id="deletion-vectors"),
-    pytest.param({"write-only": "true"}, id="write-only"),
-])
+@pytest.mark.parametrize(
+    "options",
+    [
+        pytest.param({}, id="plain"),
+        pytest.param({"deletion-vectors.enabled": "true"}, id="deletion-vectors"),
+        pytest.param({"write-only": "true"}, id="write-only"),
+    ],
+)
 def test_ray_write_then_ray_read_equals_table_read(tmp_path: Path, options: dict[str, str]) -> None:
     cat = _catalog(tmp_path)
     t, twin = _pk_table(cat, **options), _pk_table(cat, "db.twin", **options)
@@ -122,8 +138,11 @@ def test_ray_read_pushes_filters_and_projection(tmp_path: Path) -> None:
     assert got.count() == expected.num_rows
 
     # Ray's own filter and select are pushed into the datasource when they translate
-    ds = lray.read_table(t).filter(expr=(col("dt") == "2024-01-01") & (col("id") < 1000)).select_columns(
-        ["id", "name"])
+    ds = (
+        lray.read_table(t)
+        .filter(expr=(col("dt") == "2024-01-01") & (col("id") < 1000))
+        .select_columns(["id", "name"])
+    )
     assert _sorted(_ray_rows(ds, schema)).equals(expected)
     assert ds.count() == expected.num_rows
     # and stay a Ray filter when they do not
@@ -154,8 +173,9 @@ def test_empty_table_and_empty_dataset(tmp_path: Path) -> None:
 def test_ray_write_by_warehouse_and_without_compaction(tmp_path: Path) -> None:
     cat = _catalog(tmp_path)
     t = _pk_table(cat)
-    sid = lray.write_table(ray.data.from_arrow(_rows(np.arange(500), "w")), (str(tmp_path / "wh"), "db.t"),
-                           compact=False)
+    sid = lray.write_table(
+        ray.data.from_arrow(_rows(np.arange(500), "w")), (str(tmp_path / "wh"), "db.t"), compact=False
+    )
     assert sid is not None and t.snapshot(sid).commit_kind == "APPEND"
     assert all(f.level == 0 for s in t.scan().splits() for f in s.files)
     assert _sorted(t.read()).equals(_sorted(_rows(np.arange(500), "w")))
@@ -188,7 +208,9 @@ def _corrupt_one_data_file(root: str, bucket_dir: str) -> str:
 
 @pytest.mark.parametrize("how", ["blocked-bucket-directory", "corrupt-file-read-by-compaction"])
 def test_failed_ray_write_leaves_no_snapshot_and_no_files(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    how: str,
 ) -> None:
     t = _pk_table(_catalog(tmp_path), **{"deletion-vectors.enabled": "true"})
     t.write(_rows(np.arange(0, 2000), "base"))
@@ -229,15 +251,19 @@ def test_failed_commit_leaves_no_files(tmp_path: Path, monkeypatch: pytest.Monke
 
 
 def _levels(t: lsmlake.Table) -> list[tuple[object, ...]]:
-    return sorted((s.partition_values, s.bucket, f.level, f.row_count)
-                  for s in t.scan().splits() for f in s.files)
+    return sorted(
+        (s.partition_values, s.bucket, f.level, f.row_count) for s in t.scan().splits() for f in s.files
+    )
 
 
 @pytest.mark.parametrize("full", [False, True], ids=["strategy", "full"])
-@pytest.mark.parametrize("options", [
-    pytest.param({"write-only": "true", "num-sorted-run.compaction-trigger": "3"}, id="merge"),
-    pytest.param({"deletion-vectors.enabled": "true", "write-only": "true"}, id="deletion-vectors"),
-])
+@pytest.mark.parametrize(
+    "options",
+    [
+        pytest.param({"write-only": "true", "num-sorted-run.compaction-trigger": "3"}, id="merge"),
+        pytest.param({"deletion-vectors.enabled": "true", "write-only": "true"}, id="deletion-vectors"),
+    ],
+)
 def test_ray_compaction_equals_local_compaction(tmp_path: Path, full: bool, options: dict[str, str]) -> None:
     cat = _catalog(tmp_path)
     local, remote = _pk_table(cat, "db.local", **options), _pk_table(cat, "db.remote", **options)
@@ -258,7 +284,8 @@ def test_ray_compaction_equals_local_compaction(tmp_path: Path, full: bool, opti
 
 
 def test_failed_ray_compaction_leaves_no_snapshot_and_no_files(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     t = _pk_table(_catalog(tmp_path), **{"write-only": "true"})
     for i in range(3):
@@ -296,7 +323,8 @@ def test_ray_write_read_by_lsmlake_and_pypaimon(tmp_path: Path) -> None:
 def test_no_module_outside_lsmlake_ray_imports_ray() -> None:
     src = Path(lsmlake.__file__).parent
     offenders = [
-        str(p.relative_to(src)) for p in src.rglob("*.py")
+        str(p.relative_to(src))
+        for p in src.rglob("*.py")
         if "ray" not in p.relative_to(src).parts[:1]
         and any(line.strip().startswith(("import ray", "from ray")) for line in p.read_text().splitlines())
     ]

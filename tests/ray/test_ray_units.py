@@ -56,7 +56,9 @@ def _merge_table(tmp_path: Path) -> lsmlake.Table:
     cat = lsmlake.Catalog(str(tmp_path / "wh"))
     cat.create_database("db")
     t = cat.create_table(
-        "db.t", schema=pa.schema([("id", pa.int64()), ("v", pa.string())]), primary_key=["id"],
+        "db.t",
+        schema=pa.schema([("id", pa.int64()), ("v", pa.string())]),
+        primary_key=["id"],
         options={"bucket": "2", "write-only": "true"},
     )
     rng = np.random.default_rng(3)
@@ -72,7 +74,8 @@ def _sorted(t: pa.Table) -> pa.Table:
 
 
 def test_read_tasks_cover_the_table_whatever_the_parallelism(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     t = _merge_table(tmp_path)
     expected = _sorted(t.read())
@@ -90,8 +93,12 @@ def test_read_tasks_cover_the_table_whatever_the_parallelism(
 def test_pieces_keep_deletion_files_aligned(tmp_path: Path) -> None:
     cat = lsmlake.Catalog(str(tmp_path / "wh"))
     cat.create_database("db")
-    t = cat.create_table("db.t", schema=pa.schema([("id", pa.int64()), ("v", pa.int64())]),
-                         primary_key=["id"], options={"bucket": "1", "deletion-vectors.enabled": "true"})
+    t = cat.create_table(
+        "db.t",
+        schema=pa.schema([("id", pa.int64()), ("v", pa.int64())]),
+        primary_key=["id"],
+        options={"bucket": "1", "deletion-vectors.enabled": "true"},
+    )
     t.write(pa.table({"id": np.arange(100), "v": np.zeros(100, dtype=np.int64)}))
     t.write(pa.table({"id": np.arange(0, 100, 3), "v": np.ones(34, dtype=np.int64)}))
     (split,) = LsmlakeDatasource(t).splits()
@@ -105,8 +112,11 @@ def test_projection_and_predicate_pushdown_on_the_datasource(tmp_path: Path) -> 
     cat = lsmlake.Catalog(str(tmp_path / "wh"))
     cat.create_database("db")
     t = cat.create_table(
-        "db.t", schema=pa.schema([("id", pa.int64()), ("dt", pa.string()), ("v", pa.float64())]),
-        primary_key=["id", "dt"], partition_keys=["dt"], options={"bucket": "2"},
+        "db.t",
+        schema=pa.schema([("id", pa.int64()), ("dt", pa.string()), ("v", pa.float64())]),
+        primary_key=["id", "dt"],
+        partition_keys=["dt"],
+        options={"bucket": "2"},
     )
     t.write(pa.table({"id": np.arange(200), "dt": ["a", "b"] * 100, "v": np.arange(200) / 2}))
     source = LsmlakeDatasource(t)
@@ -124,8 +134,9 @@ def test_projection_and_predicate_pushdown_on_the_datasource(tmp_path: Path) -> 
 def test_compact_rejects_an_unknown_executor(tmp_path: Path) -> None:
     cat = lsmlake.Catalog(str(tmp_path / "wh"))
     cat.create_database("db")
-    t = cat.create_table("db.t", schema=pa.schema([("id", pa.int64())]), primary_key=["id"],
-                         options={"bucket": "1"})
+    t = cat.create_table(
+        "db.t", schema=pa.schema([("id", pa.int64())]), primary_key=["id"], options={"bucket": "1"}
+    )
     with pytest.raises(ValueError, match="executor"):
         t.compact(executor="dask")
 
@@ -152,8 +163,9 @@ def test_a_filesystem_handle_that_cannot_travel_is_left_behind(tmp_path: Path) -
 
     cat = lsmlake.Catalog(str(tmp_path / "wh"))
     cat.create_database("db")
-    cat.create_table("db.t", schema=pa.schema([("id", pa.int64())]), primary_key=["id"],
-                     options={"bucket": "1"})
+    cat.create_table(
+        "db.t", schema=pa.schema([("id", pa.int64())]), primary_key=["id"], options={"bucket": "1"}
+    )
     table, storage = open_source((str(tmp_path / "wh"), "db.t"))
     assert table.name == "db.t" and storage == Storage(warehouse=str(tmp_path / "wh"))
     assert storage.get() is storage.get()  # one FileIO per process

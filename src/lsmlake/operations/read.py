@@ -76,6 +76,8 @@ class ReadContext:
     columns: tuple[str, ...]
     filters: ScanFilters = field(default_factory=ScanFilters)
     schema_cache: dict[int, TableSchema] = field(default_factory=dict, compare=False, repr=False)
+    keep_row_kind: bool = False
+    """Audit-log reads: keep retract results and put a ``rowkind`` column (+I, -U, +U, -D) first."""
 
     def __post_init__(self) -> None:
         known = set(self.schema.field_names)
@@ -338,9 +340,26 @@ def _finish(ctx: ReadContext, table: pa.Table, *, filtered: bool) -> pa.Table:
     """Apply the full filter (unless already exact) and the projection, in output schema."""
     if not filtered and ctx.filters.full is not None and table.num_rows:
         table = table.filter(ctx.filters.full.to_arrow())
+    if ctx.keep_row_kind:
+        return _with_row_kind(ctx, table)
     if not ctx.columns:
         return table.select([])
     return pa.Table.from_arrays([table.column(n) for n in ctx.columns], schema=ctx.output_schema)
+
+
+ROW_KIND_COLUMN = "rowkind"
+_ROW_KIND_TEXT = pa.array(["+I", "-U", "+U", "-D"])
+
+
+def _with_row_kind(ctx: ReadContext, table: pa.Table) -> pa.Table:
+    """The projected columns behind a ``rowkind`` column (+I for append tables, which have no kinds)."""
+    if VALUE_KIND in table.column_names:
+        kinds = _ROW_KIND_TEXT.take(pa.array(table.column(VALUE_KIND).to_numpy().astype("int64")))
+    else:
+        kinds = pa.array(["+I"] * table.num_rows, pa.string())
+    columns = [kinds, *(table.column(n) for n in ctx.columns)]
+    schema = pa.schema([pa.field(ROW_KIND_COLUMN, pa.string(), False), *ctx.output_schema])
+    return pa.Table.from_arrays(columns, schema=schema)
 
 
 def read_raw(ctx: ReadContext, split: Split) -> Iterator[pa.Table]:
@@ -349,8 +368,9 @@ def read_raw(ctx: ReadContext, split: Split) -> Iterator[pa.Table]:
     for i, f in enumerate(split.files):
         # A level-0 primary-key file is raw only because its manifest says it has no delete rows;
         # some writers (pypaimon 2.1's pure-Python one) record 0 wrongly, so check the row kinds.
-        guard = bool(ctx.key_names) and f.level == 0
-        table = read_file(ctx, split, i, names, push=ctx.filters.full, system=guard)
+        guard = bool(ctx.key_names) and f.level == 0 and not ctx.keep_row_kind
+        system = guard or (ctx.keep_row_kind and bool(ctx.key_names))
+        table = read_file(ctx, split, i, names, push=ctx.filters.full, system=system)
         if guard:
             table = drop_retracts(table)
         if table.num_rows:
@@ -367,8 +387,10 @@ def merge_rows(
     descending: bool = False,
     ignore_delete: bool = False,
     where: str = "",
+    keep_deletes: bool = False,
 ) -> pa.Table:
-    """Vectorized merge of the rows of one overlapping section: one result per key, deletes dropped.
+    """Vectorized merge of the rows of one overlapping section: one result per key, deletes dropped
+    (kept with ``keep_deletes``, for audit-log reads).
 
     ``table`` holds key columns, sequence fields, ``_SEQUENCE_NUMBER`` and ``_VALUE_KIND`` (and the
     value columns the engine folds). Rows of a key are ordered by (sequence fields, sequence number)
@@ -396,7 +418,7 @@ def merge_rows(
             merged = merge_function.merge(table.take(idx), keys)
     except LsmlakeError as e:
         raise type(e)(f"{e} ({where})" if where else str(e)) from None
-    return drop_retracts(merged)
+    return merged if keep_deletes else drop_retracts(merged)
 
 
 def _merge(ctx: ReadContext, table: pa.Table) -> pa.Table:
@@ -408,6 +430,7 @@ def _merge(ctx: ReadContext, table: pa.Table) -> pa.Table:
         sequence_fields=ctx.sequence_fields,
         descending=(opts.get("sequence.field.sort-order") or "ascending").lower() == "descending",
         where=f"table {ctx.root}",
+        keep_deletes=ctx.keep_row_kind,
     )
 
 
@@ -428,7 +451,10 @@ def read_merge(ctx: ReadContext, split: Split) -> Iterator[pa.Table]:
             table = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
             if not table.num_rows:
                 continue
-            table = _merge(ctx, table) if overlapping else drop_retracts(table)
+            if overlapping:
+                table = _merge(ctx, table)
+            elif not ctx.keep_row_kind:
+                table = drop_retracts(table)
             if table.num_rows:
                 out = _finish(ctx, table, filtered=not overlapping)
                 if out.num_rows:

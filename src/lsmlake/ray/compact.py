@@ -51,25 +51,45 @@ def bucket_jobs(table: Table, restored: RestoredState) -> list[BucketJob]:
         entries = restored.entries(partition, bucket)
         values = tuple(deserialize_row(partition, ptypes)) if ptypes else ()
         part_dir = partition_path(
-            list(schema.partition_keys), list(values), ptypes,
-            default_name=options.partition_default_name, legacy=options.partition_legacy_name,
+            list(schema.partition_keys),
+            list(values),
+            ptypes,
+            default_name=options.partition_default_name,
+            legacy=options.partition_legacy_name,
         )
-        jobs.append(BucketJob(
-            partition, values, bucket, entries[0].total_buckets, paths.bucket_dir(part_dir, bucket),
-            tuple(e.file for e in entries), restored.dv_index.get((partition, bucket)),
-        ))
+        jobs.append(
+            BucketJob(
+                partition,
+                values,
+                bucket,
+                entries[0].total_buckets,
+                paths.bucket_dir(part_dir, bucket),
+                tuple(e.file for e in entries),
+                restored.dv_index.get((partition, bucket)),
+            )
+        )
     return jobs
 
 
 def compact_job(
-    storage: Storage, root: str, schema: TableSchema, options: CoreOptions, job: BucketJob, full: bool,
+    storage: Storage,
+    root: str,
+    schema: TableSchema,
+    options: CoreOptions,
+    job: BucketJob,
+    full: bool,
 ) -> CommitMessage | None:
     """On a worker: compact one bucket exactly as the local path does."""
     io, paths = storage.get(), TablePaths(root)
     key = (job.partition, job.bucket)
     restored = RestoredState(None, {}, {key: job.dv_index} if job.dv_index is not None else {})
     state = BucketFiles(
-        job.partition, job.partition_values, job.bucket, job.total_buckets, job.directory, list(job.files),
+        job.partition,
+        job.partition_values,
+        job.bucket,
+        job.total_buckets,
+        job.directory,
+        list(job.files),
         restore_deletion_vectors(io, paths, restored, job.partition, job.bucket, options),
     )
     return compact_bucket(io, paths, schema, options, state, full=full)
@@ -131,7 +151,8 @@ def compact_table_ray(source: TableSource, *, full: bool = False, **ray_remote_a
             try:
                 table.io.delete_file(path)
             except Exception as e:
-                warnings.warn(f"lsmlake.ray: could not delete {path} after a failed compaction: {e}",
-                              stacklevel=2)
+                warnings.warn(
+                    f"lsmlake.ray: could not delete {path} after a failed compaction: {e}", stacklevel=2
+                )
         raise
     return ids[-1] if ids else None

@@ -59,8 +59,10 @@ def estimate_bytes(split: Split, schema: pa.Schema) -> int:
 def pieces(split: Split) -> list[Split]:
     """The split as independent smaller splits: a raw split file by file, a merge split section by section."""
     if split.raw_convertible:
-        return [replace(split, files=(f,), deletion_files=(d,))
-                for f, d in zip(split.files, split.deletion_files, strict=True)]
+        return [
+            replace(split, files=(f,), deletion_files=(d,))
+            for f, d in zip(split.files, split.deletion_files, strict=True)
+        ]
     sections = split.sections or ()
     position = {f.identifier(): i for i, f in enumerate(split.files)}
     out = []
@@ -104,7 +106,7 @@ def subdivide(splits: Sequence[Split], target: int, schema: pa.Schema) -> list[S
                 return units
             halves = _halves(units[i], schema)
             if halves is not None:
-                units[i:i + 1] = list(halves)
+                units[i : i + 1] = list(halves)
                 break
         else:
             return units
@@ -124,8 +126,13 @@ def pack(splits: Sequence[Split], tasks: int, schema: pa.Schema) -> list[list[Sp
 
 
 def _read_splits(
-    storage: Storage, root: str, schema: TableSchema, options: CoreOptions, columns: tuple[str, ...],
-    filters: ScanFilters, splits: Sequence[Split],
+    storage: Storage,
+    root: str,
+    schema: TableSchema,
+    options: CoreOptions,
+    columns: tuple[str, ...],
+    filters: ScanFilters,
+    splits: Sequence[Split],
 ) -> Iterator[pa.Table]:
     """A read task's body (on a worker): each split's tables in the output schema."""
     ctx = ReadContext(storage.get(), root, schema, options, columns, filters)
@@ -143,8 +150,13 @@ def _read_splits(
 
 
 def _metadata(num_rows: int | None, size_bytes: int, schema: pa.Schema) -> BlockMetadata:
-    fields: dict[str, Any] = {"num_rows": num_rows, "size_bytes": size_bytes, "input_files": None,
-                              "exec_stats": None, "schema": schema}
+    fields: dict[str, Any] = {
+        "num_rows": num_rows,
+        "size_bytes": size_bytes,
+        "input_files": None,
+        "exec_stats": None,
+        "schema": schema,
+    }
     return BlockMetadata(**{k: v for k, v in fields.items() if accepts(BlockMetadata, k)})
 
 
@@ -152,8 +164,12 @@ class LsmlakeDatasource(Datasource):
     """A Ray Data datasource over one snapshot of an lsmlake table (see :func:`read_table`)."""
 
     def __init__(
-        self, source: TableSource, *, filter: str | Predicate | None = None,
-        columns: Sequence[str] | None = None, snapshot_id: int | None = None,
+        self,
+        source: TableSource,
+        *,
+        filter: str | Predicate | None = None,
+        columns: Sequence[str] | None = None,
+        snapshot_id: int | None = None,
     ) -> None:
         super().__init__()  # type: ignore[no-untyped-call]
         table, self._storage = open_source(source)
@@ -162,7 +178,10 @@ class LsmlakeDatasource(Datasource):
         self._plan(filter, columns, snapshot_id)
 
     def _plan(
-        self, filter: str | Predicate | None, columns: Sequence[str] | None, snapshot_id: int | None,
+        self,
+        filter: str | Predicate | None,
+        columns: Sequence[str] | None,
+        snapshot_id: int | None,
     ) -> None:
         scan = scan_table(self._table, filter=filter, columns=columns, snapshot_id=snapshot_id)
         self._predicate = scan.predicate
@@ -188,7 +207,10 @@ class LsmlakeDatasource(Datasource):
         return sum(estimate_bytes(s, self._output_schema) for s in self._splits)
 
     def get_read_tasks(
-        self, parallelism: int, per_task_row_limit: int | None = None, data_context: Any = None,
+        self,
+        parallelism: int,
+        per_task_row_limit: int | None = None,
+        data_context: Any = None,
     ) -> list[ReadTask]:
         schema = self._output_schema
         parallelism = max(1, int(parallelism))
@@ -203,8 +225,14 @@ class LsmlakeDatasource(Datasource):
             rows = sum(c for c in counts if c is not None) if exact_counts and None not in counts else None
             size = sum(estimate_bytes(s, schema) for s in group)
             read_fn = partial(
-                _read_splits, self._storage, self._table.root, self._table.schema, self._table.options,
-                self._columns, self._filters, tuple(group),
+                _read_splits,
+                self._storage,
+                self._table.root,
+                self._table.schema,
+                self._table.options,
+                self._columns,
+                self._filters,
+                tuple(group),
             )
             extra: dict[str, Any] = {}
             if accepts(ReadTask, "schema"):
@@ -251,8 +279,13 @@ class LsmlakeDatasource(Datasource):
 
 
 def read_table(
-    source: TableSource, *, filter: str | Predicate | None = None, columns: Sequence[str] | None = None,
-    snapshot_id: int | None = None, parallelism: int | None = None, **read_args: Any,
+    source: TableSource,
+    *,
+    filter: str | Predicate | None = None,
+    columns: Sequence[str] | None = None,
+    snapshot_id: int | None = None,
+    parallelism: int | None = None,
+    **read_args: Any,
 ) -> ray.data.Dataset:
     """A Ray Dataset of the table's rows (merged, deletes applied) that pass ``filter``.
 

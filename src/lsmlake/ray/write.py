@@ -52,13 +52,15 @@ from lsmlake.table import Table
 GROUP_COLUMN = "__lsmlake_bucket_group"
 """The shuffle key added to each row: a hash of its (partition, bucket)."""
 
-_RESULT_SCHEMA = pa.schema([
-    ("rows", pa.int64()),
-    ("messages", pa.binary()),
-    ("written", pa.binary()),
-    ("error", pa.binary()),
-    ("error_text", pa.string()),
-])
+_RESULT_SCHEMA = pa.schema(
+    [
+        ("rows", pa.int64()),
+        ("messages", pa.binary()),
+        ("written", pa.binary()),
+        ("error", pa.binary()),
+        ("error_text", pa.string()),
+    ]
+)
 
 
 class RayWriteError(LsmlakeError):
@@ -102,8 +104,13 @@ def _restored(io: FileIO, root: str, snapshot_id: int | None) -> RestoredState:
     return state
 
 
-def _result(*, rows: int = 0, messages: Sequence[CommitMessage] = (), written: Sequence[str] = (),
-            error: BaseException | None = None) -> pa.Table:
+def _result(
+    *,
+    rows: int = 0,
+    messages: Sequence[CommitMessage] = (),
+    written: Sequence[str] = (),
+    error: BaseException | None = None,
+) -> pa.Table:
     error_bytes = error_text = None
     if error is not None:
         error_text = "".join(traceback.format_exception(type(error), error, error.__traceback__))
@@ -112,25 +119,36 @@ def _result(*, rows: int = 0, messages: Sequence[CommitMessage] = (), written: S
             pickle.loads(error_bytes)
         except Exception:
             error_bytes = None
-    return pa.table({
-        "rows": [rows],
-        "messages": [pickle.dumps(list(messages))],
-        "written": [pickle.dumps(list(written))],
-        "error": [error_bytes],
-        "error_text": [error_text],
-    }, schema=_RESULT_SCHEMA)
+    return pa.table(
+        {
+            "rows": [rows],
+            "messages": [pickle.dumps(list(messages))],
+            "written": [pickle.dumps(list(written))],
+            "error": [error_bytes],
+            "error_text": [error_text],
+        },
+        schema=_RESULT_SCHEMA,
+    )
 
 
 def _write_group(
-    batch: pa.Table, *, storage: Storage, root: str, name: str, schema: TableSchema, options: CoreOptions,
-    snapshot_id: int | None, compact: bool,
+    batch: pa.Table,
+    *,
+    storage: Storage,
+    root: str,
+    name: str,
+    schema: TableSchema,
+    options: CoreOptions,
+    snapshot_id: int | None,
+    compact: bool,
 ) -> pa.Table:
     """On a worker: write all rows of one bucket; report messages and written files, or the error."""
     writer: FileStoreWrite | None = None
     try:
         io = storage.get()
-        writer = FileStoreWrite(io, root, schema, options, table_name=name,
-                                restore=lambda: _restored(io, root, snapshot_id))
+        writer = FileStoreWrite(
+            io, root, schema, options, table_name=name, restore=lambda: _restored(io, root, snapshot_id)
+        )
         rows = conform(batch.drop_columns([GROUP_COLUMN]), schema, table_name=name)
         kinds = row_kinds(rows, options, RowKind.INSERT, table_name=name)
         writer.write(rows, kinds)
@@ -210,10 +228,13 @@ def commit_messages(table: Table, messages: Sequence[CommitMessage], written: Se
     ids: list[int] = []
     try:
         if messages:
-            committer = FileStoreCommit(table.io, table.root, table.schema, table.options,
-                                        table_name=table.name)
-            appends = [replace(m, compact_before=(), compact_after=(), new_index_files=(),
-                               deleted_index_files=()) for m in messages]
+            committer = FileStoreCommit(
+                table.io, table.root, table.schema, table.options, table_name=table.name
+            )
+            appends = [
+                replace(m, compact_before=(), compact_after=(), new_index_files=(), deleted_index_files=())
+                for m in messages
+            ]
             ids = committer.commit(appends)
             published |= {f.file_name for m in messages for f in m.new_files}
             ids += committer.commit([replace(m, new_files=()) for m in messages])
@@ -229,7 +250,11 @@ def commit_messages(table: Table, messages: Sequence[CommitMessage], written: Se
 
 
 def write_table(
-    ds: ray.data.Dataset, table: TableSource, *, compact: bool = True, num_partitions: int | None = None,
+    ds: ray.data.Dataset,
+    table: TableSource,
+    *,
+    compact: bool = True,
+    num_partitions: int | None = None,
     **ray_remote_args: Any,
 ) -> int | None:
     """Upsert the rows of ``ds`` into ``table`` in one commit; the last snapshot's id (None: no change).
@@ -261,8 +286,16 @@ def write_table(
     keyed = keyed.repartition(num_partitions or max(num_buckets, 1))
     with _sort_shuffle(keyed):
         written_ds = keyed.groupby(GROUP_COLUMN).map_groups(
-            partial(_write_group, storage=storage, root=driver_table.root, name=name, schema=schema,
-                    options=options, snapshot_id=base, compact=compact),
+            partial(
+                _write_group,
+                storage=storage,
+                root=driver_table.root,
+                name=name,
+                schema=schema,
+                options=options,
+                snapshot_id=base,
+                compact=compact,
+            ),
             batch_format="pyarrow",
             **ray_remote_args,
         )

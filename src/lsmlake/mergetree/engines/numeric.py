@@ -84,7 +84,11 @@ class Sum(Typed):
         if pa.types.is_floating(t):
             return None
         total = _abs_total(values, ops.contributes | ops.retract, ops.seg)
-        limit = float(_int_range(t)[1]) * (1 - 1e-09) if _is_int(t) else float(10 ** (t.precision - t.scale)) * (1 - 1e-09)
+        limit = (
+            float(_int_range(t)[1]) * (1 - 1e-09)
+            if _is_int(t)
+            else float(10 ** (t.precision - t.scale)) * (1 - 1e-09)
+        )
         return np.asarray(total >= limit, dtype=bool)
 
     def agg(self, acc: Any, value: Any) -> Any:

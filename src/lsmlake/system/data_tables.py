@@ -1,0 +1,57 @@
+"""System tables over the data: ``$audit_log`` (rows with their row kind) and ``$ro`` (top level only)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pyarrow as pa
+
+from lsmlake.operations.compact import num_levels
+from lsmlake.operations.read import concat, read_split_table
+from lsmlake.operations.split import Split
+from lsmlake.system.common import SystemContext
+from lsmlake.table_read import scan_table
+
+
+def _snapshot_id(ctx: SystemContext) -> int | None:
+    snapshot = ctx.snapshot()
+    return None if snapshot is None else snapshot.id
+
+
+def audit_log_table(ctx: SystemContext) -> pa.Table:
+    """Every row the batch read sees, a ``rowkind`` column first; merged deletes still in level 0 or in
+    overlapping runs appear as ``-D`` instead of being dropped (Paimon's audit log batch read)."""
+    scan = scan_table(ctx.table, snapshot_id=_snapshot_id(ctx))
+    context = replace(scan.context, keep_row_kind=True)
+    parts = [read_split_table(context, split) for split in scan.splits()]
+    schema = pa.schema([pa.field("rowkind", pa.string(), False), *scan.context.output_schema])
+    return concat(parts, schema)
+
+
+def ro_table(ctx: SystemContext) -> pa.Table:
+    """Read-optimized: primary-key tables show only their top-level files, read without merging
+    (deletion vectors applied); append tables read as usual."""
+    table = ctx.table
+    scan = scan_table(table, snapshot_id=_snapshot_id(ctx))
+    if not table.schema.primary_keys:
+        return scan.to_arrow()
+    top = num_levels(table.options) - 1
+    parts = []
+    for split in scan.splits():
+        keep = [i for i, f in enumerate(split.files) if f.level == top]
+        if not keep:
+            continue
+        raw = Split(
+            split.partition,
+            split.partition_values,
+            split.bucket,
+            split.bucket_path,
+            tuple(split.files[i] for i in keep),
+            tuple(split.deletion_files[i] for i in keep),
+            raw_convertible=True,
+            total_buckets=split.total_buckets,
+            snapshot_id=split.snapshot_id,
+            rule="read-optimized: top level only",
+        )
+        parts.append(read_split_table(scan.context, raw))
+    return concat(parts, scan.context.output_schema)
