@@ -12,7 +12,7 @@ import numpy as np
 
 from lsmlake.core.binary_row import deserialize_row
 from lsmlake.core.schema import TableSchema
-from lsmlake.errors import LsmlakeError
+from lsmlake.errors import CommitConflictError, LsmlakeError
 from lsmlake.maintenance.expire import expire_snapshots
 from lsmlake.mergetree.kv_layout import RowKind
 from lsmlake.operations.commit import FileStoreCommit
@@ -104,7 +104,15 @@ class TableWriter:
         published: set[str] = set()  # files of snapshots already published: never deleted on failure
         try:
             overwriting = self._overwrite is not False
-            messages = self._write.prepare_commit()
+            try:
+                messages = self._write.prepare_commit()
+            except FileNotFoundError as e:
+                # compaction reads the files this writer restored; one vanished, so another commit
+                # replaced them and snapshot expiry removed them since: the restore is stale
+                raise CommitConflictError(
+                    f"table {self.table.name}: a file restored from snapshot "
+                    f"{self._write.restored_snapshot_id} is gone ({e}); another writer changed the bucket - retry"
+                ) from e
             if not messages and not overwriting:
                 return None
             committer = FileStoreCommit(
@@ -114,6 +122,8 @@ class TableWriter:
                 self.table.options,
                 table_name=self.table.name,
             )
+            if not overwriting:
+                committer.base_snapshot_id = self._write.restored_snapshot_id
             appends = [
                 replace(m, compact_before=(), compact_after=(), new_index_files=(), deleted_index_files=())
                 for m in messages

@@ -91,6 +91,8 @@ class FileStoreCommit:
         self.table_name = table_name
         self.commit_user = commit_user or str(uuid.uuid4())
         self.snapshots = SnapshotManager(io, table_root)
+        # the snapshot the writer restored its buckets from: later data commits to them are conflicts
+        self.base_snapshot_id: int | None = None
         self.key_types = [schema.field(k).type for k in schema.trimmed_primary_keys]
         self.manifests = ManifestWriter(
             io,
@@ -226,11 +228,64 @@ class FileStoreCommit:
                 if (e.partition, e.bucket) in touched
             )
         if changes.kind == "APPEND":
-            problems = sequence_conflicts(base, list(changes.entries))
+            problems = sequence_conflicts(base, list(changes.entries)) or self._written_since_base(
+                touched, latest
+            )
         else:
             problems = detect_conflicts(base, list(changes.entries), self.key_types)
+            problems += self._index_conflicts(changes, latest)
         if problems:
             raise CommitConflictError(f"table {self.table_name}: {problems[0]}")
+
+    def _written_since_base(self, touched: set[tuple[bytes, int]], latest: Snapshot) -> list[str]:
+        """Data another writer committed to these buckets after this writer's base snapshot."""
+        if self.base_snapshot_id is None or latest.id <= self.base_snapshot_id:
+            return []
+        for sid in range(self.base_snapshot_id + 1, latest.id + 1):
+            if not self.snapshots.snapshot_exists(sid):
+                return [
+                    f"snapshot {sid}, committed after this writer restored snapshot {self.base_snapshot_id}, "
+                    "has expired, so another write to these buckets cannot be ruled out - retry"
+                ]
+            snapshot = self.snapshots.snapshot(sid)
+            if snapshot.commit_kind == "COMPACT":
+                continue
+            metas = read_manifest_list(self.io, self.paths.manifest(snapshot.delta_manifest_list))
+            for meta in metas:
+                for e in read_manifest(self.io, self.paths.manifest(meta.file_name)):
+                    if e.kind == FileKind.ADD and (e.partition, e.bucket) in touched:
+                        return [
+                            f"bucket {e.bucket} was written by snapshot {sid} after this writer restored "
+                            f"snapshot {self.base_snapshot_id}; Paimon allows one writer per bucket - retry"
+                        ]
+        return []
+
+    def _index_conflicts(self, changes: Changes, latest: Snapshot) -> list[str]:
+        """An index change must replace the bucket's current index file, not one another commit replaced."""
+        if not changes.index_changes:
+            return []
+        current = (
+            read_index_manifest(self.io, self.paths.manifest(latest.index_manifest))
+            if latest.index_manifest
+            else []
+        )
+        live = {(e.partition, e.bucket, e.index_file.index_type): e.index_file.file_name for e in current}
+        deleted = {
+            (e.partition, e.bucket, e.index_file.index_type)
+            for e in changes.index_changes
+            if e.kind == FileKind.DELETE
+        }
+        problems = []
+        for e in changes.index_changes:
+            key = (e.partition, e.bucket, e.index_file.index_type)
+            if e.kind == FileKind.DELETE and live.get(key) != e.index_file.file_name:
+                problems.append(
+                    f"deletion-vector index of bucket {e.bucket} changed concurrently "
+                    f"({e.index_file.file_name} is no longer current)"
+                )
+            elif e.kind == FileKind.ADD and key in live and key not in deleted:
+                problems.append(f"deletion-vector index of bucket {e.bucket} was created concurrently")
+        return problems
 
     def _build_snapshot(
         self,

@@ -166,6 +166,13 @@ class FileStoreWrite:
         return buf
 
     @property
+    def restored_snapshot_id(self) -> int | None:
+        """The snapshot this writer's buckets were restored from (None: empty table, or not restored)."""
+        if self._restored is None:
+            return None
+        return 0 if self._restored.snapshot is None else self._restored.snapshot.id
+
+    @property
     def restored(self) -> RestoredState:
         if self._restored is None:
             self._restored = self._restore_state()
