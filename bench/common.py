@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import platform
 import resource
 import statistics
@@ -71,8 +72,6 @@ def peak_rss_mb() -> float:
 
 
 def machine() -> str:
-    import os
-
     return f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, pyarrow {pa.__version__}"
 
 

@@ -198,3 +198,23 @@ def test_two_writers_of_one_bucket_second_is_refused(catalog: lsmlake.Catalog) -
         for s in t.io.walk_files(t.root)
         if s.name.endswith(".parquet") and s.name not in {e.file.file_name for e in live(t)}
     ]
+
+
+def test_delete_by_key_fills_not_null_columns_of_any_type(catalog: lsmlake.Catalog) -> None:
+    schema = pa.schema(
+        [
+            pa.field("id", pa.int64(), False),
+            pa.field("d", pa.date32(), False),
+            pa.field("amount", pa.decimal128(10, 2), False),
+            pa.field("s", pa.string(), False),
+        ]
+    )
+    t = catalog.create_table("db.nn", schema=schema, primary_key=["id"], options={"bucket": "1"})
+    t.write(
+        pa.table(
+            {"id": [1, 2], "d": [dt.date(2024, 1, 1)] * 2, "amount": [Decimal("1.00")] * 2, "s": ["a", "b"]},
+            schema=schema,
+        )
+    )
+    t.delete(pa.table({"id": [1]}))
+    assert t.read(columns=["id"]).to_pylist() == [{"id": 2}]

@@ -220,20 +220,21 @@ class FileStoreCommit:
         if latest is None or (changes.kind == "APPEND" and not self.key_types):
             return
         touched = {(e.partition, e.bucket) for e in changes.entries}
-        base: list[ManifestEntry] = []
-        for meta in self._previous_metas(latest):
-            base.extend(
+        if changes.kind == "APPEND" and self.base_snapshot_id is not None:
+            # the writer's base is known: only the snapshots since it need reading
+            problems = self._written_since_base(touched, latest)
+        else:
+            base = [
                 e
+                for meta in self._previous_metas(latest)
                 for e in read_manifest(self.io, self.paths.manifest(meta.file_name))
                 if (e.partition, e.bucket) in touched
-            )
-        if changes.kind == "APPEND":
-            problems = sequence_conflicts(base, list(changes.entries)) or self._written_since_base(
-                touched, latest
-            )
-        else:
-            problems = detect_conflicts(base, list(changes.entries), self.key_types)
-            problems += self._index_conflicts(changes, latest)
+            ]
+            if changes.kind == "APPEND":
+                problems = sequence_conflicts(base, list(changes.entries))
+            else:
+                problems = detect_conflicts(base, list(changes.entries), self.key_types)
+                problems += self._index_conflicts(changes, latest)
         if problems:
             raise CommitConflictError(f"table {self.table_name}: {problems[0]}")
 

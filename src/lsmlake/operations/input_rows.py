@@ -91,22 +91,18 @@ def conform(
 
 
 def _filler(n: int, t: pa.DataType, nullable: bool) -> pa.Array:
+    """A column of nulls, or of the type's zero value ("", b"", False, 0) for NOT NULL columns."""
     if nullable:
         return pa.nulls(n, t)
-    zero: Any
-    if pa.types.is_string(t):
-        zero = ""
-    elif pa.types.is_binary(t):
+    if pa.types.is_string(t) or pa.types.is_large_string(t):
+        zero: Any = ""
+    elif pa.types.is_binary(t) or pa.types.is_large_binary(t):
         zero = b""
     elif pa.types.is_boolean(t):
         zero = False
     else:
         zero = 0
-    return (
-        pa.array([zero] * 1, pa.int64() if isinstance(zero, int) and not isinstance(zero, bool) else None)
-        .cast(t)
-        .take(np.zeros(n, dtype=np.int64))
-    )
+    return pa.repeat(pa.array([zero], type=t)[0], n)
 
 
 def row_kinds(table: pa.Table, options: CoreOptions, default: RowKind, *, table_name: str) -> np.ndarray:
