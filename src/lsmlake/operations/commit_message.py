@@ -20,6 +20,7 @@ class CommitMessage:
     compact_after: tuple[DataFileMeta, ...] = ()
     new_index_files: tuple[IndexFileMeta, ...] = ()
     deleted_index_files: tuple[IndexFileMeta, ...] = ()
+    changelog_files: tuple[DataFileMeta, ...] = ()
 
     @property
     def is_empty(self) -> bool:
@@ -29,4 +30,5 @@ class CommitMessage:
             or self.compact_after
             or self.new_index_files
             or self.deleted_index_files
+            or self.changelog_files
         )
