@@ -1,8 +1,9 @@
-"""Shared fixtures: a fresh warehouse per test, and the Java fixtures helper on the import path."""
+"""Shared fixtures: a fresh warehouse per test (local, or local and S3), and the test helpers on the import path."""
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 
 import lsmlake
+from s3_server import S3Endpoint, Warehouse, running_s3_server
 
 
 @pytest.fixture
@@ -17,3 +19,21 @@ def catalog(tmp_path: Path) -> lsmlake.Catalog:
     cat = lsmlake.Catalog(str(tmp_path / "warehouse"))
     cat.create_database("db")
     return cat
+
+
+@pytest.fixture(scope="session")
+def s3_endpoint() -> Iterator[S3Endpoint]:
+    """One moto S3 server on loopback for the whole session (bucket ``lake``)."""
+    pytest.importorskip("moto.server", reason="moto[server] is a dev dependency")
+    pytest.importorskip("boto3")
+    with running_s3_server() as endpoint:
+        yield endpoint
+
+
+@pytest.fixture(params=["local", "s3"])
+def warehouse(request: pytest.FixtureRequest, tmp_path: Path) -> Warehouse:
+    """The same test on local disk and on S3 (a fresh prefix of the session's moto bucket)."""
+    if request.param == "local":
+        return Warehouse("local", str(tmp_path / "warehouse"), {})
+    endpoint: S3Endpoint = request.getfixturevalue("s3_endpoint")
+    return Warehouse("s3", endpoint.fresh_warehouse(), endpoint.options)

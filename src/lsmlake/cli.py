@@ -18,6 +18,7 @@ from rich.console import Console
 from rich.table import Table as RichTable
 
 from lsmlake.catalog import Catalog
+from lsmlake.cli_stream import stream_command
 from lsmlake.demo import run_demo
 from lsmlake.errors import (
     AlreadyExistsError,
@@ -415,6 +416,9 @@ def inspect(ctx: click.Context, identifier: str, fmt: str | None, png: str | Non
         if printer.fmt == "csv":
             click.echo(f"# {name}")
         printer.table(t, name)
+
+
+main.add_command(stream_command)
 
 
 def run() -> None:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 from lsmlake.system.common import SystemContext
-from lsmlake.system.data_tables import audit_log_table, ro_table
+from lsmlake.system.data_tables import audit_log_table, binlog_table, ro_table
 from lsmlake.system.file_tables import (
     buckets_table,
     files_table,
@@ -37,6 +37,7 @@ _READERS: dict[str, Callable[[SystemContext], pa.Table]] = {
     "tags": tags_table,
     "consumers": consumers_table,
     "audit_log": audit_log_table,
+    "binlog": binlog_table,
     "ro": ro_table,
 }
 SYSTEM_TABLES: tuple[str, ...] = tuple(_READERS)

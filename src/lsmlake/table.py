@@ -22,7 +22,9 @@ from lsmlake.metadata.snapshot_manager import SnapshotManager
 from lsmlake.operations.input_rows import WriteData
 from lsmlake.schema_change import SchemaChange, commit_changes, latest_schema
 from lsmlake.table_compact import compact_table
+from lsmlake.table_incremental import is_incremental, read_incremental
 from lsmlake.table_read import Scan, explain_table, read_table, scan_table
+from lsmlake.table_stream import TableStream, stream_table
 from lsmlake.table_writer import TableWriter
 
 
@@ -175,9 +177,50 @@ class Table:
         as_of_millis: int | None = None,
         limit: int | None = None,
     ) -> pa.Table:
-        """The rows a reader sees (merged, deletes applied) that pass ``filter``, now or at a past point."""
+        """The rows a reader sees (merged, deletes applied) that pass ``filter``, now or at a past point.
+
+        With option `incremental-between` (or `incremental-between-timestamp`): the rows added between
+        the two snapshots (see ``lsmlake.table_incremental``; `$audit_log` shows the row kinds too)."""
+        if is_incremental(self) and snapshot_id is None and tag is None and as_of_millis is None:
+            return read_incremental(self, filter=filter, columns=columns, limit=limit)
         sid = self._resolve_snapshot(snapshot_id, tag, as_of_millis)
         return read_table(self, filter=filter, columns=columns, snapshot_id=sid, limit=limit)
+
+    def stream(
+        self,
+        *,
+        filter: str | Predicate | None = None,
+        columns: Sequence[str] | None = None,
+        mode: str | None = None,
+        snapshot_id: int | None = None,
+        timestamp_millis: int | None = None,
+        consumer_id: str | None = None,
+        poll_interval: float | None = None,
+        stop_when_caught_up: bool = False,
+        until_snapshot: int | None = None,
+        auto_commit: bool = True,
+        binlog: bool = False,
+    ) -> TableStream:
+        """Follow the table: an iterator of change tables with a leading ``rowkind`` column (+I/-U/+U/-D).
+
+        ``mode`` is `scan.mode` (latest-full, latest, from-snapshot, from-snapshot-full, from-timestamp,
+        compacted-full); ``consumer_id`` saves progress so a restarted stream resumes; the stream polls
+        every ``poll_interval`` seconds and ends when caught up (``stop_when_caught_up``) or after
+        snapshot ``until_snapshot``, else runs until the caller stops iterating."""
+        return stream_table(
+            self,
+            filter=filter,
+            columns=columns,
+            mode=mode,
+            snapshot_id=snapshot_id,
+            timestamp_millis=timestamp_millis,
+            consumer_id=consumer_id,
+            poll_interval=poll_interval,
+            stop_when_caught_up=stop_when_caught_up,
+            until_snapshot=until_snapshot,
+            auto_commit=auto_commit,
+            binlog=binlog,
+        )
 
     def explain(self, *, filter: str | Predicate | None = None, snapshot_id: int | None = None) -> str:
         """Per bucket: raw or merge read, and the rule that decided it."""

@@ -12,9 +12,11 @@ from rich.progress import track
 from lsmlake.core.binary_row import deserialize_row
 from lsmlake.core.paths import partition_path
 from lsmlake.errors import UnsupportedError
+from lsmlake.operations.bucket_routers import POSTPONE_BUCKET
 from lsmlake.operations.commit import FileStoreCommit
 from lsmlake.operations.commit_message import CommitMessage
 from lsmlake.operations.compact import BucketFiles, compact_bucket, restore_deletion_vectors, written_by
+from lsmlake.operations.postpone import PostponeCompactor
 from lsmlake.operations.restore import RestoredState
 
 T = TypeVar("T")
@@ -47,11 +49,14 @@ def compact_table(table: Table, *, full: bool = False, executor: str = "local") 
     restored = RestoredState.load(table.io, table.paths, table.snapshot_manager.latest())
     if restored.snapshot is None:
         return None
+    postponed = compact_postponed(table, restored)  # bucket = -2: give postponed rows real buckets first
+    if postponed is not None:
+        restored = RestoredState.load(table.io, table.paths, table.snapshot_manager.latest())
     paths = table.paths
     ptypes = [schema.field(k).type for k in schema.partition_keys]
     messages: list[CommitMessage] = []
     written: list[str] = []
-    buckets = restored.buckets()
+    buckets = [b for b in restored.buckets() if b[1] != POSTPONE_BUCKET]
     try:
         for partition, bucket in progress(buckets, f"compacting {table.name}"):
             entries = restored.entries(partition, bucket)
@@ -77,10 +82,28 @@ def compact_table(table: Table, *, full: bool = False, executor: str = "local") 
                 messages.append(message)
                 written.extend(written_by(message, state.directory, paths))
         if not messages:
-            return None
+            return postponed
         ids = FileStoreCommit(table.io, table.root, schema, options, table_name=table.name).commit(messages)
     except BaseException:
         for path in written:
+            table.io.delete_file(path)
+        raise
+    return ids[-1] if ids else None
+
+
+def compact_postponed(table: Table, restored: RestoredState) -> int | None:
+    """Move the rows of every ``bucket-postpone`` into real buckets in one COMPACT snapshot (or None)."""
+    compactor = PostponeCompactor(
+        table.io, table.root, table.schema, table.options, restored, table_name=table.name
+    )
+    if not compactor.partitions():
+        return None
+    try:
+        messages = compactor.compact()
+        committer = FileStoreCommit(table.io, table.root, table.schema, table.options, table_name=table.name)
+        ids = committer.commit(messages)
+    except BaseException:
+        for path in compactor.written_paths:
             table.io.delete_file(path)
         raise
     return ids[-1] if ids else None

@@ -8,6 +8,7 @@ import threading
 from collections import deque
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -213,6 +214,25 @@ def scan_table(
 ) -> Scan:
     """Plan a read of ``table`` (latest snapshot unless ``snapshot_id`` or option ``scan.snapshot-id``)."""
     return Scan(table, filter=filter, columns=columns, snapshot_id=snapshot_id, limit=limit)
+
+
+SCAN_POSITION_OPTIONS = (
+    "scan.mode",
+    "scan.snapshot-id",
+    "scan.tag-name",
+    "scan.timestamp-millis",
+    "scan.timestamp",
+    "incremental-between",
+    "incremental-between-timestamp",
+    "incremental-between-scan-mode",
+    "consumer-id",
+)
+
+
+def without_scan_position(table: Table) -> Table:
+    """The table without dynamic options that choose what to read (for reading one given snapshot)."""
+    kept = {k: v for k, v in table.dynamic_options.items() if k not in SCAN_POSITION_OPTIONS}
+    return table if len(kept) == len(table.dynamic_options) else replace(table, dynamic_options=kept)
 
 
 def read_table(

@@ -15,6 +15,7 @@ from lsmlake.core.schema import TableSchema
 from lsmlake.errors import CommitConflictError, LsmlakeError
 from lsmlake.maintenance.expire import expire_snapshots
 from lsmlake.mergetree.kv_layout import RowKind
+from lsmlake.operations.bucket_routers import hash_index_files, other_index_files
 from lsmlake.operations.commit import FileStoreCommit
 from lsmlake.operations.commit_message import CommitMessage
 from lsmlake.operations.input_rows import WriteData, conform, row_kinds, to_arrow_table
@@ -125,7 +126,14 @@ class TableWriter:
             if not overwriting:
                 committer.base_snapshot_id = self._write.restored_snapshot_id
             appends = [
-                replace(m, compact_before=(), compact_after=(), new_index_files=(), deleted_index_files=())
+                replace(
+                    m,
+                    compact_before=(),
+                    compact_after=(),
+                    new_index_files=hash_index_files(m.new_index_files),  # HASH: with the data they index
+                    deleted_index_files=hash_index_files(m.deleted_index_files),
+                    compact_changelog_files=(),
+                )
                 for m in messages
             ]
             if overwriting:
@@ -133,8 +141,20 @@ class TableWriter:
                 self.snapshot_ids = [committer.overwrite(appends, replaces=replaces)]
             else:
                 self.snapshot_ids = committer.commit(appends)
-            published |= {f.file_name for m in messages for f in m.new_files}
-            self.snapshot_ids += committer.commit([replace(m, new_files=()) for m in messages])
+            published |= {f.file_name for m in messages for f in (*m.new_files, *m.changelog_files)}
+            published |= {f.file_name for m in appends for f in m.new_index_files}
+            self.snapshot_ids += committer.commit(
+                [
+                    replace(
+                        m,
+                        new_files=(),
+                        changelog_files=(),
+                        new_index_files=other_index_files(m.new_index_files),
+                        deleted_index_files=other_index_files(m.deleted_index_files),
+                    )
+                    for m in messages
+                ]
+            )
         except BaseException:
             self._write.abort(keep=published)
             raise

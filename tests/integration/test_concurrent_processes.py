@@ -1,4 +1,4 @@
-"""Many processes committing to one local table: every reported commit is in the table."""
+"""Many processes committing to one table on local disk and on S3: every reported commit is in the table."""
 
 from __future__ import annotations
 
@@ -7,10 +7,13 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
+from _concurrent_workload import OPTIONS, SCHEMA, TABLE, Job, as_rows, model, run_job
+from interop.pypaimon_env import pypaimon_read
+from s3_server import S3Endpoint, Warehouse
 
 import lsmlake
 
-SCHEMA = pa.schema([("writer", pa.int32()), ("i", pa.int32())])
+APPEND_SCHEMA = pa.schema([("writer", pa.int32()), ("i", pa.int32())])
 PROCESSES, COMMITS = 8, 25
 
 
@@ -19,7 +22,7 @@ def _commit_many(args: tuple[str, int]) -> list[int]:
     table = lsmlake.Catalog(warehouse).open_table("db.t")
     ids = []
     for i in range(COMMITS):
-        sid = table.write(pa.table({"writer": [writer], "i": [i]}, schema=SCHEMA))
+        sid = table.write(pa.table({"writer": [writer], "i": [i]}, schema=APPEND_SCHEMA))
         assert sid is not None
         ids.append(sid)
     return ids
@@ -31,7 +34,7 @@ def test_no_commit_is_lost(tmp_path: Path) -> None:
     cat = lsmlake.Catalog(warehouse)
     cat.create_database("db")
     cat.create_table(
-        "db.t", schema=SCHEMA, options={"commit.max-retries": "1000", "commit.max-retry-wait": "50 ms"}
+        "db.t", schema=APPEND_SCHEMA, options={"commit.max-retries": "1000", "commit.max-retry-wait": "50 ms"}
     )
     with mp.get_context("spawn").Pool(PROCESSES) as pool:
         reported = [
@@ -41,3 +44,45 @@ def test_no_commit_is_lost(tmp_path: Path) -> None:
     assert sorted(reported) == list(range(1, PROCESSES * COMMITS + 1))  # every id won exactly once
     rows = {(r["writer"], r["i"]) for r in table.read().to_pylist()}
     assert rows == {(w, i) for w in range(PROCESSES) for i in range(COMMITS)}
+
+
+def _pypaimon_rows(warehouse: Warehouse, request: pytest.FixtureRequest) -> pa.Table:
+    if warehouse.backend == "s3":  # pypaimon 2.1.0 reads s3:// itself (pyarrow's S3FileSystem)
+        endpoint: S3Endpoint = request.getfixturevalue("s3_endpoint")
+        return pypaimon_read(warehouse.uri, TABLE, catalog_options=endpoint.pypaimon_options)
+    return pypaimon_read(warehouse.uri, TABLE)
+
+
+@pytest.mark.interop
+@pytest.mark.parametrize(
+    ("processes", "commits"), [pytest.param(4, 6, id="4x6"), pytest.param(8, 25, id="8x25", marks=pytest.mark.slow)]
+)
+def test_processes_upsert_and_compact_overlapping_keys(
+    warehouse: Warehouse, processes: int, commits: int, request: pytest.FixtureRequest
+) -> None:
+    cat = warehouse.catalog()
+    cat.create_database("db")
+    cat.create_table(TABLE, schema=SCHEMA, primary_key=["k"], options=OPTIONS)
+    jobs = [Job(warehouse.uri, warehouse.options, w, commits, compacts=w % 2 == 0) for w in range(processes)]
+    with mp.get_context("spawn").Pool(processes) as pool:
+        outcomes = pool.map(run_job, jobs)
+
+    table = cat.open_table(TABLE)
+    history = table.snapshot_manager.snapshot_ids()
+    assert history == list(range(1, len(history) + 1))  # contiguous, nothing expired
+    recorded = [sid for o in outcomes for ids in o.landed.values() for sid in ids]
+    recorded += [sid for o in outcomes for sid in o.compactions]
+    assert sorted(recorded) == history  # every snapshot is one a process was told about, exactly once
+    for o in outcomes:
+        assert o.told_ok <= set(o.landed)
+        assert sorted([*o.landed, *o.failed]) == list(range(commits))
+        for ids in o.landed.values():
+            snaps = [table.snapshot(sid) for sid in ids]
+            assert [s.commit_kind for s in snaps] == ["APPEND"] + ["COMPACT"] * (len(ids) - 1)
+            assert len({s.commit_user for s in snaps}) == 1  # one commit of one writer
+        assert all(table.snapshot(sid).commit_kind == "COMPACT" for sid in o.compactions)
+    assert any(o.compactions for o in outcomes), "no compaction ran"
+
+    expected = model(outcomes)
+    assert as_rows(table.read()) == expected
+    assert as_rows(_pypaimon_rows(warehouse, request)) == expected

@@ -2,47 +2,20 @@
 
 from __future__ import annotations
 
-import socket
 import threading
-from collections.abc import Iterator
 
 import pyarrow as pa
 import pytest
+from s3_server import S3Endpoint
 
 import lsmlake
-
-moto_server = pytest.importorskip("moto.server", reason="moto[server] is a dev dependency")
-boto3 = pytest.importorskip("boto3")
 
 SCHEMA = pa.schema([("k", pa.int64()), ("v", pa.string())])
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-@pytest.fixture(scope="module")
-def s3_options() -> Iterator[dict[str, str]]:
-    port = _free_port()
-    server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
-    server.start()
-    options = {
-        "s3.endpoint": f"http://127.0.0.1:{port}",
-        "s3.access-key": "test",
-        "s3.secret-key": "test",
-        "s3.region": "us-east-1",
-    }
-    boto3.client(
-        "s3",
-        endpoint_url=options["s3.endpoint"],
-        aws_access_key_id="test",
-        aws_secret_access_key="test",
-        region_name="us-east-1",
-    ).create_bucket(Bucket="lake")
-    yield options
-    server.stop()
+@pytest.fixture
+def s3_options(s3_endpoint: S3Endpoint) -> dict[str, str]:
+    return s3_endpoint.options
 
 
 def test_write_read_compact_on_s3(s3_options: dict[str, str]) -> None:

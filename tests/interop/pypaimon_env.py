@@ -190,7 +190,9 @@ def _call_child(command: dict[str, Any], workdir: Path) -> dict[str, Any]:
 
 
 def _base_command(op: str, warehouse: str | Path, identifier: str) -> dict[str, Any]:
-    return {"op": op, "warehouse": str(Path(warehouse).resolve()), "identifier": identifier}
+    """A local warehouse is passed as an absolute path, a URI (``s3://...``) as it is."""
+    where = str(warehouse) if "://" in str(warehouse) else str(Path(warehouse).resolve())
+    return {"op": op, "warehouse": where, "identifier": identifier}
 
 
 def pypaimon_version() -> dict[str, str]:
@@ -229,10 +231,13 @@ def pypaimon_read(
     *,
     options: Mapping[str, str] | None = None,
     projection: Sequence[str] | None = None,
+    catalog_options: Mapping[str, str] | None = None,
 ) -> pa.Table:
-    """Full batch read of ``identifier`` with pypaimon; ``options`` are dynamic (``table.copy``)."""
+    """Full batch read of ``identifier`` with pypaimon; ``options`` are dynamic (``table.copy``),
+    ``catalog_options`` go to pypaimon's catalog (e.g. ``s3.endpoint`` for an ``s3://`` warehouse)."""
     command = _base_command("read", warehouse, identifier)
     command["options"] = {str(k): str(v) for k, v in (options or {}).items()}
+    command["catalog_options"] = {str(k): str(v) for k, v in (catalog_options or {}).items()}
     if projection is not None:
         command["projection"] = list(projection)
     with tempfile.TemporaryDirectory(prefix="pypaimon-") as tmp:

@@ -52,6 +52,7 @@ class FileIO:
         self.fs = filesystem
         self.local = local
         self._conditional_put = conditional_put
+        self._made_dirs: set[str] = set()  # object stores: directories whose markers this FileIO created
 
     @staticmethod
     def for_uri(uri: str, options: Mapping[str, str] | None = None) -> tuple[FileIO, str]:
@@ -127,7 +128,13 @@ class FileIO:
 
     # -- writing
     def mkdirs(self, path: str) -> None:
-        self.fs.create_dir(path, recursive=True)
+        """Create a directory and its parents. On an object store that is a marker object per level (a
+        request each), so a directory this FileIO already created is not created again per file written."""
+        if self.local:
+            self.fs.create_dir(path, recursive=True)
+        elif path not in self._made_dirs:
+            self.fs.create_dir(path, recursive=True)
+            self._made_dirs.add(path)
 
     def write_bytes(self, path: str, data: bytes) -> None:
         """Write a new file (overwriting); parent directories are created."""
@@ -192,6 +199,8 @@ class FileIO:
     def delete_dir(self, path: str) -> None:
         if self.is_dir(path):
             self.fs.delete_dir(path)
+        inside = path.rstrip("/") + "/"
+        self._made_dirs = {d for d in self._made_dirs if d != path and not d.startswith(inside)}
 
     def rename(self, src: str, dst: str) -> None:
         self.fs.move(src, dst)

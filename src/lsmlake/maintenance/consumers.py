@@ -6,6 +6,7 @@ import json
 import posixpath
 
 from lsmlake.core.fileio import FileIO
+from lsmlake.core.schema import java_pretty_json
 from lsmlake.errors import CorruptFileError
 
 CONSUMER_DIR = "consumer"
@@ -36,3 +37,36 @@ def min_next_snapshot(io: FileIO, root: str) -> int | None:
     """The smallest ``nextSnapshot`` of all consumers (None without consumers)."""
     consumers = read_consumers(io, root)
     return min(consumers.values()) if consumers else None
+
+
+def check_consumer_id(consumer_id: str) -> str:
+    if not isinstance(consumer_id, str) or not consumer_id.strip() or "/" in consumer_id:
+        raise ValueError(f"consumer id must be a non-empty name without '/', got {consumer_id!r}")
+    return consumer_id
+
+
+def consumer_path(root: str, consumer_id: str) -> str:
+    return posixpath.join(consumer_dir(root), CONSUMER_PREFIX + check_consumer_id(consumer_id))
+
+
+def read_consumer(io: FileIO, root: str, consumer_id: str) -> int | None:
+    """The saved ``nextSnapshot`` of one consumer, None when it has no progress yet."""
+    path = consumer_path(root, consumer_id)
+    try:
+        obj = json.loads(io.read_bytes(path))
+        return int(obj["nextSnapshot"])
+    except FileNotFoundError:
+        return None
+    except (ValueError, KeyError, TypeError) as e:
+        raise CorruptFileError(f"consumer file {path} is malformed: {e}") from e
+
+
+def write_consumer(io: FileIO, root: str, consumer_id: str, next_snapshot: int) -> None:
+    """Save a consumer's progress (Java's ``ConsumerManager.resetConsumer``): replaced atomically."""
+    io.overwrite_hint(
+        consumer_path(root, consumer_id), java_pretty_json({"nextSnapshot": int(next_snapshot)})
+    )
+
+
+def delete_consumer(io: FileIO, root: str, consumer_id: str) -> None:
+    io.delete_file(consumer_path(root, consumer_id))

@@ -15,6 +15,7 @@ from lsmlake.core.paths import TablePaths
 from lsmlake.core.schema import TableSchema
 from lsmlake.errors import CommitConflictError
 from lsmlake.metadata.index_manifest import (
+    HASH_INDEX,
     IndexManifestEntry,
     combine_index_entries,
     read_index_manifest,
@@ -26,6 +27,7 @@ from lsmlake.metadata.snapshot import Snapshot
 from lsmlake.metadata.snapshot_manager import SnapshotManager
 from lsmlake.operations.commit_message import CommitMessage
 from lsmlake.operations.conflicts import detect_conflicts, sequence_conflicts
+from lsmlake.operations.hash_index_conflicts import hash_index_conflicts
 from lsmlake.operations.live_files import live_entries
 from lsmlake.operations.manifest_files import ManifestWriter
 
@@ -39,16 +41,27 @@ class Changes:
     kind: str
     entries: tuple[ManifestEntry, ...]
     index_changes: tuple[IndexManifestEntry, ...] = ()
+    changelog: tuple[ManifestEntry, ...] = ()  # ADD entries of changelog files (changelogManifestList)
 
 
 def split_changes(messages: Sequence[CommitMessage]) -> list[Changes]:
-    """An APPEND snapshot for new files, then a COMPACT snapshot for compaction results."""
+    """An APPEND snapshot for new files (and input changelog), then a COMPACT snapshot for compaction
+    results (and the changelog compaction produced)."""
     append: list[ManifestEntry] = []
     compact: list[ManifestEntry] = []
     compact_index: list[IndexManifestEntry] = []
+    append_changelog: list[ManifestEntry] = []
+    compact_changelog: list[ManifestEntry] = []
     for m in messages:
         append += [
             ManifestEntry(FileKind.ADD, m.partition, m.bucket, m.total_buckets, f) for f in m.new_files
+        ]
+        append_changelog += [
+            ManifestEntry(FileKind.ADD, m.partition, m.bucket, m.total_buckets, f) for f in m.changelog_files
+        ]
+        compact_changelog += [
+            ManifestEntry(FileKind.ADD, m.partition, m.bucket, m.total_buckets, f)
+            for f in m.compact_changelog_files
         ]
         compact += [
             ManifestEntry(FileKind.DELETE, m.partition, m.bucket, m.total_buckets, f)
@@ -63,11 +76,14 @@ def split_changes(messages: Sequence[CommitMessage]) -> list[Changes]:
         compact_index += [
             IndexManifestEntry(FileKind.ADD, m.partition, m.bucket, f) for f in m.new_index_files
         ]
+    # HASH index files (dynamic bucket) are published with the data files they index, as Java does
+    append_index = [e for e in compact_index if e.index_file.index_type == HASH_INDEX]
+    compact_index = [e for e in compact_index if e.index_file.index_type != HASH_INDEX]
     out = []
-    if append:
-        out.append(Changes("APPEND", tuple(append)))
-    if compact or compact_index:
-        out.append(Changes("COMPACT", tuple(compact), tuple(compact_index)))
+    if append or append_changelog or append_index:
+        out.append(Changes("APPEND", tuple(append), tuple(append_index), tuple(append_changelog)))
+    if compact or compact_index or compact_changelog:
+        out.append(Changes("COMPACT", tuple(compact), tuple(compact_index), tuple(compact_changelog)))
     return out
 
 
@@ -140,7 +156,12 @@ class FileStoreCommit:
                     for ie in read_index_manifest(self.io, self.paths.manifest(latest.index_manifest))
                     if replaces(ie.partition)
                 ]
-            return Changes("OVERWRITE", tuple(deletes + adds), tuple(index_deletes))
+            index_adds = [  # the HASH index of the rewritten dynamic buckets
+                IndexManifestEntry(FileKind.ADD, m.partition, m.bucket, f)
+                for m in messages
+                for f in m.new_index_files
+            ]
+            return Changes("OVERWRITE", tuple(deletes + adds), tuple(index_deletes + index_adds))
 
         return self._commit_changes(changes_for, identifier)
 
@@ -223,6 +244,7 @@ class FileStoreCommit:
         if changes.kind == "APPEND" and self.base_snapshot_id is not None:
             # the writer's base is known: only the snapshots since it need reading
             problems = self._written_since_base(touched, latest)
+            problems += self._hash_index_conflicts(changes, latest)
         else:
             base = [
                 e
@@ -237,6 +259,21 @@ class FileStoreCommit:
                 problems += self._index_conflicts(changes, latest)
         if problems:
             raise CommitConflictError(f"table {self.table_name}: {problems[0]}")
+
+    def _hash_index_conflicts(self, changes: Changes, latest: Snapshot) -> list[str]:
+        """HASH files this commit replaces must be those of the base snapshot (dynamic bucket)."""
+        if self.base_snapshot_id is None or not changes.index_changes or latest.id == self.base_snapshot_id:
+            return []
+        if self.base_snapshot_id > 0 and not self.snapshots.snapshot_exists(self.base_snapshot_id):
+            return [f"snapshot {self.base_snapshot_id}, the base of this HASH index, has expired - retry"]
+        base = self.snapshots.snapshot(self.base_snapshot_id) if self.base_snapshot_id > 0 else None
+
+        def entries(s: Snapshot | None) -> list[IndexManifestEntry]:
+            if s is None or not s.index_manifest:
+                return []
+            return read_index_manifest(self.io, self.paths.manifest(s.index_manifest))
+
+        return hash_index_conflicts(entries(base), entries(latest), changes.index_changes)
 
     def _written_since_base(self, touched: set[tuple[bytes, int]], latest: Snapshot) -> list[str]:
         """Data another writer committed to these buckets after this writer's base snapshot."""
@@ -313,6 +350,18 @@ class FileStoreCommit:
             self.io, self.paths.manifest(delta_name), delta_metas, codec=self.options.manifest_codec
         )
         written += [base_name, delta_name]
+        changelog_name: str | None = None
+        changelog_size: int | None = None
+        if changes.changelog:
+            changelog_metas = self.manifests.write(list(changes.changelog))
+            changelog_name = self.paths.new_manifest_list_name()
+            changelog_size = write_manifest_list(
+                self.io,
+                self.paths.manifest(changelog_name),
+                changelog_metas,
+                codec=self.options.manifest_codec,
+            )
+            written += [m.file_name for m in changelog_metas] + [changelog_name]
         index_manifest = latest.index_manifest if latest else None
         if changes.index_changes:
             previous_index = (
@@ -335,6 +384,11 @@ class FileStoreCommit:
             base_manifest_list_size=base_size,
             delta_manifest_list=delta_name,
             delta_manifest_list_size=delta_size,
+            changelog_manifest_list=changelog_name,
+            changelog_manifest_list_size=changelog_size,
+            changelog_record_count=(
+                sum(e.file.row_count for e in changes.changelog) if changes.changelog else None
+            ),
             index_manifest=index_manifest,
             commit_user=self.commit_user,
             commit_identifier=identifier,

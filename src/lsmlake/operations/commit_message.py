@@ -1,4 +1,4 @@
-"""What a bucket writer hands the committer: new files, compaction before/after, index changes."""
+"""What a bucket writer hands the committer: new files, compaction before/after, changelog, index changes."""
 
 from __future__ import annotations
 
@@ -20,7 +20,8 @@ class CommitMessage:
     compact_after: tuple[DataFileMeta, ...] = ()
     new_index_files: tuple[IndexFileMeta, ...] = ()
     deleted_index_files: tuple[IndexFileMeta, ...] = ()
-    changelog_files: tuple[DataFileMeta, ...] = ()
+    changelog_files: tuple[DataFileMeta, ...] = ()  # input changelog: the APPEND snapshot publishes it
+    compact_changelog_files: tuple[DataFileMeta, ...] = ()  # lookup / full-compaction: the COMPACT one
 
     @property
     def is_empty(self) -> bool:
@@ -31,4 +32,5 @@ class CommitMessage:
             or self.new_index_files
             or self.deleted_index_files
             or self.changelog_files
+            or self.compact_changelog_files
         )

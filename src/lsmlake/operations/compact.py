@@ -32,6 +32,7 @@ from lsmlake.mergetree.lookup import KEY_CACHE, find_keys, lookup_and_mark
 from lsmlake.mergetree.merge_function import merge_function_for, sort_for_merge
 from lsmlake.metadata.data_file import DataFileMeta
 from lsmlake.operations.commit_message import CommitMessage
+from lsmlake.operations.compact_changelog import FULL, LOOKUP, CompactionChangelog, lookup_merge_rows
 from lsmlake.operations.data_file_writer import FILE_SOURCE_COMPACT, DataFileWriter, local_wall_clock_millis
 from lsmlake.operations.key_chunks import section_pieces
 from lsmlake.operations.read import ReadContext, read_file
@@ -99,6 +100,7 @@ def written_by(message: CommitMessage, directory: str, paths: TablePaths) -> lis
     """Paths of the files a compaction wrote (to delete them if the commit fails)."""
     before = {f.file_name for f in message.compact_before}
     out = [f"{directory}/{f.file_name}" for f in message.compact_after if f.file_name not in before]
+    out += [f"{directory}/{f.file_name}" for f in message.compact_changelog_files]
     out += [paths.index_file(f.file_name) for f in message.new_index_files]
     return out
 
@@ -139,6 +141,7 @@ def combine_results(
         + second.compact_after,
         new_index_files=new_index,
         deleted_index_files=deleted_index,
+        compact_changelog_files=first.compact_changelog_files + second.compact_changelog_files,
     )
 
 
@@ -171,11 +174,25 @@ class BucketCompactor:
         self.key_names = list(schema.trimmed_primary_keys)
         self.merge_function = merge_function_for(options, schema)
         self.ctx = ReadContext(io, root, schema, options, tuple(schema.field_names))
-        # Paimon's needLookup: deletion vectors, or first-row (whose batch reads skip level 0)
-        self.lookup = self.dv_enabled or options.merge_engine == "first-row"
+        # Paimon's needLookup: deletion vectors, first-row (whose batch reads skip level 0), lookup changelog
+        self.lookup = (
+            self.dv_enabled
+            or options.merge_engine == "first-row"
+            or options.changelog_producer == LOOKUP
+            or options.get_bool("force-lookup")
+        )
         self.first_row = options.merge_engine == "first-row"
         # a lookup that only marks old positions suffices when the level-0 row is the final value
         self.position_lookup = options.merge_engine == "deduplicate" and not options.sequence_fields
+        self.changelog = CompactionChangelog(
+            io,
+            paths,
+            schema,
+            options,
+            state.directory,
+            max_level=self.levels.max_level,
+            level_column=LEVEL_COLUMN,
+        )
 
     def pick(self, *, full: bool) -> CompactUnit | None:
         runs = self.levels.level_sorted_runs()
@@ -251,7 +268,10 @@ class BucketCompactor:
         after: list[DataFileMeta] = []
         for step in planner.plan(unit):
             if isinstance(step, Upgrade):
-                if step.kind is UpgradeKind.LOOKUP_RELABEL and self.dv_enabled:
+                mode = self.changelog.mode([step.file], unit.output_level)
+                if mode is not None:
+                    self._upgrade_changelog(step.file, unit.output_level, mode)
+                elif step.kind is UpgradeKind.LOOKUP_RELABEL and self.dv_enabled:
                     self._lookup(self._read([step.file], self.key_names), unit.output_level)
                 before.append(step.file)
                 after.append(step.file.upgrade(unit.output_level))
@@ -276,7 +296,23 @@ class BucketCompactor:
             compact_after=tuple(after),
             new_index_files=(new_index,) if new_index else (),
             deleted_index_files=(old_index,) if old_index else (),
+            compact_changelog_files=self.changelog.take_files(),
         )
+
+    def _upgrade_changelog(self, f: DataFileMeta, output_level: int, mode: str) -> None:
+        """The changelog of moving ``f`` up unchanged (Paimon's CHANGELOG_NO_REWRITE upgrade)."""
+        self.changelog.begin(output_level)
+        try:
+            rows = self._read([f])
+            if mode == LOOKUP:
+                self._merge_with_lookup(rows, output_level)
+            else:
+                self.changelog.add_merge(FULL, rows, self.merge_function.merge(rows, self.key_names))
+        except BaseException:
+            for path in self.changelog.abort():
+                self.io.delete_file(path)
+            raise
+        self.changelog.end()
 
     def _split(self, files: list[DataFileMeta]) -> Split:
         return Split(
@@ -371,7 +407,8 @@ class BucketCompactor:
         )
         parts = []
         for hit in hits:
-            self.state.deletion_vectors.add(hit.file.file_name, hit.positions)
+            if self.dv_enabled:
+                self.state.deletion_vectors.add(hit.file.file_name, hit.positions)
             found = read_file(
                 self.ctx, self._split([hit.file]), 0, self.schema.field_names, push=None, system=True
             )
@@ -400,10 +437,14 @@ class BucketCompactor:
     def _merge_with_lookup(self, rows: pa.Table, output_level: int) -> pa.Table:
         """Merge rows that bring level-0 keys to a non-zero level, as Paimon's lookup rewriter does."""
         keys = self._level0_keys(rows)
+        changelog = self.changelog.producer == LOOKUP
         if self.first_row:
             merged = self.merge_function.merge(rows, self.key_names, reduce_singles=False)
-            return self._without_existing(merged, keys, output_level)
-        if self.position_lookup:
+            merged = self._without_existing(merged, keys, output_level)
+            if changelog:
+                self.changelog.add_inserts(self._of_keys(merged, keys))
+            return merged
+        if self.position_lookup and self.dv_enabled and not changelog:
             self._lookup(keys, output_level)
             return self.merge_function.merge(rows, self.key_names)
         older = self._lookup_rows(keys, output_level) if keys.num_rows else None
@@ -411,7 +452,18 @@ class BucketCompactor:
             rows = sort_for_merge(
                 pa.concat_tables([rows, older.select(rows.column_names)]), self.key_names, self.options
             )
-        return self.merge_function.merge(rows, self.key_names, reduce_singles=False)
+        rows = lookup_merge_rows(rows, self.key_names, LEVEL_COLUMN)
+        merged = self.merge_function.merge(rows, self.key_names, reduce_singles=False)
+        if changelog:
+            self.changelog.add_merge(LOOKUP, rows, merged)
+        return merged
+
+    def _of_keys(self, rows: pa.Table, keys: pa.Table) -> pa.Table:
+        """The rows (order kept) whose key is one of ``keys``."""
+        order = "__of_keys_order"
+        out = rows.append_column(order, pa.array(np.arange(rows.num_rows, dtype=np.int64)))
+        out = out.join(keys, keys=self.key_names, join_type="left semi")
+        return out.sort_by(order).drop_columns([order])
 
     def _rewrite(self, step: Rewrite, output_level: int, drop: bool) -> list[DataFileMeta]:
         """Merge the step's files into new files at ``output_level``, one bounded key range at a time."""
@@ -422,6 +474,7 @@ class BucketCompactor:
             writer.rolling(level=output_level, file_source=FILE_SOURCE_COMPACT) if len(pieces) > 1 else None
         )
         written: list[DataFileMeta] = []
+        self.changelog.begin(output_level)
         try:
             for piece in pieces:
                 kv = self._merge_piece(files, piece, output_level, drop)
@@ -434,7 +487,10 @@ class BucketCompactor:
         except BaseException:
             for path in rolling.abort() if rolling is not None else []:
                 self.io.delete_file(path)
+            for path in self.changelog.abort():
+                self.io.delete_file(path)
             raise
+        self.changelog.end()
         for f in files:
             self.state.deletion_vectors.remove(f.file_name)
         return rolling.close() if rolling is not None else written
@@ -447,7 +503,11 @@ class BucketCompactor:
         if rewrite_needs_lookup(files, output_level, lookup=self.lookup):
             merged = self._merge_with_lookup(rows, output_level)
         else:
+            if self.lookup and not self.first_row:
+                rows = lookup_merge_rows(rows, self.key_names, LEVEL_COLUMN)
             merged = self.merge_function.merge(rows, self.key_names)
+            if self.changelog.mode(files, output_level) == FULL:
+                self.changelog.add_merge(FULL, rows, merged)
         kinds = merged.column(VALUE_KIND).to_numpy()
         if drop:
             keep = ~is_retract(kinds)

@@ -30,9 +30,25 @@ FILE_SOURCE_COMPACT = 1
 ROW_GROUP_ROWS = 64 * 1024
 
 
-def _dictionary_columns(schema: pa.Schema) -> list[str]:
-    """Dictionary-encode only string and binary columns: on unique numbers it only costs time."""
-    return [f.name for f in schema if pa.types.is_string(f.type) or pa.types.is_binary(f.type)]
+# Rows sampled to decide whether a string column repeats enough for a dictionary to pay off.
+_DICTIONARY_SAMPLE_ROWS = 4096
+_DICTIONARY_MAX_DISTINCT_RATIO = 0.5
+
+
+def _dictionary_columns(rows: pa.Table) -> list[str]:
+    """String and binary columns whose values repeat (judged on an evenly spaced sample).
+
+    A dictionary on near-unique values is abandoned by the Parquet writer after its first page
+    anyway; building it costs write time, and the mixed encoding reads slower than plain pages.
+    Numbers are never dictionary-encoded: on unique numbers it only costs time.
+    """
+    names = [f.name for f in rows.schema if pa.types.is_string(f.type) or pa.types.is_binary(f.type)]
+    if not names or rows.num_rows == 0:
+        return names
+    step = max(rows.num_rows // _DICTIONARY_SAMPLE_ROWS, 1)
+    sample = rows.select(names).take(pa.array(np.arange(0, rows.num_rows, step)))
+    limit = _DICTIONARY_MAX_DISTINCT_RATIO * sample.num_rows
+    return [n for n in names if pc.count_distinct(sample.column(n), mode="all").as_py() <= limit]
 
 
 def local_wall_clock_millis() -> int:
@@ -50,6 +66,7 @@ class DataFileWriter:
     schema: TableSchema
     options: CoreOptions
     bucket_dir: str
+    file_prefix: str | None = None  # None: `data-file.prefix`; changelog writers pass `changelog-file.prefix`
 
     @property
     def primary_key_table(self) -> bool:
@@ -77,7 +94,8 @@ class DataFileWriter:
         raise UnsupportedError(f"file.format={fmt!r}: lsmlake writes parquet and orc data files")
 
     def _new_path(self, extension: str) -> tuple[str, str]:
-        name = self.paths.new_data_file_name(prefix=self.options.data_file_prefix, extension=extension)
+        prefix = self.options.data_file_prefix if self.file_prefix is None else self.file_prefix
+        name = self.paths.new_data_file_name(prefix=prefix, extension=extension)
         return name, posixpath.join(self.bucket_dir, name)
 
     def _write_parquet(
@@ -201,7 +219,7 @@ class RollingWriter:
         for start in range(0, rows.num_rows, ROW_GROUP_ROWS):
             chunk = rows.slice(start, ROW_GROUP_ROWS)
             if self._open is None:
-                self._open = self._start(rows.schema)
+                self._open = self._start(chunk)
             _, _, sink, pw, builder = self._open
             pw.write_table(chunk, row_group_size=ROW_GROUP_ROWS)
             builder.add(chunk)
@@ -209,18 +227,19 @@ class RollingWriter:
             if sink.tell() >= self.target:
                 self._finish()
 
-    def _start(self, schema: pa.Schema) -> tuple[str, str, Any, pq.ParquetWriter, FileMetaBuilder]:
+    def _start(self, first: pa.Table) -> tuple[str, str, Any, pq.ParquetWriter, FileMetaBuilder]:
+        """Open the next file; its encodings are chosen from its ``first`` rows."""
         w = self.writer
         name, path = w._new_path("parquet")
         w.io.mkdirs(posixpath.dirname(path))
         sink = w.io.fs.open_output_stream(path)
         pw = pq.ParquetWriter(
             sink,
-            schema,
+            first.schema,
             compression=w.options.file_compression,
             compression_level=w._compression_level(),
             store_decimal_as_integer=True,
-            use_dictionary=_dictionary_columns(schema),
+            use_dictionary=_dictionary_columns(first),
             write_statistics=True,
             store_schema=False,
         )

@@ -21,6 +21,7 @@ from lsmlake.core.predicate import Predicate
 from lsmlake.core.schema import TableSchema, read_schema, schema_file_name
 from lsmlake.core.types import DataField, to_arrow_type
 from lsmlake.errors import CorruptFileError, LsmlakeError, UnsupportedError
+from lsmlake.mergetree.key_sort import stable_key_order
 from lsmlake.mergetree.kv_layout import SEQUENCE_NUMBER, VALUE_KIND
 from lsmlake.mergetree.merge_function import (
     Deduplicate,
@@ -388,9 +389,13 @@ def merge_rows(
     ignore_delete: bool = False,
     where: str = "",
     keep_deletes: bool = False,
+    ordered_runs: bool = False,
 ) -> pa.Table:
     """Vectorized merge of the rows of one overlapping section: one result per key, deletes dropped
     (kept with ``keep_deletes``, for audit-log reads).
+
+    ``ordered_runs``: ``table`` is a concatenation of files, each sorted by (key, sequence number), every
+    file's sequence numbers above the previous file's -- then a stable sort by key is enough.
 
     ``table`` holds key columns, sequence fields, ``_SEQUENCE_NUMBER`` and ``_VALUE_KIND`` (and the
     value columns the engine folds). Rows of a key are ordered by (sequence fields, sequence number)
@@ -407,8 +412,12 @@ def merge_rows(
     order = "descending" if descending else "ascending"
     sort_keys = [(k, "ascending") for k in keys]
     sort_keys += [(f, order) for f in sequence_fields] if not isinstance(merge_function, FirstRow) else []
-    sort_keys.append((SEQUENCE_NUMBER, "ascending"))
-    idx = sort_indices(table.select([k for k, _ in sort_keys]), sort_keys)
+    if len(sort_keys) == len(keys) and ordered_runs:
+        # runs of older sequence numbers come first: a stable sort by key alone keeps (key, sequence) order
+        idx = pa.array(stable_key_order(table, keys, sorted_runs=True))
+    else:
+        sort_keys.append((SEQUENCE_NUMBER, "ascending"))
+        idx = sort_indices(table.select([k for k, _ in sort_keys]), sort_keys)
     try:
         if isinstance(merge_function, (Deduplicate, FirstRow)):
             # sort only keys and kinds; take the surviving rows of the whole table once, in key order
@@ -421,7 +430,7 @@ def merge_rows(
     return merged if keep_deletes else drop_retracts(merged)
 
 
-def _merge(ctx: ReadContext, table: pa.Table) -> pa.Table:
+def _merge(ctx: ReadContext, table: pa.Table, *, ordered_runs: bool) -> pa.Table:
     opts = ctx.options
     return merge_rows(
         table,
@@ -431,12 +440,17 @@ def _merge(ctx: ReadContext, table: pa.Table) -> pa.Table:
         descending=(opts.get("sequence.field.sort-order") or "ascending").lower() == "descending",
         where=f"table {ctx.root}",
         keep_deletes=ctx.keep_row_kind,
+        ordered_runs=ordered_runs,
     )
 
 
-def _section_files(split: Split, section: Section) -> list[int]:
+def _section_files(split: Split, section: Section) -> tuple[list[int], bool]:
+    """The section's files, oldest sequence numbers first, and whether their sequence ranges are disjoint
+    in that order (then merging needs only a stable sort by key)."""
     index = {f.identifier(): i for i, f in enumerate(split.files)}
-    return [index[f.identifier()] for run in section for f in run]
+    files = sorted((f for run in section for f in run), key=lambda f: f.min_sequence_number)
+    ordered = all(a.max_sequence_number < b.min_sequence_number for a, b in zip(files, files[1:]))
+    return [index[f.identifier()] for f in files], ordered
 
 
 def read_merge(ctx: ReadContext, split: Split) -> Iterator[pa.Table]:
@@ -445,14 +459,14 @@ def read_merge(ctx: ReadContext, split: Split) -> Iterator[pa.Table]:
     for section in split.sections or ():
         overlapping = len(section) > 1
         push = ctx.filters.key_safe if overlapping else ctx.filters.full
-        indices = _section_files(split, section)
+        indices, ordered_runs = _section_files(split, section)
         for piece in _pieces(ctx, split, indices, push) if overlapping else [push]:
             tables = [read_file(ctx, split, i, names, push=piece, system=True) for i in indices]
             table = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
             if not table.num_rows:
                 continue
             if overlapping:
-                table = _merge(ctx, table)
+                table = _merge(ctx, table, ordered_runs=ordered_runs)
             elif not ctx.keep_row_kind:
                 table = drop_retracts(table)
             if table.num_rows:

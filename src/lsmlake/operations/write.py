@@ -16,7 +16,8 @@ from lsmlake.core.fileio import FileIO
 from lsmlake.core.options import CoreOptions
 from lsmlake.core.paths import TablePaths, partition_path
 from lsmlake.core.schema import TableSchema
-from lsmlake.errors import CommitConflictError, UnsupportedError
+from lsmlake.errors import CommitConflictError
+from lsmlake.mergetree.key_sort import stable_key_order
 from lsmlake.mergetree.kv_layout import (
     SEQUENCE_NUMBER,
     RowKind,
@@ -26,6 +27,8 @@ from lsmlake.mergetree.kv_layout import (
 )
 from lsmlake.mergetree.merge_function import Deduplicate, check_input_kinds, merge_function_for
 from lsmlake.metadata.data_file import DataFileMeta
+from lsmlake.operations.bucket_routers import POSTPONE_BUCKET, attach_index_files, router_for
+from lsmlake.operations.changelog_writer import write_changelog
 from lsmlake.operations.commit_message import CommitMessage
 from lsmlake.operations.compact import BucketFiles, compact_bucket, restore_deletion_vectors, written_by
 from lsmlake.operations.data_file_writer import DataFileWriter
@@ -51,6 +54,7 @@ class _BucketBuffer:
     nbytes: int = 0
     next_sequence: int = 0
     new_files: list[DataFileMeta] = field(default_factory=list)
+    changelog_files: list[DataFileMeta] = field(default_factory=list)
 
 
 class FileStoreWrite:
@@ -81,21 +85,14 @@ class FileStoreWrite:
         self.written_paths: list[str] = []
         self.num_buckets = options.bucket
         pk = bool(schema.primary_keys)
-        if pk and self.num_buckets == -1:
-            raise UnsupportedError(
-                f"table {table_name}: dynamic bucket mode (bucket = -1) is not supported yet; "
-                "create the table with option 'bucket' = N"
-            )
-        if pk and self.num_buckets == -2:
-            raise UnsupportedError(
-                f"table {table_name}: postpone bucket mode (bucket = -2) is not supported yet"
-            )
+        # dynamic (-1) and postpone (-2) primary-key tables assign buckets through a router
+        self._router = router_for(io, table_root, schema, options, lambda: self.restored.snapshot)
         self._buffer_limit = options.get_size("write-buffer-size")
         self.merge_function = merge_function_for(options, schema) if pk else Deduplicate()
 
     @property
     def total_buckets(self) -> int:
-        return self.num_buckets if self.num_buckets > 0 else -1
+        return self.num_buckets if self.num_buckets > 0 or self.num_buckets == POSTPONE_BUCKET else -1
 
     def write(self, rows: pa.Table, kinds: np.ndarray) -> None:
         """Buffer rows (already conformed to the table schema) with their row kinds."""
@@ -107,7 +104,10 @@ class FileStoreWrite:
             rows, kinds = rows.filter(pa.array(keep)), kinds[keep]
         if self.schema.primary_keys:
             check_input_kinds(self.merge_function, kinds, table_name=self.table_name)
-        groups = route_rows(rows, self.schema, self.num_buckets)
+        if self._router is not None:
+            rows, kinds, groups = self._router.route(rows, kinds)
+        else:
+            groups = route_rows(rows, self.schema, self.num_buckets)
         starts = []
         for group in groups:
             buf = self._buffer(group.partition, group.partition_values, group.bucket)
@@ -140,7 +140,13 @@ class FileStoreWrite:
 
     def _sorted_kv(self, rows: pa.Table, kinds: np.ndarray, indices: np.ndarray, first: int) -> pa.Table:
         """One bucket's rows in key-value layout, sorted by key (then user sequence, then arrival)."""
-        names = list(self.schema.trimmed_primary_keys) + list(self.options.sequence_fields)
+        key_names = list(self.schema.trimmed_primary_keys)
+        if not self.options.sequence_fields:  # arrival order breaks ties: a stable sort by key suffices
+            order = stable_key_order(rows.select(key_names).take(pa.array(indices)), key_names)
+            final = indices[order]
+            sequence = np.arange(first, first + len(indices), dtype=np.int64)[order]
+            return to_kv_table(rows.take(pa.array(final)), kinds[final], sequence, self.schema)
+        names = key_names + list(self.options.sequence_fields)
         descending = (self.options.get("sequence.field.sort-order") or "").lower() == "descending"
         sort_keys = sort_by_key(
             rows.select(names)
@@ -207,6 +213,12 @@ class FileStoreWrite:
                     descending_sequence=descending,
                     seq_column=SEQUENCE_NUMBER,
                 )
+            if self.options.changelog_producer == "input":  # the raw input rows, kinds kept, before merging
+                changelog = write_changelog(
+                    self.io, self.paths, self.schema, self.options, buf.directory, kv, level=0
+                )
+                buf.changelog_files.extend(changelog)
+                self.written_paths.extend(f"{buf.directory}/{m.file_name}" for m in changelog)
             written = writer.write(self.merge_function.merge(kv, knames))
         else:
             written = writer.write(pa.concat_tables(parts), first_sequence=buf.first_sequence)
@@ -229,13 +241,18 @@ class FileStoreWrite:
         self._map(lambda item: self._flush(item[1]), items, parallel=True)
         compact = compact and bool(self.schema.primary_keys) and not self.options.get_bool("write-only")
         full = full or (self.options.get_int("full-compaction.delta-commits", 0) > 0)
+        # Paimon's full-compaction producer without `full-compaction.delta-commits` compacts fully every commit
+        full = full or self.options.changelog_producer == "full-compaction"
 
         def finish(item: tuple[BucketId, _BucketBuffer]) -> CommitMessage | None:
             (partition, bucket), buf = item
             self._flush(buf)
             new_files, buf.new_files = tuple(buf.new_files), []
-            message = CommitMessage(partition, bucket, self.total_buckets, new_files=new_files)
-            if compact and new_files:
+            changelog, buf.changelog_files = tuple(buf.changelog_files), []
+            message = CommitMessage(
+                partition, bucket, self.total_buckets, new_files=new_files, changelog_files=changelog
+            )
+            if compact and new_files and bucket != POSTPONE_BUCKET:  # postponed rows wait for table.compact()
                 state = BucketFiles(
                     partition,
                     buf.partition_values,
@@ -250,16 +267,22 @@ class FileStoreWrite:
                 result = compact_bucket(self.io, self.paths, self.schema, self.options, state, full=full)
                 if result is not None:
                     self.written_paths.extend(written_by(result, buf.directory, self.paths))
-                    message = replace(result, new_files=new_files)
+                    message = replace(result, new_files=new_files, changelog_files=changelog)
             return None if message.is_empty else message
 
-        return [m for m in self._map(finish, items, parallel=True) if m is not None]
+        messages = [m for m in self._map(finish, items, parallel=True) if m is not None]
+        if self._router is None:
+            return messages
+        index_files = self._router.prepare_commit()  # HASH index files of the dynamic buckets written
+        self.written_paths.extend(self._router.written_paths)
+        self._router.written_paths = []
+        return attach_index_files(messages, index_files, self.total_buckets)
 
     def abort(self, *, keep: Set[str] = frozenset()) -> None:
         """Drop buffered rows and delete the files this writer wrote, except those named in ``keep``
         (files a snapshot already published references)."""
         for buf in self._buffers.values():
-            buf.tables, buf.new_files = [], []
+            buf.tables, buf.new_files, buf.changelog_files = [], [], []
         for path in self.written_paths:
             if posixpath.basename(path) not in keep:
                 self.io.delete_file(path)

@@ -232,12 +232,19 @@ def commit_messages(table: Table, messages: Sequence[CommitMessage], written: Se
                 table.io, table.root, table.schema, table.options, table_name=table.name
             )
             appends = [
-                replace(m, compact_before=(), compact_after=(), new_index_files=(), deleted_index_files=())
+                replace(
+                    m,
+                    compact_before=(),
+                    compact_after=(),
+                    new_index_files=(),
+                    deleted_index_files=(),
+                    compact_changelog_files=(),
+                )
                 for m in messages
             ]
             ids = committer.commit(appends)
-            published |= {f.file_name for m in messages for f in m.new_files}
-            ids += committer.commit([replace(m, new_files=()) for m in messages])
+            published |= {f.file_name for m in messages for f in (*m.new_files, *m.changelog_files)}
+            ids += committer.commit([replace(m, new_files=(), changelog_files=()) for m in messages])
     except BaseException:
         _delete(table.io, [p for p in written if p.rsplit("/", 1)[-1] not in published])
         raise

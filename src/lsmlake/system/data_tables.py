@@ -1,4 +1,4 @@
-"""System tables over the data: ``$audit_log`` (rows with their row kind) and ``$ro`` (top level only)."""
+"""System tables over the data: ``$audit_log`` and ``$binlog`` (rows with their row kind), ``$ro`` (top level)."""
 
 from __future__ import annotations
 
@@ -6,10 +6,12 @@ from dataclasses import replace
 
 import pyarrow as pa
 
+from lsmlake.operations.binlog import to_binlog
 from lsmlake.operations.compact import num_levels
 from lsmlake.operations.read import concat, read_split_table
 from lsmlake.operations.split import Split
 from lsmlake.system.common import SystemContext
+from lsmlake.table_incremental import is_incremental, read_incremental
 from lsmlake.table_read import scan_table
 
 
@@ -20,12 +22,20 @@ def _snapshot_id(ctx: SystemContext) -> int | None:
 
 def audit_log_table(ctx: SystemContext) -> pa.Table:
     """Every row the batch read sees, a ``rowkind`` column first; merged deletes still in level 0 or in
-    overlapping runs appear as ``-D`` instead of being dropped (Paimon's audit log batch read)."""
+    overlapping runs appear as ``-D`` instead of being dropped (Paimon's audit log batch read).
+    With `incremental-between` options: the changes between the two snapshots, every row kind kept."""
+    if is_incremental(ctx.table):
+        return read_incremental(ctx.table, keep_row_kind=True)
     scan = scan_table(ctx.table, snapshot_id=_snapshot_id(ctx))
     context = replace(scan.context, keep_row_kind=True)
     parts = [read_split_table(context, split) for split in scan.splits()]
     schema = pa.schema([pa.field("rowkind", pa.string(), False), *scan.context.output_schema])
     return concat(parts, schema)
+
+
+def binlog_table(ctx: SystemContext) -> pa.Table:
+    """`$binlog`: the audit log with every data column as an array (``[value]`` in batch reads)."""
+    return to_binlog(audit_log_table(ctx), pack_updates=False)
 
 
 def ro_table(ctx: SystemContext) -> pa.Table:

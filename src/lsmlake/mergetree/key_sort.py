@@ -1,0 +1,66 @@
+"""Stable sorts by primary key, with a numpy radix path for the common single integer key."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from lsmlake.mergetree.engines.segments import sort_nulls_first
+
+IntArray = np.ndarray[Any, np.dtype[np.int64]]
+
+# Below this many rows Arrow's comparison sort is as fast as the radix passes.
+_RADIX_MIN_ROWS = 4096
+_DIGIT_BITS = 16
+
+
+def integer_key(table: pa.Table, key_names: Sequence[str]) -> np.ndarray[Any, Any] | None:
+    """The single integer key column as a numpy array, or None when the key is not one such column
+    (several columns, other types, or nulls)."""
+    if len(key_names) != 1:
+        return None
+    column = table.column(key_names[0])
+    if not pa.types.is_integer(column.type) or column.null_count:
+        return None
+    return column.to_numpy()
+
+
+def radix_argsort(keys: np.ndarray[Any, Any]) -> IntArray:
+    """Stable argsort of integers: least-significant-digit radix over 16-bit digits of ``keys - min``.
+
+    numpy's stable sort is a linear radix sort for 16-bit values, so each digit costs one pass;
+    a key range below 2**32 (the usual case) needs two passes.
+    """
+    n = len(keys)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    lo, hi = int(keys.min()), int(keys.max())
+    span = hi - lo
+    if span == 0:
+        return np.arange(n, dtype=np.int64)
+    # keys - min wraps modulo 2**64 in int64 and so is exact once viewed as uint64
+    shifted = (keys.astype(np.int64, copy=False) - np.int64(lo)).view(np.uint64)
+    order = np.arange(n, dtype=np.int64)
+    for shift in range(0, span.bit_length(), _DIGIT_BITS):
+        digit = (shifted[order] >> np.uint64(shift)).astype(np.uint16)
+        order = order[np.argsort(digit, kind="stable")]
+    return order
+
+
+def stable_key_order(table: pa.Table, key_names: Sequence[str], *, sorted_runs: bool = False) -> IntArray:
+    """Indices that sort ``table`` by its key columns (ascending, nulls first), ties kept in row order.
+
+    ``sorted_runs``: the rows are a few concatenated key-sorted runs (files), which numpy's timsort
+    merges in near-linear time; otherwise a single integer key is radix-sorted.
+    """
+    keys = integer_key(table, key_names)
+    if keys is not None and sorted_runs:
+        return np.argsort(keys, kind="stable").astype(np.int64, copy=False)
+    if keys is not None and len(keys) >= _RADIX_MIN_ROWS:
+        return radix_argsort(keys)
+    idx = sort_nulls_first(table.select(list(key_names)), [(k, "ascending") for k in key_names])
+    return idx.to_numpy().astype(np.int64, copy=False)
+

@@ -1,0 +1,135 @@
+"""Worker processes committing upserts, deletes and compactions to one table, and the model of the result."""
+
+from __future__ import annotations
+
+import random
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import pyarrow as pa
+
+import lsmlake
+from lsmlake.errors import CommitConflictError
+
+SCHEMA = pa.schema([pa.field("k", pa.int64(), nullable=False), ("w", pa.int32()), ("i", pa.int32())])
+KEY_SCHEMA = pa.schema([pa.field("k", pa.int64(), nullable=False)])
+KEYS = 48  # every process writes keys drawn from this one range: they overlap
+TABLE = "db.t"
+OPTIONS = {"bucket": "4", "num-sorted-run.compaction-trigger": "3"}
+MAX_ATTEMPTS = 400  # a write that loses this many races in a row is counted as failed
+
+
+@dataclass(frozen=True)
+class Job:
+    """What one process does: ``commits`` writes; a compacting process compacts after every third."""
+
+    uri: str
+    options: dict[str, str]
+    writer: int
+    commits: int
+    compacts: bool
+
+
+@dataclass(frozen=True)
+class Batch:
+    """The rows of one write: upserts of ``upserts`` to value (w, i), deletes of ``deletes``."""
+
+    upserts: list[int]
+    deletes: list[int]
+
+
+def batch(writer: int, i: int) -> Batch:
+    """Write ``i`` of process ``writer``: deterministic, so the parent rebuilds it for the model."""
+    rng = np.random.default_rng(writer * 100_003 + i)
+    keys = rng.choice(KEYS, size=6, replace=False).tolist()
+    return Batch(sorted(keys[:4]), sorted(keys[4:]) if i % 3 == 2 else [])
+
+
+@dataclass
+class Outcome:
+    """What one process was told. ``landed``: writes whose APPEND snapshot exists, by write index, with
+    the snapshot ids of the commit; ``told_ok``: those whose commit returned normally (the others raised
+    CommitConflictError from their own compaction after the APPEND landed)."""
+
+    writer: int
+    landed: dict[int, list[int]] = field(default_factory=dict)
+    told_ok: set[int] = field(default_factory=set)
+    failed: list[int] = field(default_factory=list)
+    retries: int = 0
+    compactions: list[int] = field(default_factory=list)
+    compact_conflicts: int = 0
+    messages: list[str] = field(default_factory=list)  # the conflicts a landed write's compaction hit
+
+
+def _write_once(table: lsmlake.Table, data: Batch, writer: int, i: int) -> list[int]:
+    """One attempt; returns the snapshot ids published (empty if nothing was), re-raising any error
+    after an APPEND landed together with those ids."""
+    w = table.writer()
+    n = len(data.upserts)
+    w.write(pa.table({"k": data.upserts, "w": [writer] * n, "i": [i] * n}, schema=SCHEMA))
+    if data.deletes:
+        w.delete(pa.table({"k": data.deletes}, schema=KEY_SCHEMA))
+    try:
+        w.commit()
+    except CommitConflictError as e:
+        if w.snapshot_ids:  # the APPEND is published; its own compaction lost a race
+            raise _Landed(w.snapshot_ids) from e
+        raise
+    return w.snapshot_ids
+
+
+class _Landed(Exception):
+    def __init__(self, ids: list[int]) -> None:
+        super().__init__(ids)
+        self.ids = ids
+
+
+def run_job(job: Job) -> Outcome:
+    """The body of one worker process."""
+    table = lsmlake.Catalog(job.uri, options=job.options).open_table(TABLE)
+    out = Outcome(job.writer)
+    jitter = random.Random(job.writer)
+    for i in range(job.commits):
+        data = batch(job.writer, i)
+        for _attempt in range(MAX_ATTEMPTS):
+            try:
+                out.landed[i] = _write_once(table, data, job.writer, i)
+                out.told_ok.add(i)
+                break
+            except _Landed as e:
+                out.landed[i] = e.ids
+                out.messages.append(str(e.__cause__))
+                break
+            except CommitConflictError:
+                out.retries += 1
+                time.sleep(jitter.uniform(0, 0.02))
+        else:
+            out.failed.append(i)
+        if job.compacts and i % 3 == 2:
+            try:
+                sid = table.compact(full=i % 2 == 1)
+            except CommitConflictError:  # another compaction replaced the files first
+                out.compact_conflicts += 1
+            else:
+                if sid is not None:
+                    out.compactions.append(sid)
+    return out
+
+
+def model(outcomes: list[Outcome]) -> dict[int, tuple[int, int]]:
+    """Last writer wins in snapshot order: replay every landed write by its APPEND snapshot id."""
+    ordered = sorted((ids[0], o.writer, i) for o in outcomes for i, ids in o.landed.items())
+    rows: dict[int, tuple[int, int]] = {}
+    for _sid, writer, i in ordered:
+        data = batch(writer, i)
+        for k in data.upserts:
+            rows[k] = (writer, i)
+        for k in data.deletes:
+            rows.pop(k, None)
+    return rows
+
+
+def as_rows(table: pa.Table) -> dict[int, tuple[int, int]]:
+    cols = [table.column(c).to_pylist() for c in ("k", "w", "i")]
+    return {k: (w, i) for k, w, i in zip(*cols, strict=True)}

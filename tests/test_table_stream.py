@@ -1,0 +1,255 @@
+"""``Table.stream``: starting modes, follow-up deltas, consumers and expiry, overwrite skipping, binlog."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+
+import pyarrow as pa
+import pytest
+from change_model import Model, apply_all, as_model
+
+import lsmlake
+from lsmlake.errors import NoSuchSnapshotError, UnsupportedError
+from lsmlake.maintenance.consumers import read_consumers
+from lsmlake.operations.binlog import to_binlog
+
+SCHEMA = pa.schema([("id", pa.int64()), ("name", pa.string()), ("n", pa.int32())])
+
+
+def _rows(ids: list[int], tag: str) -> pa.Table:
+    return pa.table(
+        {"id": ids, "name": [f"{tag}{i}" for i in ids], "n": [i % 7 for i in ids]},
+        schema=SCHEMA,
+    )
+
+
+@pytest.fixture
+def table(catalog: lsmlake.Catalog) -> lsmlake.Table:
+    return catalog.create_table("db.t", schema=SCHEMA, primary_key=["id"], options={"bucket": "2"})
+
+
+def _history(table: lsmlake.Table) -> dict[int, Model]:
+    """Snapshots 1..5 (the 4th a compaction) and the model after each."""
+    table.write(_rows([1, 2, 3, 4], "a"))
+    table.write(_rows([3, 5], "b"))
+    table.delete(pa.table({"id": [1, 9]}))
+    table.compact(full=True)
+    table.write(_rows([6, 2], "c"))
+    return {sid: as_model(table.read(snapshot_id=sid), "id") for sid in range(1, 6)}
+
+
+def _drain(stream: lsmlake.table_stream.TableStream) -> list[tuple[int | None, pa.Table]]:
+    out = []
+    for t in stream:
+        out.append((stream.snapshot_id, t))
+    return out
+
+
+def test_latest_full_reads_the_table_then_follows(table: lsmlake.Table) -> None:
+    models = _history(table)
+    stream = table.stream(stop_when_caught_up=True)
+    got = _drain(stream)
+    assert {sid for sid, _ in got} == {5}
+    assert all(set(t.column("rowkind").to_pylist()) == {"+I"} for _, t in got)
+    assert apply_all({}, [t for _, t in got], "id") == models[5]
+    assert stream.next_snapshot_id == 6
+    assert stream.schema.names == ["rowkind", "id", "name", "n"]
+
+
+def test_from_snapshot_replays_every_change_in_order(table: lsmlake.Table) -> None:
+    models = _history(table)
+    got = _drain(table.stream(mode="from-snapshot", snapshot_id=1, stop_when_caught_up=True))
+    assert [sid for sid, _ in got] == sorted(sid for sid, _ in got)
+    assert 4 not in {sid for sid, _ in got}  # the COMPACT snapshot carries no delta
+    model: Model = {}
+    for sid in range(1, 6):
+        apply_all(model, [t for s, t in got if s == sid], "id")
+        assert model == models[sid], sid
+    deletes = [r for _, t in got for r in t.to_pylist() if r["rowkind"] == "-D"]
+    assert sorted(r["id"] for r in deletes) == [1, 9]
+
+
+def test_from_snapshot_full_and_latest(table: lsmlake.Table) -> None:
+    models = _history(table)
+    got = _drain(table.stream(mode="from-snapshot-full", snapshot_id=2, stop_when_caught_up=True))
+    assert min(sid for sid, _ in got) == 2
+    assert apply_all({}, [t for s, t in got if s == 2], "id") == models[2]
+    assert apply_all({}, [t for _, t in got], "id") == models[5]
+    stream = table.stream(mode="latest", stop_when_caught_up=True)
+    assert _drain(stream) == []
+    assert stream.next_snapshot_id == 6
+    table.write(_rows([7], "d"))
+    # a stream created now starts after snapshot 6; one created before it sees it
+    assert _drain(table.stream(mode="latest", stop_when_caught_up=True)) == []
+
+
+def test_latest_on_an_empty_table_starts_at_the_first_snapshot(table: lsmlake.Table) -> None:
+    stream = table.stream(mode="latest", poll_interval=0.01, until_snapshot=2)
+    writer = threading.Thread(
+        target=lambda: (time.sleep(0.05), table.write(_rows([1], "x")), table.write(_rows([2], "y")))
+    )
+    writer.start()
+    got = _drain(stream)
+    writer.join()
+    assert [sid for sid, _ in got] == [1, 2]
+    assert apply_all({}, [t for _, t in got], "id") == as_model(table.read(), "id")
+
+
+def test_from_timestamp_starts_after_the_time(table: lsmlake.Table) -> None:
+    models = _history(table)
+    t3 = table.snapshot(3).time_millis
+    got = _drain(table.stream(mode="from-timestamp", timestamp_millis=t3 + 1, stop_when_caught_up=True))
+    assert {sid for sid, _ in got} <= {4, 5}
+    model = apply_all(dict(models[3]), [t for _, t in got], "id")
+    assert model == models[5]
+    # default mode with a timestamp option resolves to from-timestamp
+    first = table.snapshot(1).time_millis
+    again = _drain(
+        table.with_options({"scan.timestamp-millis": str(first - 1)}).stream(stop_when_caught_up=True)
+    )
+    assert apply_all({}, [t for _, t in again], "id") == models[5]
+
+
+def test_compacted_full_starts_from_the_latest_compaction(table: lsmlake.Table) -> None:
+    models = _history(table)
+    got = _drain(table.stream(mode="compacted-full", stop_when_caught_up=True))
+    assert min(sid for sid, _ in got) == 4
+    assert apply_all({}, [t for s, t in got if s == 4], "id") == models[4]
+    assert apply_all({}, [t for _, t in got], "id") == models[5]
+
+
+def test_consumer_saves_progress_and_resumes(table: lsmlake.Table) -> None:
+    models = _history(table)
+    stream = table.stream(mode="from-snapshot", snapshot_id=1, consumer_id="job1", stop_when_caught_up=True)
+    seen = []
+    for t in stream:
+        seen.append((stream.snapshot_id, t))
+        if stream.snapshot_id == 2:
+            break
+    # snapshot 1 was fully delivered and the caller asked for more: its progress is saved
+    assert read_consumers(table.io, table.root) == {"job1": 2}
+    path = f"{table.root}/consumer/consumer-job1"
+    assert json.loads(table.io.read_text(path)) == {"nextSnapshot": 2}
+    # a restart (a new stream, same consumer id) re-delivers snapshot 2 (not yet committed) and goes on
+    rest = _drain(table.stream(consumer_id="job1", stop_when_caught_up=True))
+    assert min(sid for sid, _ in rest) == 2
+    model = apply_all({}, [t for sid, t in seen if sid == 1], "id")
+    model = apply_all(model, [t for _, t in rest], "id")
+    assert model == models[5]
+    assert read_consumers(table.io, table.root) == {"job1": 6}
+    # caught up: a third run delivers nothing; ignore-progress starts over from the mode
+    assert _drain(table.stream(consumer_id="job1", stop_when_caught_up=True)) == []
+    fresh = table.with_options({"consumer.ignore-progress": "true"}).stream(
+        consumer_id="job1", stop_when_caught_up=True
+    )
+    assert apply_all({}, [t for _, t in _drain(fresh)], "id") == models[5]
+
+
+def test_explicit_commit(table: lsmlake.Table) -> None:
+    _history(table)
+    stream = table.stream(mode="from-snapshot", snapshot_id=1, consumer_id="c", auto_commit=False)
+    it = iter(stream)
+    next(it)
+    assert read_consumers(table.io, table.root) == {}
+    while stream.snapshot_id != 2:
+        next(it)
+    stream.commit()
+    assert read_consumers(table.io, table.root) == {"c": 2}
+    with pytest.raises(ValueError, match="consumer id"):
+        table.stream(consumer_id="a/b")
+
+
+def test_expiry_keeps_what_a_consumer_needs(table: lsmlake.Table) -> None:
+    models = _history(table)
+    for i in range(3):
+        table.write(_rows([10 + i], "e"))
+    stream = table.stream(mode="from-snapshot", snapshot_id=1, consumer_id="slow", until_snapshot=3)
+    _drain(stream)
+    assert read_consumers(table.io, table.root) == {"slow": 4}
+    now = table.latest_snapshot().time_millis + 10**6  # type: ignore[union-attr]
+    result = table.expire_snapshots(retain_min=1, older_than_ms=now)
+    assert result.earliest_snapshot_id == 4
+    rest = _drain(table.stream(consumer_id="slow", stop_when_caught_up=True))
+    model = apply_all(dict(models[3]), [t for _, t in rest], "id")
+    assert model == as_model(table.read(), "id")
+
+
+def test_a_stream_that_fell_behind_expiry_fails_loudly(table: lsmlake.Table) -> None:
+    table.write(_rows([1], "a"))
+    stream = table.stream(mode="from-snapshot", snapshot_id=1)
+    it = iter(stream)
+    next(it)
+    for i in range(3):
+        table.write(_rows([20 + i], "f"))
+    now = table.latest_snapshot().time_millis + 10**6  # type: ignore[union-attr]
+    table.expire_snapshots(retain_min=1, older_than_ms=now)
+    with pytest.raises(NoSuchSnapshotError, match="expired"):
+        for _ in it:
+            pass
+
+
+def test_overwrite_snapshots_are_skipped(table: lsmlake.Table) -> None:
+    table.write(_rows([1, 2], "a"))
+    table.overwrite(_rows([3], "o"))
+    table.write(_rows([4], "b"))
+    got = _drain(table.stream(mode="from-snapshot", snapshot_id=1, stop_when_caught_up=True))
+    assert [sid for sid, _ in got] == [1, 3]
+    with pytest.raises(UnsupportedError, match="streaming-read-overwrite"):
+        table.with_options({"streaming-read-overwrite": "true"}).stream()
+
+
+def test_filter_and_columns(table: lsmlake.Table) -> None:
+    _history(table)
+    got = _drain(
+        table.stream(
+            mode="from-snapshot", snapshot_id=1, filter="id >= 3", columns=["id"], stop_when_caught_up=True
+        )
+    )
+    rows = [r for _, t in got for r in t.to_pylist()]
+    assert all(set(r) == {"rowkind", "id"} for r in rows)
+    assert sorted(r["id"] for r in rows) == [3, 3, 4, 5, 6, 9]
+
+
+def test_poll_until_snapshot_follows_a_writer(table: lsmlake.Table) -> None:
+    def write() -> None:
+        for i in range(5):
+            time.sleep(0.02)
+            table.write(_rows([i, i + 1], f"w{i}"))
+
+    stream = table.stream(mode="latest", poll_interval=0.01, until_snapshot=5)
+    writer = threading.Thread(target=write)
+    writer.start()
+    got = _drain(stream)
+    writer.join()
+    assert apply_all({}, [t for _, t in got], "id") == as_model(table.read(), "id")
+
+
+def test_binlog_packs_update_pairs() -> None:
+    changes = pa.table(
+        {
+            "rowkind": ["+I", "-U", "+U", "-D", "-U", "+U"],
+            "id": [1, 2, 2, 3, 4, 4],
+            "v": ["a", "b", "B", None, "x", "y"],
+        }
+    )
+    packed = to_binlog(changes)
+    assert packed.to_pylist() == [
+        {"rowkind": "+I", "id": [1], "v": ["a"]},
+        {"rowkind": "+U", "id": [2, 2], "v": ["b", "B"]},
+        {"rowkind": "-D", "id": [3], "v": [None]},
+        {"rowkind": "+U", "id": [4, 4], "v": ["x", "y"]},
+    ]
+    single = to_binlog(changes, pack_updates=False)
+    assert single.num_rows == 6 and single.column("v").to_pylist()[2] == ["B"]
+    assert to_binlog(changes.slice(0, 0)).num_rows == 0
+
+
+def test_binlog_system_table_and_stream(catalog: lsmlake.Catalog, table: lsmlake.Table) -> None:
+    _history(table)
+    batch = catalog.get_table("db.t$binlog").read()
+    assert batch.schema.field("id").type == pa.list_(pa.field("element", pa.int64()))
+    assert sorted(r["id"][0] for r in batch.to_pylist()) == sorted(table.read().column("id").to_pylist())
+    got = _drain(table.stream(mode="from-snapshot", snapshot_id=3, binlog=True, stop_when_caught_up=True))
+    assert [r["id"] for _, t in got for r in t.to_pylist() if r["rowkind"] == "-D"] == [[1], [9]]
