@@ -10,8 +10,9 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-import lsmlake
 from s3_server import S3Endpoint, Warehouse, running_s3_server
+
+import lsmlake
 
 
 @pytest.fixture

@@ -12,15 +12,19 @@ from change_model import Model, apply_changes, as_model
 import lsmlake
 from lsmlake.errors import InvalidOptionError, NoSuchSnapshotError, UnsupportedError
 from lsmlake.operations.diff import diff_rows
+from lsmlake.system_tables import SystemTable
 
 SCHEMA = pa.schema(
     [("id", pa.int32()), ("dt", pa.string()), ("v", pa.int64()), ("tags", pa.list_(pa.string()))]
 )
 
 
-@pytest.fixture
-def history(catalog: lsmlake.Catalog) -> tuple[lsmlake.Table, dict[int, Model]]:
-    """A partitioned table after random upserts, deletes and compactions; the model at every snapshot."""
+@pytest.fixture(scope="module")
+def history(tmp_path_factory: pytest.TempPathFactory) -> tuple[lsmlake.Table, dict[int, Model]]:
+    """A partitioned table after random upserts, deletes and compactions; the model at every snapshot
+    (shared by the tests of this module, which only read it and add tags)."""
+    catalog = lsmlake.Catalog(str(tmp_path_factory.mktemp("incremental") / "warehouse"))
+    catalog.create_database("db")
     table = catalog.create_table(
         "db.t", schema=SCHEMA, primary_key=["id", "dt"], partition_keys=["dt"], options={"bucket": "2"}
     )
@@ -76,11 +80,11 @@ def _between(table: lsmlake.Table, start: int, end: int, mode: str) -> lsmlake.T
 
 @pytest.mark.parametrize("mode", ["delta", "diff", "auto"])
 def test_changes_turn_the_start_state_into_the_end_state(
-    catalog: lsmlake.Catalog, history: tuple[lsmlake.Table, dict[int, Model]], mode: str
+    history: tuple[lsmlake.Table, dict[int, Model]], mode: str
 ) -> None:
     table, models = history
     ids = sorted(models)
-    audit = catalog.get_table("db.t$audit_log")
+    audit = SystemTable(table, "audit_log")
     for start, end in [(ids[0], ids[-1]), (ids[2], ids[6]), (ids[3], ids[4]), (0, ids[5])]:
         changes = audit.with_options(
             {"incremental-between": f"{start},{end}", "incremental-between-scan-mode": mode}
@@ -187,3 +191,23 @@ def test_diff_rows_kinds_and_nested_values() -> None:
     with pytest.raises(ValueError, match="primary-key"):
         diff_rows(before, after, [])
     assert as_model(out, "k")[4]["v"] == [4, 4]
+
+
+def test_sql_hints_read_incremental_and_audit_log(catalog: lsmlake.Catalog) -> None:
+    from lsmlake.sql import Session
+
+    t = catalog.create_table(
+        "db.s", schema=pa.schema([("id", pa.int64()), ("v", pa.string())]), primary_key=["id"]
+    )
+    t.write(pa.table({"id": [1, 2], "v": ["a", "b"]}))
+    t.delete(pa.table({"id": [1]}))
+    t.write(pa.table({"id": [3], "v": ["c"]}))
+    session = Session(catalog, database="db")
+    hint = "/*+ OPTIONS('incremental-between'='1,3') */"
+    (plain,) = session.run(f"SELECT * FROM s {hint} ORDER BY id")
+    assert plain.table is not None and plain.table.to_pylist() == [{"id": 3, "v": "c"}]
+    (audit,) = session.run(f"SELECT rowkind, id FROM `s$audit_log` {hint} ORDER BY id")
+    assert audit.table is not None and audit.table.to_pylist() == [
+        {"rowkind": "-D", "id": 1},
+        {"rowkind": "+I", "id": 3},
+    ]

@@ -11,7 +11,7 @@ import pytest
 from change_model import Model, apply_all, as_model
 
 import lsmlake
-from lsmlake.errors import NoSuchSnapshotError, UnsupportedError
+from lsmlake.errors import InvalidOptionError, NoSuchSnapshotError, UnsupportedError
 from lsmlake.maintenance.consumers import read_consumers
 from lsmlake.operations.binlog import to_binlog
 
@@ -147,16 +147,19 @@ def test_consumer_saves_progress_and_resumes(table: lsmlake.Table) -> None:
     assert apply_all({}, [t for _, t in _drain(fresh)], "id") == models[5]
 
 
-def test_explicit_commit(table: lsmlake.Table) -> None:
-    _history(table)
+def test_explicit_commit(catalog: lsmlake.Catalog) -> None:
+    table = catalog.create_table("db.one", schema=SCHEMA, primary_key=["id"], options={"bucket": "1"})
+    _history(table)  # one bucket: each snapshot's changes are one table
     stream = table.stream(mode="from-snapshot", snapshot_id=1, consumer_id="c", auto_commit=False)
     it = iter(stream)
     next(it)
-    assert read_consumers(table.io, table.root) == {}
-    while stream.snapshot_id != 2:
-        next(it)
-    stream.commit()
+    assert read_consumers(table.io, table.root) == {}  # nothing saved without commit()
+    stream.commit()  # snapshot 1 fully handed over: a restart goes on with snapshot 2
     assert read_consumers(table.io, table.root) == {"c": 2}
+    assert [stream.snapshot_id for _ in it] == [2, 3, 5]
+    assert read_consumers(table.io, table.root) == {"c": 2}
+    stream.commit()
+    assert read_consumers(table.io, table.root) == {"c": 6}
     with pytest.raises(ValueError, match="consumer id"):
         table.stream(consumer_id="a/b")
 
@@ -253,3 +256,80 @@ def test_binlog_system_table_and_stream(catalog: lsmlake.Catalog, table: lsmlake
     assert sorted(r["id"][0] for r in batch.to_pylist()) == sorted(table.read().column("id").to_pylist())
     got = _drain(table.stream(mode="from-snapshot", snapshot_id=3, binlog=True, stop_when_caught_up=True))
     assert [r["id"] for _, t in got for r in t.to_pylist() if r["rowkind"] == "-D"] == [[1], [9]]
+
+
+def test_changelog_kept_past_snapshot_expiry_is_still_streamed(catalog: lsmlake.Catalog) -> None:
+    options = {
+        "bucket": "1",
+        "changelog-producer": "input",
+        "snapshot.num-retained.min": "1",
+        "snapshot.num-retained.max": "2",
+        "changelog.num-retained.max": "100",
+    }
+    table = catalog.create_table("db.c", schema=SCHEMA, primary_key=["id"], options=options)
+    for i in range(6):
+        table.write(_rows([i, i + 1], f"r{i}"))
+    table.delete(pa.table({"id": [2]}))
+    now = table.latest_snapshot().time_millis + 10**6  # type: ignore[union-attr]
+    table.expire_snapshots(older_than_ms=now)
+    earliest = table.snapshot_manager.earliest_id()
+    assert earliest is not None and earliest > 3
+    got = _drain(table.stream(mode="from-snapshot", snapshot_id=1, stop_when_caught_up=True))
+    assert min(sid for sid, _ in got) == 1  # read from the long-lived changelog of an expired snapshot
+    assert apply_all({}, [t for _, t in got], "id") == as_model(table.read(), "id")
+
+
+def test_snapshot_delay_holds_back_young_snapshots(table: lsmlake.Table) -> None:
+    table.write(_rows([1], "a"))
+    delayed = table.with_options({"streaming.read.snapshot.delay": "1 h"})
+    assert _drain(delayed.stream(mode="from-snapshot", snapshot_id=1, stop_when_caught_up=True)) == []
+    assert len(_drain(table.stream(mode="from-snapshot", snapshot_id=1, stop_when_caught_up=True))) == 1
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{"deletion-vectors.enabled": "true"}, {"merge-engine": "first-row"}],
+    ids=["deletion-vectors", "first-row"],
+)
+def test_first_plan_reads_level_0_that_batch_reads_skip(
+    catalog: lsmlake.Catalog, options: dict[str, str]
+) -> None:
+    table = catalog.create_table(
+        "db.l0", schema=SCHEMA, primary_key=["id"], options={"bucket": "1", "write-only": "true", **options}
+    )
+    table.write(_rows([1, 2], "a"))
+    table.write(_rows([2, 3], "b"))
+    assert table.read().num_rows == 0  # everything is still in level 0
+    got = _drain(table.stream(stop_when_caught_up=True))
+    second = "a" if options.get("merge-engine") == "first-row" else "b"  # first-row keeps the first
+    expected = pa.concat_tables([_rows([1], "a"), _rows([2], second), _rows([3], "b")])
+    assert apply_all({}, [t for _, t in got], "id") == as_model(expected, "id")
+
+
+@pytest.mark.parametrize("producer", ["lookup", "full-compaction"])
+def test_first_plan_leaves_uncompacted_rows_to_the_changelog(catalog: lsmlake.Catalog, producer: str) -> None:
+    options = {"bucket": "1", "changelog-producer": producer}
+    table = catalog.create_table("db.cl", schema=SCHEMA, primary_key=["id"], options=options)
+    table.write(_rows([1, 2], "a"))  # compacted: in the top level / above level 0, with changelog
+    writer = table.with_options({"write-only": "true"})
+    writer.write(_rows([2, 3], "b"))  # level 0 only: its changelog comes with the next compaction
+    first = _drain(table.stream(consumer_id="c", stop_when_caught_up=True))
+    assert apply_all({}, [t for _, t in first], "id") == as_model(_rows([1, 2], "a"), "id")
+    table.compact(full=True)
+    rest = _drain(table.stream(consumer_id="c", stop_when_caught_up=True))
+    model = apply_all(apply_all({}, [t for _, t in first], "id"), [t for _, t in rest], "id")
+    assert model == as_model(table.read(), "id")
+    kinds = [k for _, t in rest for k in t.column("rowkind").to_pylist()]
+    assert sorted(kinds) == ["+I", "+U", "-U"]  # key 3 inserted, key 2 updated: each change once
+
+
+def test_bad_stream_options(table: lsmlake.Table) -> None:
+    table.write(_rows([1], "a"))
+    with pytest.raises(UnsupportedError, match="not supported for streaming"):
+        next(iter(table.stream(mode="latest-delta")))
+    with pytest.raises(InvalidOptionError, match=r"needs scan\.snapshot-id"):
+        next(iter(table.stream(mode="from-snapshot-full")))
+    with pytest.raises(UnsupportedError, match="tag"):
+        next(iter(table.with_options({"scan.tag-name": "x"}).stream()))
+    with pytest.raises(ValueError, match="poll_interval"):
+        table.stream(poll_interval=-1)

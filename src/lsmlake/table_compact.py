@@ -40,7 +40,11 @@ def compact_table(table: Table, *, full: bool = False, executor: str = "local") 
     if executor == "ray":
         from lsmlake.ray.compact import compact_table_ray  # optional extra, imported only when asked
 
-        return compact_table_ray(table, full=full)
+        latest = table.snapshot_manager.latest()
+        postponed = (
+            compact_postponed(table, RestoredState.load(table.io, table.paths, latest)) if latest else None
+        )
+        return compact_table_ray(table, full=full) or postponed
     if executor != "local":
         raise ValueError(f"executor must be 'local' or 'ray', got {executor!r}")
     schema, options = table.schema, table.options

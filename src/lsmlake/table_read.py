@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from lsmlake.core.predicate import Predicate, parse_filter
+from lsmlake.operations.bucket_routers import POSTPONE_BUCKET, bucket_mode_text
+from lsmlake.operations.postpone import postponed_row_count
 from lsmlake.operations.read import ReadContext, concat, read_split, read_split_table
 from lsmlake.operations.scan import ScanPlan, plan_scan, split_filters
 from lsmlake.operations.split import Split
@@ -264,7 +266,11 @@ def explain_table(
         f"table {table.name}: snapshot {snapshot}",
         f"  merge-engine={opts.merge_engine} deletion-vectors.enabled={opts.deletion_vectors_enabled}"
         + (" (level-0 files skipped by batch reads)" if plan.skip_level0 else ""),
+        f"  {bucket_mode_text(table.schema, opts)}",
     ]
+    if opts.bucket == POSTPONE_BUCKET and table.schema.primary_keys and plan.snapshot_id is not None:
+        files, rows = postponed_row_count(table.io, table.paths, table.snapshot(plan.snapshot_id))
+        lines.append(f"  postponed: {rows} row(s) in {files} file(s) wait for table.compact()")
     if plan.filters.full is not None:
         lines.append(f"  filter: {plan.filters.full}")
         lines.append(f"    partition part: {plan.filters.partition}; key part: {plan.filters.key}")

@@ -7,13 +7,14 @@ from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-import numpy as np
 import pyarrow as pa
 
 from lsmlake.core.options import parse_duration_ms
 from lsmlake.core.predicate import Predicate, parse_filter
 from lsmlake.errors import UnsupportedError
+from lsmlake.maintenance.changelog_expire import long_lived_ids, read_changelog
 from lsmlake.maintenance.consumers import check_consumer_id, read_consumer, write_consumer
+from lsmlake.metadata.snapshot import Snapshot
 from lsmlake.operations.binlog import to_binlog
 from lsmlake.operations.compact import num_levels
 from lsmlake.operations.incremental import (
@@ -24,7 +25,8 @@ from lsmlake.operations.incremental import (
     read_changes,
 )
 from lsmlake.operations.read import ROW_KIND_COLUMN, ReadContext, read_split
-from lsmlake.operations.scan import split_filters
+from lsmlake.operations.scan import plan_scan, split_filters
+from lsmlake.operations.split import Split
 from lsmlake.operations.stream_scan import (
     follow_up_mode,
     full_phase_levels,
@@ -32,7 +34,7 @@ from lsmlake.operations.stream_scan import (
     restrict_levels,
     starting_point,
 )
-from lsmlake.table_read import scan_table, without_scan_position
+from lsmlake.table_read import without_scan_position
 
 if TYPE_CHECKING:
     from lsmlake.table import Table
@@ -93,6 +95,9 @@ class TableStream:
         if poll_interval < 0:
             raise ValueError(f"poll_interval must be >= 0, got {poll_interval}")
         self.poll_interval = poll_interval
+        delay = options.get("streaming.read.snapshot.delay")
+        self.delay_ms = parse_duration_ms("streaming.read.snapshot.delay", delay) if delay else 0
+        """Snapshots younger than this (`streaming.read.snapshot.delay`) wait before they are read."""
         self.stop_when_caught_up = stop_when_caught_up
         self.until_snapshot = until_snapshot
         self.auto_commit = auto_commit
@@ -110,6 +115,7 @@ class TableStream:
         self._saved: int | None = None
         self._latest_at_creation = table.snapshot_manager.latest_id()
         self._iterator: Iterator[pa.Table] | None = None
+        self._finished = False
 
     @property
     def schema(self) -> pa.Schema:
@@ -132,6 +138,15 @@ class TableStream:
         return next(iter(self))
 
     # -- internals
+    def _long_lived(self, snapshot_id: int) -> Snapshot | None:
+        """The long-lived changelog of an expired snapshot (changelog streams only)."""
+        if self.mode != "changelog":
+            return None
+        try:
+            return read_changelog(self.table.io, self.table.root, snapshot_id)
+        except FileNotFoundError:
+            return None
+
     def _finish(self, table: pa.Table) -> pa.Table:
         return to_binlog(table) if self.binlog else table
 
@@ -142,37 +157,61 @@ class TableStream:
     def _done(self, snapshot_id: int) -> bool:
         return self.until_snapshot is not None and snapshot_id >= self.until_snapshot
 
+    def _deliver(self, parts: Iterator[pa.Table], snapshot_id: int, next_id: int) -> Iterator[pa.Table]:
+        """Yield one snapshot's tables. The position moves to ``next_id`` as its last table goes out (a
+        ``commit()`` after handling it skips the snapshot on restart) and is saved, with auto-commit,
+        once the caller asks for more."""
+        pending = next(parts, None)
+        while pending is not None:
+            following = next(parts, None)
+            self.snapshot_id = snapshot_id
+            if following is None:
+                self.next_snapshot_id = next_id
+            yield self._finish(pending)
+            pending = following
+        self.next_snapshot_id = next_id
+        self._progress()
+
     def _run(self) -> Iterator[pa.Table]:
+        yield from self._first_plan()
+        if self.next_snapshot_id is not None:
+            yield from self._follow()
+
+    def _first_plan(self) -> Iterator[pa.Table]:
+        """Wait for a starting point, then read its full snapshot (when the mode has one)."""
         table = self.table
-        manager = table.snapshot_manager
         consumer_next = None
         if self.consumer_id is not None:
             consumer_next = read_consumer(table.io, table.root, self.consumer_id)
             self._saved = consumer_next
-        while self.next_snapshot_id is None:
+        while True:
+            kept = long_lived_ids(table.io, table.root) if self.mode == "changelog" else []
             point = starting_point(
-                manager,
+                table.snapshot_manager,
                 table.options,
                 latest_at_creation=self._latest_at_creation,
                 consumer_next=consumer_next,
+                earliest_changelog=kept[0] if kept else None,
             )
-            if point is None:
-                if self.stop_when_caught_up:
-                    return
-                time.sleep(self.poll_interval)
-                continue
-            if point.full_snapshot is not None:
-                self.snapshot_id = point.full_snapshot
-                for part in self._full(point.full_snapshot):
-                    yield self._finish(part)
+            if point is not None:
+                break
+            if self.stop_when_caught_up:
+                return
+            time.sleep(self.poll_interval)
+        if point.full_snapshot is None:
             self.next_snapshot_id = point.next_snapshot
             self._progress()
-            if point.full_snapshot is not None and self._done(point.full_snapshot):
-                return
-        while True:
+            return
+        yield from self._deliver(self._full(point.full_snapshot), point.full_snapshot, point.next_snapshot)
+        self._finished = self._done(point.full_snapshot)
+
+    def _follow(self) -> Iterator[pa.Table]:
+        """Each following snapshot's changes, polling for new snapshots until a stop condition."""
+        table = self.table
+        while self.next_snapshot_id is not None and not self._finished:
             sid = self.next_snapshot_id
-            snapshot = next_snapshot(manager, sid)
-            if snapshot is None:
+            snapshot = next_snapshot(table.snapshot_manager, sid, long_lived=self._long_lived)
+            if snapshot is None or snapshot.time_millis > time.time() * 1000 - self.delay_ms:
                 self._progress()
                 if self.stop_when_caught_up:
                     return
@@ -188,35 +227,35 @@ class TableStream:
                     self.mode,
                     partition_filter=self.filters.partition,
                 )
-                yielded = False
-                for part in read_changes(self.context, splits):
-                    self.snapshot_id = sid
-                    yielded = True
-                    yield self._finish(part)
-                self.next_snapshot_id = sid + 1
-                if yielded:
-                    self._progress()
+                yield from self._deliver(read_changes(self.context, splits), sid, sid + 1)
             else:
                 self.next_snapshot_id = sid + 1
             if self._done(sid):
+                self._finished = True
                 self._progress()
-                return
 
     def _full(self, snapshot_id: int) -> Iterator[pa.Table]:
         """The merged contents of one snapshot as +I rows (the levels the changelog producer allows)."""
-        table = self.table
-        scan = scan_table(
-            without_scan_position(table), filter=self.predicate, columns=self.columns, snapshot_id=snapshot_id
+        table = without_scan_position(self.table)
+        options = table.options
+        plan = plan_scan(
+            table.io,
+            table.root,
+            table.schema,
+            options,
+            predicate=self.predicate,
+            snapshot_id=snapshot_id,
+            streaming=True,
         )
-        splits = scan.splits()
-        keep = full_phase_levels(table.options, num_levels(table.options))
+        splits: Sequence[Split] = plan.splits
+        keep = full_phase_levels(options, num_levels(options))
         if keep is not None:
-            splits = restrict_levels(splits, keep, table.schema, table.options)
-        ctx = replace(scan.context, keep_row_kind=False)
+            splits = restrict_levels(splits, keep, table.schema, options)
+        ctx = replace(self.context, keep_row_kind=False)
         for split in splits:
             for part in read_split(ctx, split):
                 if part.num_rows:
-                    kinds = pa.array(np.full(part.num_rows, "+I", dtype=object), pa.string())
+                    kinds = pa.repeat(pa.scalar("+I", pa.string()), part.num_rows)
                     yield pa.Table.from_arrays([kinds, *part.columns], schema=self.schema)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import posixpath
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
@@ -139,6 +140,11 @@ class TableWriter:
             if overwriting:
                 replaces = partition_matcher(self.table.schema, self._overwrite, messages)
                 self.snapshot_ids = [committer.overwrite(appends, replaces=replaces)]
+                # as in Paimon, an overwrite commits no changelog: drop the input changelog files
+                dropped = {f.file_name for m in messages for f in m.changelog_files}
+                for path in self._write.written_paths:
+                    if posixpath.basename(path) in dropped:
+                        self.table.io.delete_file(path)
             else:
                 self.snapshot_ids = committer.commit(appends)
             published |= {f.file_name for m in messages for f in (*m.new_files, *m.changelog_files)}

@@ -12,17 +12,27 @@ import pyarrow as pa
 import lsmlake
 from lsmlake.errors import CommitConflictError
 
-SCHEMA = pa.schema([pa.field("k", pa.int64(), nullable=False), ("w", pa.int32()), ("i", pa.int32())])
-KEY_SCHEMA = pa.schema([pa.field("k", pa.int64(), nullable=False)])
-KEYS = 48  # every process writes keys drawn from this one range: they overlap
+SCHEMA = pa.schema(
+    [
+        pa.field("k", pa.int64(), nullable=False),
+        pa.field("p", pa.int32(), nullable=False),
+        ("w", pa.int32()),
+        ("i", pa.int32()),
+    ]
+)
+KEY_SCHEMA = pa.schema([pa.field("k", pa.int64(), nullable=False), pa.field("p", pa.int32(), nullable=False)])
+PARTITIONS, KEYS_PER_PARTITION = 8, 8  # key k lives in partition k % 8; every process writes every key
 TABLE = "db.t"
-OPTIONS = {"bucket": "4", "num-sorted-run.compaction-trigger": "3"}
+PRIMARY_KEY, PARTITION_KEYS = ["k", "p"], ["p"]
+OPTIONS = {"bucket": "2"}
+COMPACT_ATTEMPTS = 3  # a compaction that loses this many races in a row is counted as a conflict
 MAX_ATTEMPTS = 400  # a write that loses this many races in a row is counted as failed
 
 
 @dataclass(frozen=True)
 class Job:
-    """What one process does: ``commits`` writes; a compacting process compacts after every third."""
+    """What one process does: ``commits`` writes; a compacting process compacts after every third, fully
+    every other time."""
 
     uri: str
     options: dict[str, str]
@@ -33,7 +43,8 @@ class Job:
 
 @dataclass(frozen=True)
 class Batch:
-    """The rows of one write: upserts of ``upserts`` to value (w, i), deletes of ``deletes``."""
+    """The rows of one write, all in one partition: upserts of ``upserts`` to value (w, i), deletes of
+    ``deletes``."""
 
     upserts: list[int]
     deletes: list[int]
@@ -42,8 +53,9 @@ class Batch:
 def batch(writer: int, i: int) -> Batch:
     """Write ``i`` of process ``writer``: deterministic, so the parent rebuilds it for the model."""
     rng = np.random.default_rng(writer * 100_003 + i)
-    keys = rng.choice(KEYS, size=6, replace=False).tolist()
-    return Batch(sorted(keys[:4]), sorted(keys[4:]) if i % 3 == 2 else [])
+    partition = int(rng.integers(PARTITIONS))
+    keys = (partition + PARTITIONS * rng.choice(KEYS_PER_PARTITION, size=5, replace=False)).tolist()
+    return Batch(sorted(keys[:3]), sorted(keys[3:]) if i % 3 == 2 else [])
 
 
 @dataclass
@@ -67,9 +79,12 @@ def _write_once(table: lsmlake.Table, data: Batch, writer: int, i: int) -> list[
     after an APPEND landed together with those ids."""
     w = table.writer()
     n = len(data.upserts)
-    w.write(pa.table({"k": data.upserts, "w": [writer] * n, "i": [i] * n}, schema=SCHEMA))
+    parts = [k % PARTITIONS for k in data.upserts]
+    w.write(pa.table({"k": data.upserts, "p": parts, "w": [writer] * n, "i": [i] * n}, schema=SCHEMA))
     if data.deletes:
-        w.delete(pa.table({"k": data.deletes}, schema=KEY_SCHEMA))
+        w.delete(
+            pa.table({"k": data.deletes, "p": [k % PARTITIONS for k in data.deletes]}, schema=KEY_SCHEMA)
+        )
     try:
         w.commit()
     except CommitConflictError as e:
@@ -107,14 +122,20 @@ def run_job(job: Job) -> Outcome:
         else:
             out.failed.append(i)
         if job.compacts and i % 3 == 2:
-            try:
-                sid = table.compact(full=i % 2 == 1)
-            except CommitConflictError:  # another compaction replaced the files first
-                out.compact_conflicts += 1
-            else:
-                if sid is not None:
-                    out.compactions.append(sid)
+            _compact(table, out, full=i % 6 == 2)
     return out
+
+
+def _compact(table: lsmlake.Table, out: Outcome, *, full: bool) -> None:
+    for _attempt in range(COMPACT_ATTEMPTS):
+        try:
+            sid = table.compact(full=full)
+        except CommitConflictError:  # another compaction replaced some of the files first
+            out.compact_conflicts += 1
+            continue
+        if sid is not None:
+            out.compactions.append(sid)
+        return
 
 
 def model(outcomes: list[Outcome]) -> dict[int, tuple[int, int]]:

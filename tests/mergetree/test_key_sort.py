@@ -37,7 +37,9 @@ def test_stable_key_order_of_sorted_runs(runs: list[list[int]], as_runs: bool) -
     table = pa.table({"k": keys, "run": run_of})
     order = stable_key_order(table, ["k"], sorted_runs=as_runs)
     assert np.array_equal(order, np.lexsort((np.arange(len(keys)), keys)))
-    assert sorted(zip(keys[order], run_of[order], strict=True)) == list(zip(keys[order], run_of[order], strict=True))
+    assert sorted(zip(keys[order], run_of[order], strict=True)) == list(
+        zip(keys[order], run_of[order], strict=True)
+    )
 
 
 def test_stable_key_order_falls_back_for_composite_and_null_keys() -> None:

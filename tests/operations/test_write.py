@@ -14,7 +14,7 @@ import pytest
 
 import lsmlake
 from lsmlake.core.binary_row import deserialize_row
-from lsmlake.errors import SchemaMismatchError, UnsupportedError
+from lsmlake.errors import InvalidOptionError, SchemaMismatchError
 from lsmlake.operations.live_files import live_entries
 
 SCHEMA = pa.schema([("id", pa.int64()), ("name", pa.string()), ("v", pa.float64())])
@@ -100,10 +100,15 @@ def test_bad_data_is_refused_and_nothing_written(catalog: lsmlake.Catalog, data:
     assert not [s for s in t.io.walk_files(t.root) if not s.path.endswith("schema-0")]
 
 
-def test_dynamic_bucket_pk_write_is_refused_clearly(catalog: lsmlake.Catalog) -> None:
-    t = catalog.create_table("db.t", schema=SCHEMA, primary_key=["id"])
-    with pytest.raises(UnsupportedError, match="dynamic bucket"):
-        t.write(pa.table({"id": [1], "name": ["a"], "v": [1.0]}))
+def test_dynamic_bucket_pk_write_works_and_bad_dynamic_options_are_refused(catalog: lsmlake.Catalog) -> None:
+    t = catalog.create_table("db.t", schema=SCHEMA, primary_key=["id"])  # no 'bucket': dynamic (-1)
+    t.write(pa.table({"id": [1, 2], "name": ["a", "b"], "v": [1.0, 2.0]}))
+    assert t.read().sort_by("id").column("id").to_pylist() == [1, 2]
+    bad = catalog.create_table(
+        "db.bad", schema=SCHEMA, primary_key=["id"], options={"dynamic-bucket.max-buckets": "0"}
+    )
+    with pytest.raises(InvalidOptionError, match=r"dynamic-bucket\.max-buckets"):
+        bad.write(pa.table({"id": [1], "name": ["a"], "v": [1.0]}))
 
 
 def test_partition_directories_as_java_names_them(catalog: lsmlake.Catalog) -> None:

@@ -59,7 +59,10 @@ def live_by_bucket(table: lsmlake.Table) -> list[tuple[str, int, int]]:
     out = []
     for split in table.scan().splits():
         rows = read_split_table(ctx, split)
-        out += [(p, split.bucket, k) for k, p in zip(rows.column("k").to_pylist(), rows.column("p").to_pylist())]
+        out += [
+            (p, split.bucket, k)
+            for k, p in zip(rows.column("k").to_pylist(), rows.column("p").to_pylist(), strict=True)
+        ]
     return out
 
 
@@ -91,7 +94,9 @@ def test_dynamic_bucket_model(ops: list[Any], options: dict[str, str]) -> None:
             table.write(rows_table(arg, step))
             model.update({(k, p): v * 100 + step for k, p, v in arg})
         elif op == "delete":
-            table.delete(pa.table({"k": [k for k, _ in arg], "p": [p for _, p in arg]}, schema=SCHEMA.remove(2)))
+            table.delete(
+                pa.table({"k": [k for k, _ in arg], "p": [p for _, p in arg]}, schema=SCHEMA.remove(2))
+            )
             for k, p in arg:
                 model.pop((k, p), None)
         else:
@@ -146,7 +151,9 @@ def test_postpone_bucket_model(ops: list[Any], bucket_num: str | None, dv: bool)
             table.write(rows_table(arg, step))
             model.update({(k, p): v * 100 + step for k, p, v in arg})
         elif op == "delete":
-            table.delete(pa.table({"k": [k for k, _ in arg], "p": [p for _, p in arg]}, schema=SCHEMA.remove(2)))
+            table.delete(
+                pa.table({"k": [k for k, _ in arg], "p": [p for _, p in arg]}, schema=SCHEMA.remove(2))
+            )
             for k, p in arg:
                 model.pop((k, p), None)
         else:

@@ -19,7 +19,7 @@ SCHEMA = pa.schema([("k", pa.int32()), ("s", pa.string()), ("v", pa.int64())])
 KEY_SCHEMA = pa.schema([("k", pa.int32())])
 KEYS = st.integers(0, 30)
 WRITE = st.tuples(st.just("write"), st.lists(st.tuples(KEYS, st.integers(-5, 5)), min_size=1, max_size=20))
-DELETE = st.tuples(st.just("delete"), st.lists(KEYS, min_size=1, max_size=6))
+DELETE = st.tuples(st.just("delete"), st.lists(KEYS, min_size=1, max_size=8))
 COMPACT = st.tuples(st.just("compact"), st.booleans())
 
 Row = tuple[Any, ...]
@@ -105,7 +105,7 @@ def new_table(warehouse: str, options: dict[str, str]) -> lsmlake.Table:
     return cat.create_table("db.t", schema=SCHEMA, primary_key=["k"], options={**base, **options})
 
 
-SETTINGS = settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @SETTINGS
@@ -136,10 +136,11 @@ def test_input_changelog_is_the_input(ops: list[Any], dv: bool) -> None:
 @given(
     ops=st.lists(st.one_of(WRITE, DELETE, COMPACT), min_size=1, max_size=8),
     dv=st.booleans(),
-    engine=st.sampled_from(["deduplicate", "partial-update"]),
+    engine=st.sampled_from(["deduplicate", "partial-update", "deduplicate+sequence.field"]),
     dedup=st.booleans(),
 )
 def test_lookup_changelog_replays_to_the_table(ops: list[Any], dv: bool, engine: str, dedup: bool) -> None:
+    engine, _, sequence_field = engine.partition("+")
     options = {
         "changelog-producer": "lookup",
         "deletion-vectors.enabled": str(dv).lower(),
@@ -148,6 +149,8 @@ def test_lookup_changelog_replays_to_the_table(ops: list[Any], dv: bool, engine:
     }
     if engine == "partial-update":
         options["partial-update.remove-record-on-delete"] = "true"
+    if sequence_field:
+        options["sequence.field"] = "v"
     with tempfile.TemporaryDirectory() as wh:
         t = new_table(wh, options)
         check_against_table(t, run_ops(t, ops), every_snapshot=False)

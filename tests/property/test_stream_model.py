@@ -39,7 +39,7 @@ def _apply_op(table: lsmlake.Table, op: tuple[str, object]) -> None:
         table.compact(full=bool(arg))
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(ops=OPS, config=CONFIGS, buckets=st.sampled_from([1, 2]))
 def test_streamed_changes_rebuild_the_table(
     ops: list[tuple[str, object]], config: tuple[str, bool], buckets: int
@@ -54,6 +54,8 @@ def test_streamed_changes_rebuild_the_table(
         table = cat.create_table("db.t", schema=SCHEMA, primary_key=["k"], options=options)
         live: Model = {}
         op_ends: set[int] = set()
+        # registered before the first commit: mode latest on an empty table starts at snapshot 1
+        assert list(table.stream(mode="latest", consumer_id="follower", stop_when_caught_up=True)) == []
         for op in ops:
             _apply_op(table, op)
             latest = table.latest_snapshot()
@@ -75,5 +77,6 @@ def test_streamed_changes_rebuild_the_table(
         model: Model = {}
         for sid in range(1, latest.id + 1):
             apply_all(model, by_snapshot.get(sid, []), "k")
-            if producer in ("none", "input") or sid in op_ends:
+            # DV tables hide level-0 files from batch reads until the write's own compaction lifts them
+            if (producer in ("none", "input") and not dv) or sid in op_ends:
                 assert model == as_model(table.read(snapshot_id=sid), "k"), sid

@@ -13,8 +13,20 @@ from typing import BinaryIO, cast
 import pyarrow as pa
 import pyarrow.fs as pafs
 
-from lsmlake.core.object_store import S3ConditionalPut, S3Settings
+from lsmlake.core.object_store import S3ConditionalPut, S3GetObject, S3Settings, boto3_available
 from lsmlake.errors import LsmlakeError
+
+
+def _lazy_get_object(settings: S3Settings) -> Callable[[str], bytes]:
+    """The one-request S3 read, its client created on first use."""
+    holder: list[S3GetObject] = []
+
+    def get(path: str) -> bytes:
+        if not holder:
+            holder.append(S3GetObject(settings))
+        return holder[0](path)
+
+    return get
 
 
 def _lazy_conditional_put(settings: S3Settings) -> Callable[[str, bytes], bool]:
@@ -48,11 +60,16 @@ class FileIO:
         *,
         local: bool,
         conditional_put: Callable[[str, bytes], bool] | None = None,
+        scheme: str | None = None,
+        get_object: Callable[[str], bytes] | None = None,
     ) -> None:
+        """``scheme``: the URI scheme of an object store (``s3``), whose filesystem paths omit it;
+        ``get_object``: reads a whole file in one request, instead of the filesystem's stream."""
         self.fs = filesystem
         self.local = local
         self._conditional_put = conditional_put
-        self._made_dirs: set[str] = set()  # object stores: directories whose markers this FileIO created
+        self._get_object = get_object
+        self.scheme = scheme
 
     @staticmethod
     def for_uri(uri: str, options: Mapping[str, str] | None = None) -> tuple[FileIO, str]:
@@ -69,10 +86,19 @@ class FileIO:
         if scheme in ("s3", "s3a"):
             settings = S3Settings.of(options or {})
             return FileIO(
-                settings.filesystem(), local=False, conditional_put=_lazy_conditional_put(settings)
+                settings.filesystem(),
+                local=False,
+                conditional_put=_lazy_conditional_put(settings),
+                scheme=scheme,
+                get_object=_lazy_get_object(settings) if boto3_available() else None,
             ), rest.rstrip("/")
         fs, root = pafs.FileSystem.from_uri(uri)
         return FileIO(fs, local=False), root.rstrip("/")
+
+    def uri(self, path: str) -> str:
+        """A path as other tools open it: ``s3://bucket/key`` on S3 (the filesystem path lacks the
+        scheme), the absolute path on local disk."""
+        return f"{self.scheme}://{path}" if self.scheme else path
 
     # -- reading
     def exists(self, path: str) -> bool:
@@ -83,6 +109,8 @@ class FileIO:
         return bool(self.fs.get_file_info(path).type == pafs.FileType.Directory)
 
     def read_bytes(self, path: str) -> bytes:
+        if self._get_object is not None:
+            return self._get_object(path)
         try:
             with self.fs.open_input_stream(path) as f:
                 return cast(bytes, f.read())
@@ -128,23 +156,24 @@ class FileIO:
 
     # -- writing
     def mkdirs(self, path: str) -> None:
-        """Create a directory and its parents. On an object store that is a marker object per level (a
-        request each), so a directory this FileIO already created is not created again per file written."""
+        """Create a directory and its parents (on an object store: a marker object per level)."""
+        self.fs.create_dir(path, recursive=True)
+
+    def make_parent_dirs(self, path: str) -> None:
+        """Before writing the file ``path``: create its directory on local disk. An object store needs
+        none (a key has no parent to exist), so no marker objects - a request per level - are made."""
         if self.local:
-            self.fs.create_dir(path, recursive=True)
-        elif path not in self._made_dirs:
-            self.fs.create_dir(path, recursive=True)
-            self._made_dirs.add(path)
+            self.fs.create_dir(os.path.dirname(path), recursive=True)
 
     def write_bytes(self, path: str, data: bytes) -> None:
         """Write a new file (overwriting); parent directories are created."""
-        self.mkdirs(os.path.dirname(path))
+        self.make_parent_dirs(path)
         with self.fs.open_output_stream(path) as f:
             f.write(data)
 
     @contextlib.contextmanager
     def open_output(self, path: str) -> Iterator[BinaryIO]:
-        self.mkdirs(os.path.dirname(path))
+        self.make_parent_dirs(path)
         with self.fs.open_output_stream(path) as f:
             yield cast(BinaryIO, f)
 
@@ -163,7 +192,7 @@ class FileIO:
         Local disk: the bytes go to a temp file that is hard-linked to the target, which fails
         atomically when the target exists. Object stores: a conditional create (no overwrite).
         """
-        self.mkdirs(os.path.dirname(path))
+        self.make_parent_dirs(path)
         if self.local:
             tmp = self._temp_path(path)
             with open(tmp, "wb") as f:
@@ -199,8 +228,6 @@ class FileIO:
     def delete_dir(self, path: str) -> None:
         if self.is_dir(path):
             self.fs.delete_dir(path)
-        inside = path.rstrip("/") + "/"
-        self._made_dirs = {d for d in self._made_dirs if d != path and not d.startswith(inside)}
 
     def rename(self, src: str, dst: str) -> None:
         self.fs.move(src, dst)

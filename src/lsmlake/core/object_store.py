@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 from urllib.parse import urlparse
 
 import pyarrow.fs as pafs
@@ -50,27 +51,51 @@ class S3Settings:
             kwargs["session_token"] = self.session_token
         if self.region:
             kwargs["region"] = self.region
+        # a small file is then one PUT, not a three-request multipart upload; errors surface at close
+        kwargs["allow_delayed_open"] = True
         return pafs.S3FileSystem(**kwargs)
+
+
+def boto3_available() -> bool:
+    return importlib.util.find_spec("boto3") is not None
+
+
+def _boto3_client(settings: S3Settings) -> Any:
+    try:
+        import boto3
+    except ImportError:  # optional: `pip install lsmlake[s3]`
+        raise LsmlakeError(
+            "committing to S3 needs boto3 for conditional puts: pip install 'lsmlake[s3]'"
+        ) from None
+    return boto3.client(
+        "s3",
+        endpoint_url=settings.endpoint,
+        aws_access_key_id=settings.access_key,
+        aws_secret_access_key=settings.secret_key,
+        aws_session_token=settings.session_token,
+        region_name=settings.region,
+    )
+
+
+class S3GetObject:
+    """A whole object in one ``GET`` (pyarrow's input streams send a ``HEAD`` for the size first)."""
+
+    def __init__(self, settings: S3Settings) -> None:
+        self._client = _boto3_client(settings)
+
+    def __call__(self, path: str) -> bytes:
+        bucket, _, key = path.partition("/")
+        try:
+            return cast(bytes, self._client.get_object(Bucket=bucket, Key=key)["Body"].read())
+        except self._client.exceptions.NoSuchKey:
+            raise FileNotFoundError(path) from None
 
 
 class S3ConditionalPut:
     """``PUT`` with ``If-None-Match: *``: the object is created only if no object has that key."""
 
     def __init__(self, settings: S3Settings) -> None:
-        try:
-            import boto3
-        except ImportError:  # optional: `pip install lsmlake[s3]`
-            raise LsmlakeError(
-                "committing to S3 needs boto3 for conditional puts: pip install 'lsmlake[s3]'"
-            ) from None
-        self._client = boto3.client(
-            "s3",
-            endpoint_url=settings.endpoint,
-            aws_access_key_id=settings.access_key,
-            aws_secret_access_key=settings.secret_key,
-            aws_session_token=settings.session_token,
-            region_name=settings.region,
-        )
+        self._client = _boto3_client(settings)
 
     def __call__(self, path: str, data: bytes) -> bool:
         bucket, _, key = path.partition("/")

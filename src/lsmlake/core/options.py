@@ -73,6 +73,9 @@ ALSO_KNOWN = frozenset(
         "aggregation.remove-record-on-delete",
         "changelog-producer.lookup-wait",
         "changelog-producer.row-deduplicate",
+        "changelog-file.format",
+        "changelog-file.compression",
+        "changelog-file.stats-mode",
         "changelog-producer.row-deduplicate-ignore-fields",
         "force-lookup",
         "dynamic-bucket.target-row-num",
@@ -93,6 +96,13 @@ ALSO_KNOWN = frozenset(
         "scan.tag-name",
         "incremental-between",
         "incremental-between-scan-mode",
+        "incremental-between-timestamp",
+        "incremental-between-tag-to-snapshot",
+        "consumer.ignore-progress",
+        "continuous.discovery-interval",
+        "streaming-read-overwrite",
+        "streaming.read.snapshot.delay",
+        "scan.timestamp",
         "metadata.stats-keep-first-n-columns",
         "write.sequence-number-init-mode",
         "manifest.format",
@@ -335,6 +345,18 @@ def validate_create_options(options: Mapping[str, str], *, primary_key_table: bo
     _validate_merge_options(opts, primary_key_table=primary_key_table)
 
 
+def _validate_changelog_retention(opts: CoreOptions) -> None:
+    """`changelog.num-retained.min` (falling back to the snapshot option) is >= 1 and <= the max."""
+    low = opts.get_int("changelog.num-retained.min", opts.get_int("snapshot.num-retained.min"))
+    high = opts.get_int("changelog.num-retained.max", opts.get_int("snapshot.num-retained.max"))
+    if low < 1:
+        raise InvalidOptionError("changelog.num-retained.min should be at least 1")
+    if low > high:
+        raise InvalidOptionError(
+            "changelog.num-retained.min should not be larger than changelog.num-retained.max"
+        )
+
+
 def _validate_merge_options(opts: CoreOptions, *, primary_key_table: bool) -> None:
     """The option combinations Paimon's SchemaValidation rejects (the schema-dependent ones live with
     the merge engines)."""
@@ -363,6 +385,12 @@ def _validate_merge_options(opts: CoreOptions, *, primary_key_table: bool) -> No
             "'changelog-producer'='full-compaction' to get periodic full compaction with changelog "
             "generation, or remove 'full-compaction.delta-commits'."
         )
+    if producer in ("lookup", "full-compaction") and opts.get_bool("streaming-read-overwrite"):
+        raise InvalidOptionError(
+            "Cannot set streaming-read-overwrite to true when changelog producer is FULL_COMPACTION or "
+            "LOOKUP because it will read duplicated changes."
+        )
+    _validate_changelog_retention(opts)
     engine = opts.merge_engine
     if not primary_key_table:
         return

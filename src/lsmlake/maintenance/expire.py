@@ -9,6 +9,12 @@ from typing import TYPE_CHECKING
 
 from lsmlake.core.options import parse_duration_ms
 from lsmlake.errors import NoSuchSnapshotError
+from lsmlake.maintenance.changelog_expire import (
+    changelog_decoupled,
+    expire_changelogs,
+    keep_changelog,
+    without_changelog,
+)
 from lsmlake.maintenance.consumers import min_next_snapshot
 from lsmlake.maintenance.files import FileLocator, SnapshotReader
 from lsmlake.maintenance.planning import FileSets, expire_candidates, expire_end, plan_deletion
@@ -104,9 +110,12 @@ def expire_snapshots(
         snapshot_times=_SnapshotTimes(manager),
         consumer_min_next=min_next_snapshot(table.io, table.root),
     )
+    decoupled = changelog_decoupled(options)
     if end <= earliest:
         if not table.io.exists(manager.hint_path(EARLIEST)):
             manager.write_earliest_hint(earliest)
+        if decoupled:
+            expire_changelogs(table.io, table.root, options, FileLocator(table))
         return ExpireResult(earliest_snapshot_id=earliest)
     try:
         end_snapshot = manager.snapshot(end)
@@ -117,6 +126,10 @@ def expire_snapshots(
     retained = [end_snapshot, *read_snapshots(manager, range(end + 1, latest + 1))]
     reader = SnapshotReader(table.io, FileLocator(table))
     expiring_files = [reader.collect(s, strict=False) for s in expiring]
+    if decoupled:  # their changelog outlives them (changelog/changelog-<id>)
+        expiring_files = [
+            without_changelog(f, s, reader) for f, s in zip(expiring_files, expiring, strict=True)
+        ]
     tags = read_tags(table.io, table.root)
     holders = collect_holders(reader, holder_snapshots(table.io, table.root, main_tags=tags))
     protection = retained_protection(reader, retained, holders)
@@ -125,6 +138,10 @@ def expire_snapshots(
 
     delete_files(table.io, plan)
     for s in expiring:
+        if decoupled:
+            keep_changelog(table.io, table.root, s)
         table.io.delete_file(manager.snapshot_path(s.id))
     manager.write_earliest_hint(end)
+    if decoupled:
+        expire_changelogs(table.io, table.root, options, reader.locator)
     return ExpireResult(tuple(s.id for s in expiring), end, plan)

@@ -10,6 +10,7 @@ import pyarrow.fs as pafs
 
 from lsmlake.core.fileio import FileIO
 from lsmlake.errors import CorruptFileError, NoSuchSnapshotError
+from lsmlake.maintenance.changelog_expire import changelog_view
 from lsmlake.maintenance.files import STATISTICS_DIR, FileLocator, SnapshotReader
 from lsmlake.maintenance.planning import orphan_files
 from lsmlake.maintenance.protect import branch_roots
@@ -73,9 +74,11 @@ def _long_lived_changelogs(io: FileIO, root: str) -> list[Snapshot]:
         if status.is_dir or not status.name.startswith(CHANGELOG_PREFIX) or not suffix.isdigit():
             continue
         try:
-            out.append(decode_snapshot(io.read_bytes(status.path), name=status.path))
+            view = changelog_view(decode_snapshot(io.read_bytes(status.path), name=status.path))
         except FileNotFoundError:
             continue
+        if view is not None:
+            out.append(view)
     return out
 
 

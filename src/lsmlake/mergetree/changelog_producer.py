@@ -155,16 +155,3 @@ def changelog_rows(
     # per key: the before row (-U / -D) first, then the after row (+U / +I)
     order = np.argsort(np.concatenate([before_groups * 2, after_groups * 2 + 1]), kind="stable")
     return parts.take(pa.array(order)), kinds[order]
-
-
-def drop_shadowed(rows: pa.Table, seg: Segments, levels: np.ndarray) -> tuple[pa.Table, np.ndarray]:
-    """Paimon's LookupMergeFunction: of a key's records above level 0 only the one at the smallest
-    level counts (it already holds the merge of those further up). Returns the kept rows and mask."""
-    if seg.count == 0:
-        return rows, np.ones(rows.num_rows, dtype=bool)
-    high = np.where(levels > 0, levels, np.iinfo(np.int32).max)
-    lowest = np.minimum.reduceat(high, seg.starts)
-    keep = (levels <= 0) | (levels == lowest[seg.ids])
-    if keep.all():
-        return rows, keep
-    return rows.filter(pa.array(keep)), keep

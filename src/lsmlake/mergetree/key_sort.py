@@ -25,7 +25,7 @@ def integer_key(table: pa.Table, key_names: Sequence[str]) -> np.ndarray[Any, An
     column = table.column(key_names[0])
     if not pa.types.is_integer(column.type) or column.null_count:
         return None
-    return column.to_numpy()
+    return np.asarray(column.to_numpy())
 
 
 def radix_argsort(keys: np.ndarray[Any, Any]) -> IntArray:
@@ -58,9 +58,8 @@ def stable_key_order(table: pa.Table, key_names: Sequence[str], *, sorted_runs: 
     """
     keys = integer_key(table, key_names)
     if keys is not None and sorted_runs:
-        return np.argsort(keys, kind="stable").astype(np.int64, copy=False)
+        return np.asarray(np.argsort(keys, kind="stable"), dtype=np.int64)
     if keys is not None and len(keys) >= _RADIX_MIN_ROWS:
         return radix_argsort(keys)
     idx = sort_nulls_first(table.select(list(key_names)), [(k, "ascending") for k in key_names])
-    return idx.to_numpy().astype(np.int64, copy=False)
-
+    return np.asarray(idx.to_numpy(), dtype=np.int64)

@@ -93,7 +93,7 @@ def _same_as_next(column: pa.ChunkedArray | pa.Array) -> np.ndarray:
     if n < 2:
         return np.zeros(0, dtype=bool)
     if not arr.null_count and (pa.types.is_integer(arr.type) or pa.types.is_date(arr.type)):
-        values = arr.to_numpy()
+        values = arr.to_numpy(zero_copy_only=False)
         return np.asarray(values[1:] == values[:-1], dtype=bool)
     head, tail = arr.slice(0, n - 1), arr.slice(1)
     eq = pc.fill_null(pc.equal(head, tail), False).to_numpy(zero_copy_only=False)

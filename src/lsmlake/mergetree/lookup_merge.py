@@ -19,7 +19,6 @@ from lsmlake.mergetree.engines.segments import Segments
 
 _ROW = "__lookup_row"
 _LEVEL = "__lookup_level"
-_LOWEST = "__lookup_level_min"
 
 
 def needs_lookup(options: CoreOptions) -> bool:
@@ -57,18 +56,18 @@ def lookup_merge_rows(rows: pa.Table, key_names: Sequence[str], level_column: st
 
 
 def shadowed_mask(keys: pa.Table, levels: np.ndarray) -> np.ndarray:
-    """For rows in any order (``keys`` = their key columns): which to keep. Order-preserving, no sort."""
+    """Which rows (in any order; ``keys`` = their key columns) to keep. Order-preserving, no sort."""
     levels = np.asarray(levels, dtype=np.int32)
-    if not (levels > 0).any() or len(np.unique(levels[levels > 0])) < 2:
-        return np.ones(len(levels), dtype=bool)
+    keep = np.ones(len(levels), dtype=bool)
+    if len(np.unique(levels[levels > 0])) < 2:
+        return keep  # at most one non-zero level: nothing can be shadowed
     names = keys.column_names
     rows = keys.append_column(_LEVEL, pa.array(levels)).append_column(
         _ROW, pa.array(np.arange(len(levels), dtype=np.int64))
     )
-    lowest = (
-        rows.filter(pa.array(levels > 0))
-        .group_by(names, use_threads=False)
-        .aggregate([(_LEVEL, "min")])
-        .rename_columns([*names, _LOWEST][: len(names) + 1] if False else None or [f"{_LEVEL}_min", *names])
-    )
-    raise NotImplementedError
+    high = rows.filter(pa.array(levels > 0))
+    lowest = high.group_by(names, use_threads=False).aggregate([(_LEVEL, "min")])
+    joined = high.join(lowest, keys=names, join_type="inner", use_threads=False)
+    shadowed = joined.column(_LEVEL).to_numpy() != joined.column(f"{_LEVEL}_min").to_numpy()
+    keep[joined.column(_ROW).to_numpy()[shadowed]] = False
+    return keep

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Protocol
@@ -13,6 +15,7 @@ from lsmlake.core.fileio import FileIO
 from lsmlake.core.options import CoreOptions
 from lsmlake.core.paths import TablePaths
 from lsmlake.core.schema import TableSchema
+from lsmlake.errors import InvalidOptionError
 from lsmlake.metadata.index_manifest import HASH_INDEX, IndexFileMeta
 from lsmlake.metadata.snapshot import Snapshot
 from lsmlake.operations.commit_message import CommitMessage
@@ -49,6 +52,13 @@ class PostponeRouter:
         return {}
 
 
+def postpone_write_options(options: CoreOptions) -> CoreOptions:
+    """Options of a postpone-bucket writer: file names carry ``-u-<user>-s-<writer>-w-`` as Java's
+    ``PostponeBucketFileStoreWrite`` names them (its compaction groups files by that writer prefix)."""
+    prefix = f"{options.data_file_prefix}-u-{uuid.uuid4()}-s-{random.randrange(2**31 - 1)}-w-"
+    return CoreOptions.of({**options.raw, "data-file.prefix": prefix}, primary_key_table=True)
+
+
 def router_for(
     io: FileIO,
     root: str,
@@ -61,6 +71,8 @@ def router_for(
         return None
     if options.bucket == POSTPONE_BUCKET:
         return PostponeRouter(schema)
+    if options.get("bucket-key"):
+        raise InvalidOptionError("option 'bucket-key' cannot be set in dynamic bucket mode (bucket = -1)")
     if is_cross_partition(schema, options):
         return CrossPartitionRouter(io, root, schema, options, snapshot)
     return DynamicBucketRouter(io, TablePaths(root), schema, options, snapshot)
@@ -90,3 +102,17 @@ def hash_index_files(files: tuple[IndexFileMeta, ...]) -> tuple[IndexFileMeta, .
 def other_index_files(files: tuple[IndexFileMeta, ...]) -> tuple[IndexFileMeta, ...]:
     """The other (deletion-vector) index files: they go with the compaction (COMPACT)."""
     return tuple(f for f in files if f.index_type != HASH_INDEX)
+
+
+def bucket_mode_text(schema: TableSchema, options: CoreOptions) -> str:
+    """A one-line description of the table's bucket mode (for ``explain``)."""
+    bucket = options.bucket
+    if bucket > 0:
+        return f"bucket mode: fixed, {bucket} bucket(s)"
+    if not schema.primary_keys:
+        return "bucket mode: bucket-unaware (append, bucket = -1)"
+    if bucket == POSTPONE_BUCKET:
+        return "bucket mode: postpone (bucket = -2); rows in bucket-postpone are read after compaction"
+    if is_cross_partition(schema, options):
+        return "bucket mode: dynamic, cross-partition upsert (bucket = -1, global key index)"
+    return "bucket mode: dynamic (bucket = -1, HASH index per bucket)"

@@ -29,10 +29,11 @@ from lsmlake.mergetree.dv_maintainer import BucketDeletionVectors
 from lsmlake.mergetree.kv_layout import SEQUENCE_NUMBER, VALUE_KIND, is_retract, key_group_starts, to_kv_table
 from lsmlake.mergetree.levels import Levels
 from lsmlake.mergetree.lookup import KEY_CACHE, find_keys, lookup_and_mark
+from lsmlake.mergetree.lookup_merge import lookup_merge_rows, needs_lookup
 from lsmlake.mergetree.merge_function import merge_function_for, sort_for_merge
 from lsmlake.metadata.data_file import DataFileMeta
 from lsmlake.operations.commit_message import CommitMessage
-from lsmlake.operations.compact_changelog import FULL, LOOKUP, CompactionChangelog, lookup_merge_rows
+from lsmlake.operations.compact_changelog import FULL, LOOKUP, CompactionChangelog
 from lsmlake.operations.data_file_writer import FILE_SOURCE_COMPACT, DataFileWriter, local_wall_clock_millis
 from lsmlake.operations.key_chunks import section_pieces
 from lsmlake.operations.read import ReadContext, read_file
@@ -175,12 +176,7 @@ class BucketCompactor:
         self.merge_function = merge_function_for(options, schema)
         self.ctx = ReadContext(io, root, schema, options, tuple(schema.field_names))
         # Paimon's needLookup: deletion vectors, first-row (whose batch reads skip level 0), lookup changelog
-        self.lookup = (
-            self.dv_enabled
-            or options.merge_engine == "first-row"
-            or options.changelog_producer == LOOKUP
-            or options.get_bool("force-lookup")
-        )
+        self.lookup = needs_lookup(options)
         self.first_row = options.merge_engine == "first-row"
         # a lookup that only marks old positions suffices when the level-0 row is the final value
         self.position_lookup = options.merge_engine == "deduplicate" and not options.sequence_fields
@@ -303,11 +299,12 @@ class BucketCompactor:
         """The changelog of moving ``f`` up unchanged (Paimon's CHANGELOG_NO_REWRITE upgrade)."""
         self.changelog.begin(output_level)
         try:
-            rows = self._read([f])
-            if mode == LOOKUP:
-                self._merge_with_lookup(rows, output_level)
-            else:
-                self.changelog.add_merge(FULL, rows, self.merge_function.merge(rows, self.key_names))
+            for piece in self._pieces([f]):  # key ranges: memory stays bounded for a large file
+                rows = self._read([f], piece=piece)
+                if mode == LOOKUP:
+                    self._merge_with_lookup(rows, output_level)
+                else:
+                    self.changelog.add_merge(FULL, rows, self.merge_function.merge(rows, self.key_names))
         except BaseException:
             for path in self.changelog.abort():
                 self.io.delete_file(path)

@@ -14,7 +14,6 @@ from lsmlake.core.schema import TableSchema
 from lsmlake.mergetree.changelog_producer import (
     RowDeduplicate,
     changelog_rows,
-    drop_shadowed,
     full_compaction_before,
     lookup_before,
 )
@@ -22,8 +21,8 @@ from lsmlake.mergetree.compact_task import rewrite_needs_lookup
 from lsmlake.mergetree.engines.segments import Segments
 from lsmlake.mergetree.kv_layout import VALUE_KIND, RowKind, is_retract
 from lsmlake.metadata.data_file import DataFileMeta
-from lsmlake.operations.changelog_writer import changelog_file_prefix, to_changelog_kv
-from lsmlake.operations.data_file_writer import FILE_SOURCE_APPEND, DataFileWriter, RollingWriter
+from lsmlake.operations.changelog_writer import changelog_file_writer, to_changelog_kv
+from lsmlake.operations.data_file_writer import FILE_SOURCE_APPEND, RollingWriter
 
 LOOKUP = "lookup"
 FULL = "full-compaction"
@@ -53,17 +52,11 @@ class CompactionChangelog:
         self.level_column = level_column
         self.key_names = list(schema.trimmed_primary_keys)
         self.dedup = RowDeduplicate.of(options, schema.field_names)
-        self.writer = DataFileWriter(
-            io, paths, schema, options, directory, file_prefix=changelog_file_prefix(options)
-        )
+        self.writer = changelog_file_writer(io, paths, schema, options, directory)
         self.files: list[DataFileMeta] = []
         self._level = 0
         self._rolling: RollingWriter | None = None
         self._pending: list[pa.Table] = []
-
-    @property
-    def enabled(self) -> bool:
-        return self.producer in (LOOKUP, FULL)
 
     def mode(self, files: Sequence[DataFileMeta], output_level: int) -> str | None:
         """Which changelog a merge of ``files`` into ``output_level`` produces (None: none)."""
@@ -134,9 +127,3 @@ class CompactionChangelog:
     def take_files(self) -> tuple[DataFileMeta, ...]:
         files, self.files = tuple(self.files), []
         return files
-
-
-def lookup_merge_rows(rows: pa.Table, key_names: Sequence[str], level_column: str) -> pa.Table:
-    """Rows as Paimon's LookupMergeFunction sees them: above level 0 only each key's lowest record."""
-    kept, _ = drop_shadowed(rows, Segments.of(rows, key_names), rows.column(level_column).to_numpy())
-    return kept

@@ -26,8 +26,13 @@ from lsmlake.operations.stats import StatsAccumulator
 
 FILE_SOURCE_APPEND = 0
 FILE_SOURCE_COMPACT = 1
-# Rows per Parquet row group; a file rolls over between row groups once it reaches the target size.
-ROW_GROUP_ROWS = 64 * 1024
+# Rows per Parquet row group. Readers prune by row group (pyarrow has no page-index filtering), so a
+# key-range read of a sorted file decodes about one row group per file: 16k rows keeps that small,
+# at ~5% of full-scan speed against 64k.
+ROW_GROUP_ROWS = 16 * 1024
+# Rows handed to the Parquet writer (and to the statistics) at once; a file rolls over between them
+# once it reaches the target size.
+WRITE_PIECE_ROWS = 4 * ROW_GROUP_ROWS
 
 
 # Rows sampled to decide whether a string column repeats enough for a dictionary to pay off.
@@ -216,8 +221,8 @@ class RollingWriter:
         self._open: tuple[str, str, Any, pq.ParquetWriter, FileMetaBuilder] | None = None
 
     def write(self, rows: pa.Table) -> None:
-        for start in range(0, rows.num_rows, ROW_GROUP_ROWS):
-            chunk = rows.slice(start, ROW_GROUP_ROWS)
+        for start in range(0, rows.num_rows, WRITE_PIECE_ROWS):
+            chunk = rows.slice(start, WRITE_PIECE_ROWS)
             if self._open is None:
                 self._open = self._start(chunk)
             _, _, sink, pw, builder = self._open
@@ -231,7 +236,7 @@ class RollingWriter:
         """Open the next file; its encodings are chosen from its ``first`` rows."""
         w = self.writer
         name, path = w._new_path("parquet")
-        w.io.mkdirs(posixpath.dirname(path))
+        w.io.make_parent_dirs(path)
         sink = w.io.fs.open_output_stream(path)
         pw = pq.ParquetWriter(
             sink,

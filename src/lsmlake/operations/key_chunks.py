@@ -8,12 +8,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import pyarrow.parquet as pq
-
 from lsmlake.core.fileio import FileIO
 from lsmlake.core.predicate import Compare, Predicate, and_, parse_filter
 from lsmlake.core.schema import TableSchema
 from lsmlake.metadata.data_file import DataFileMeta
+from lsmlake.operations.parquet_files import footer
 
 # Roots whose Parquet statistics order like lsmlake's key comparison (nulls aside; keys are NOT NULL).
 _CHUNKABLE_ROOTS = frozenset({"TINYINT", "SMALLINT", "INT", "BIGINT", "DATE", "CHAR", "VARCHAR"})
@@ -40,8 +39,7 @@ def row_group_ranges(io: FileIO, path: str, column: str) -> list[RowGroupRange] 
     """Min/max of ``column`` per row group from the file footer; None when a bound is missing."""
     if posixpath.splitext(path)[1].lower() != ".parquet":
         return None
-    with io.open_input_file(path) as handle:
-        meta = pq.ParquetFile(handle).metadata
+    meta = footer(io, path)
     names = [meta.schema.column(i).path for i in range(meta.num_columns)]
     if column not in names:
         return None

@@ -25,8 +25,10 @@ from lsmlake.core.schema import TableSchema
 from lsmlake.errors import InvalidOptionError
 from lsmlake.mergetree.kv_layout import SEQUENCE_NUMBER, VALUE_KIND
 from lsmlake.metadata.data_file import DataFileMeta
+from lsmlake.metadata.snapshot import Snapshot
 from lsmlake.operations.bucket_routers import POSTPONE_BUCKET
 from lsmlake.operations.commit_message import CommitMessage
+from lsmlake.operations.live_files import live_entries
 from lsmlake.operations.read import ReadContext, read_file
 from lsmlake.operations.restore import RestoredState
 from lsmlake.operations.split import Split
@@ -78,6 +80,12 @@ def _as_compaction(m: CommitMessage) -> CommitMessage:
             f for f in (*m.new_files, *m.compact_after) if (f.file_name, f.level) not in before
         ),
     )
+
+
+def postponed_row_count(io: FileIO, paths: TablePaths, snapshot: Snapshot | None) -> tuple[int, int]:
+    """(files, rows) waiting in ``bucket-postpone`` in a snapshot."""
+    entries = live_entries(io, paths, snapshot, entry_filter=lambda e: e.bucket == POSTPONE_BUCKET)
+    return len(entries), sum(e.file.row_count for e in entries)
 
 
 class PostponeCompactor:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import posixpath
 from collections.abc import Iterator, Sequence
@@ -23,6 +24,7 @@ from lsmlake.core.types import DataField, to_arrow_type
 from lsmlake.errors import CorruptFileError, LsmlakeError, UnsupportedError
 from lsmlake.mergetree.key_sort import stable_key_order
 from lsmlake.mergetree.kv_layout import SEQUENCE_NUMBER, VALUE_KIND
+from lsmlake.mergetree.lookup_merge import merge_skips_shadowed, shadowed_mask
 from lsmlake.mergetree.merge_function import (
     Deduplicate,
     FirstRow,
@@ -36,6 +38,7 @@ from lsmlake.metadata.data_file import DataFileMeta
 from lsmlake.metadata.deletion_vector import check_cardinality, read_deletion_vector
 from lsmlake.metadata.stats import decode_avro_container
 from lsmlake.operations.key_chunks import section_pieces
+from lsmlake.operations.parquet_files import read_row_groups
 from lsmlake.operations.scan import ScanFilters
 from lsmlake.operations.split import DeletionFile, Section, Split
 
@@ -77,6 +80,7 @@ class ReadContext:
     columns: tuple[str, ...]
     filters: ScanFilters = field(default_factory=ScanFilters)
     schema_cache: dict[int, TableSchema] = field(default_factory=dict, compare=False, repr=False)
+    mapping_cache: dict[Any, list[_Target]] = field(default_factory=dict, compare=False, repr=False)
     keep_row_kind: bool = False
     """Audit-log reads: keep retract results and put a ``rowkind`` column (+I, -U, +U, -D) first."""
 
@@ -150,7 +154,16 @@ class _Target:
 
 
 def _mapping(ctx: ReadContext, f: DataFileMeta, names: Sequence[str]) -> list[_Target]:
-    """Map table columns to a file's columns by field id, through the schema the file was written with."""
+    """Map table columns to a file's columns by field id, through the schema the file was written with
+    (memoized per read context: files of one schema share it)."""
+    key = (f.schema_id, f.write_cols, tuple(names))
+    cached = ctx.mapping_cache.get(key)
+    if cached is None:
+        cached = ctx.mapping_cache[key] = _map_columns(ctx, f, names)
+    return cached
+
+
+def _map_columns(ctx: ReadContext, f: DataFileMeta, names: Sequence[str]) -> list[_Target]:
     schema = ctx.schema
     file_schema = schema if f.schema_id == schema.id else _load_schema(ctx, f.schema_id)
     by_id: dict[int, DataField] = {fld.id: fld for fld in file_schema.fields}
@@ -179,9 +192,21 @@ def _deletion_mask(ctx: ReadContext, d: DeletionFile | None, f: DataFileMeta) ->
     if d is None:
         return None
     io, path = _io_for(ctx, d.path)
-    dv = read_deletion_vector(_index_file_bytes(io, path), d.offset, d.length, name=d.path)
-    check_cardinality(dv, d.cardinality, name=d.path, data_file=f.file_name)
-    return None if dv.is_empty else dv.to_numpy_mask(f.row_count)
+    return _cached_mask(io, path, d.offset, d.length, d.cardinality, f.file_name, f.row_count)
+
+
+@lru_cache(maxsize=64)
+def _cached_mask(
+    io: FileIO, path: str, offset: int, length: int, cardinality: int | None, data_file: str, rows: int
+) -> Any:
+    """A deletion vector as a read-only boolean mask (index files are immutable: decoded once)."""
+    dv = read_deletion_vector(_index_file_bytes(io, path), offset, length, name=path)
+    check_cardinality(dv, cardinality, name=path, data_file=data_file)
+    if dv.is_empty:
+        return None
+    mask = dv.to_numpy_mask(rows)
+    mask.flags.writeable = False
+    return mask
 
 
 _AVRO_TIME_UNITS = {
@@ -252,20 +277,20 @@ def _read_physical(
     io: FileIO,
     path: str,
     columns: list[str],
-    pushed: pc.Expression | None,
+    pushed: Predicate | None,
     deleted: Any,
     f: DataFileMeta,
 ) -> pa.Table:
-    """Read ``columns`` of a file; drop rows marked in the deletion mask, then rows failing ``pushed``."""
+    """Read ``columns`` of a file; drop rows marked in the deletion mask, then rows failing ``pushed``
+    (whose fields are file columns of the table's types). Parquet row groups are pruned by ``pushed``."""
     fmt = posixpath.splitext(path)[1].lstrip(".").lower()
     positions = None
-    if fmt == "avro":
+    if fmt == "parquet":
+        table, positions = read_row_groups(io, path, columns, pushed)
+    elif fmt == "avro":
         table = _read_avro(io, path, columns)
     elif fmt in _FORMATS:
-        frag = _FORMATS[fmt].make_fragment(path, filesystem=io.fs)
-        if deleted is None:
-            return frag.to_table(columns=columns, filter=pushed)
-        table, positions = _read_with_positions(frag, fmt, columns, pushed)
+        table = _FORMATS[fmt].make_fragment(path, filesystem=io.fs).to_table(columns=columns)
     else:
         raise UnsupportedError(f"data file {path} has unknown format {fmt!r}")
     if deleted is not None:
@@ -276,28 +301,8 @@ def _read_physical(
         keep = ~deleted if positions is None else ~deleted[positions]
         table = table.filter(pa.array(keep))
     if pushed is not None and table.num_rows:
-        table = table.filter(pushed)
+        table = table.filter(pushed.to_arrow())
     return table
-
-
-def _read_with_positions(
-    frag: ds.FileFragment,
-    fmt: str,
-    columns: list[str],
-    pushed: pc.Expression | None,
-) -> tuple[pa.Table, np.ndarray[Any, Any] | None]:
-    """Read the row groups that may match ``pushed``, with each row's position when not all are read."""
-    if fmt != "parquet" or pushed is None:
-        return frag.to_table(columns=columns), None
-    meta = frag.metadata
-    starts = np.cumsum([0] + [meta.row_group(i).num_rows for i in range(meta.num_row_groups)])
-    ids = sorted(rg.id for piece in frag.split_by_row_group(filter=pushed) for rg in piece.row_groups)
-    if len(ids) == meta.num_row_groups:
-        return frag.to_table(columns=columns), None
-    if not ids:
-        return frag.physical_schema.empty_table().select(columns), np.zeros(0, dtype=np.int64)
-    table = frag.subset(row_group_ids=ids).to_table(columns=columns)
-    return table, np.concatenate([np.arange(starts[i], starts[i + 1]) for i in ids])
 
 
 def read_file(
@@ -313,8 +318,7 @@ def read_file(
     file_columns += list(_SYSTEM) if system else []
     deleted = _deletion_mask(ctx, split.deletion_files[index], f)
     try:
-        pushed = push.to_arrow() if pushable and push is not None else None
-        raw = _read_physical(io, path, file_columns, pushed, deleted, f)
+        raw = _read_physical(io, path, file_columns, push if pushable else None, deleted, f)
     except FileNotFoundError:
         raise
     except (OSError, pa.ArrowException) as e:
@@ -449,7 +453,7 @@ def _section_files(split: Split, section: Section) -> tuple[list[int], bool]:
     in that order (then merging needs only a stable sort by key)."""
     index = {f.identifier(): i for i, f in enumerate(split.files)}
     files = sorted((f for run in section for f in run), key=lambda f: f.min_sequence_number)
-    ordered = all(a.max_sequence_number < b.min_sequence_number for a, b in zip(files, files[1:]))
+    ordered = all(a.max_sequence_number < b.min_sequence_number for a, b in itertools.pairwise(files))
     return [index[f.identifier()] for f in files], ordered
 
 
@@ -466,6 +470,9 @@ def read_merge(ctx: ReadContext, split: Split) -> Iterator[pa.Table]:
             if not table.num_rows:
                 continue
             if overlapping:
+                if merge_skips_shadowed(ctx.options):  # lookup tables: see mergetree/lookup_merge.py
+                    levels = np.repeat([split.files[i].level for i in indices], [t.num_rows for t in tables])
+                    table = table.filter(pa.array(shadowed_mask(table.select(ctx.key_names), levels)))
                 table = _merge(ctx, table, ordered_runs=ordered_runs)
             elif not ctx.keep_row_kind:
                 table = drop_retracts(table)

@@ -6,6 +6,7 @@ import itertools
 import posixpath
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 import pyarrow as pa
@@ -17,6 +18,7 @@ from lsmlake.core.options import CoreOptions
 from lsmlake.core.paths import TablePaths, partition_path
 from lsmlake.core.predicate import (
     And,
+    ColumnStats,
     Compare,
     In,
     Predicate,
@@ -348,10 +350,16 @@ class _Planner:
         return self.paths.index_file(name)
 
 
+@lru_cache(maxsize=100_000)
+def _decoded_stats(stats: Any, fields: tuple[DataField, ...], row_count: int) -> dict[str, ColumnStats]:
+    """Decoded SimpleStats, memoized: manifests are immutable and re-planned on every read."""
+    return stats_from_simple(stats, fields, row_count)
+
+
 def _safe_match(pred: Predicate, stats: Any, fields: Sequence[DataField], row_count: int) -> bool:
     """``might_match`` over decoded SimpleStats; undecodable stats never prune."""
     try:
-        return might_match(pred, stats_from_simple(stats, fields, row_count), row_count)
+        return might_match(pred, _decoded_stats(stats, tuple(fields), row_count), row_count)
     except (ValueError, KeyError, TypeError, IndexError):
         return True
 
@@ -378,12 +386,16 @@ def plan_scan(
     *,
     predicate: Predicate | None = None,
     snapshot_id: int | None = None,
+    streaming: bool = False,
 ) -> ScanPlan:
-    """Plan a batch read of one snapshot into splits (see module docstring)."""
+    """Plan a batch read of one snapshot into splits (see module docstring). ``streaming``: the first
+    plan of a stream, which never skips level 0 (Java skips it for batch scans only)."""
     if options.get_bool("data-evolution.enabled"):
         raise UnsupportedError(f"table {root} uses data-evolution.enabled, which lsmlake cannot read yet")
     filters = split_filters(predicate, schema)
     planner = _Planner(io, root, schema, options, filters)
+    if streaming:
+        planner.skip_level0 = False
     snapshot = resolve_snapshot(io, root, snapshot_id, options)
     if snapshot is None:
         return ScanPlan(None, (), (), filters, planner.counts, planner.skip_level0)

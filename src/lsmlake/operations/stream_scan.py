@@ -102,19 +102,24 @@ def starting_point(
     *,
     latest_at_creation: int | None,
     consumer_next: int | None = None,
+    earliest_changelog: int | None = None,
 ) -> StartingPoint | None:
     """Where the stream starts, or None while the table has no snapshot to start from (try again later).
 
     ``latest_at_creation`` is the latest snapshot when the stream was created (mode ``latest`` reads
     changes after it, or from the first snapshot when there was none). A consumer's saved
-    ``nextSnapshot`` wins over the mode unless `consumer.ignore-progress` is set.
+    ``nextSnapshot`` wins over the mode unless `consumer.ignore-progress` is set. Changes may start
+    before the earliest snapshot at ``earliest_changelog`` (long-lived changelogs of expired snapshots).
     """
     mode = stream_mode(options)
     earliest, latest = manager.earliest_id(), manager.latest_id()
+    first_change = earliest
+    if earliest is not None and earliest_changelog is not None:
+        first_change = min(earliest, earliest_changelog)
     if consumer_next is not None and not options.get_bool("consumer.ignore-progress"):
-        if earliest is None:
+        if first_change is None:
             return None
-        return StartingPoint(None, max(consumer_next, earliest))
+        return StartingPoint(None, max(consumer_next, first_change))
     if mode == "latest":
         if latest_at_creation is None:
             return StartingPoint(None, FIRST_SNAPSHOT_ID)
@@ -129,9 +134,9 @@ def starting_point(
     if mode in ("from-snapshot", "from-snapshot-full"):
         if options.get("scan.snapshot-id") is None:
             raise InvalidOptionError(f"scan.mode={mode} needs scan.snapshot-id")
-        sid = max(options.get_int("scan.snapshot-id"), earliest)
         if mode == "from-snapshot":
-            return StartingPoint(None, sid)
+            return StartingPoint(None, max(options.get_int("scan.snapshot-id"), first_change or earliest))
+        sid = max(options.get_int("scan.snapshot-id"), earliest)
         if sid > latest:
             raise NoSuchSnapshotError(f"snapshot {sid} does not exist yet (latest is {latest})")
         return StartingPoint(sid, sid + 1)
@@ -143,13 +148,22 @@ def starting_point(
     return StartingPoint(None, earliest)
 
 
-def next_snapshot(manager: SnapshotManager, snapshot_id: int) -> Snapshot | None:
-    """Snapshot ``snapshot_id`` if it exists yet; raises when it has already expired."""
+def next_snapshot(
+    manager: SnapshotManager,
+    snapshot_id: int,
+    *,
+    long_lived: Callable[[int], Snapshot | None] | None = None,
+) -> Snapshot | None:
+    """Snapshot ``snapshot_id`` if it exists yet (or, once expired, its long-lived changelog from
+    ``long_lived``); raises when it has expired without one."""
     if manager.snapshot_exists(snapshot_id):
         try:
             return manager.snapshot(snapshot_id)
         except NoSuchSnapshotError:
-            pass  # expired between the check and the read: fall through to the earliest check
+            pass  # expired between the check and the read: fall through to the changelog / earliest check
+    kept = long_lived(snapshot_id) if long_lived is not None else None
+    if kept is not None:
+        return kept
     earliest = manager.earliest_id()
     if earliest is not None and earliest > snapshot_id:
         raise NoSuchSnapshotError(

@@ -27,7 +27,12 @@ from lsmlake.mergetree.kv_layout import (
 )
 from lsmlake.mergetree.merge_function import Deduplicate, check_input_kinds, merge_function_for
 from lsmlake.metadata.data_file import DataFileMeta
-from lsmlake.operations.bucket_routers import POSTPONE_BUCKET, attach_index_files, router_for
+from lsmlake.operations.bucket_routers import (
+    POSTPONE_BUCKET,
+    attach_index_files,
+    postpone_write_options,
+    router_for,
+)
 from lsmlake.operations.changelog_writer import write_changelog
 from lsmlake.operations.commit_message import CommitMessage
 from lsmlake.operations.compact import BucketFiles, compact_bucket, restore_deletion_vectors, written_by
@@ -87,6 +92,8 @@ class FileStoreWrite:
         pk = bool(schema.primary_keys)
         # dynamic (-1) and postpone (-2) primary-key tables assign buckets through a router
         self._router = router_for(io, table_root, schema, options, lambda: self.restored.snapshot)
+        if pk and self.num_buckets == POSTPONE_BUCKET:
+            self.options = postpone_write_options(options)
         self._buffer_limit = options.get_size("write-buffer-size")
         self.merge_function = merge_function_for(options, schema) if pk else Deduplicate()
 

@@ -22,6 +22,7 @@ from lsmlake.core.schema import TableSchema
 from lsmlake.errors import UnsupportedError
 from lsmlake.metadata.data_file import DataFileMeta
 from lsmlake.metadata.index_manifest import IndexFileMeta
+from lsmlake.operations.bucket_routers import POSTPONE_BUCKET
 from lsmlake.operations.commit import FileStoreCommit
 from lsmlake.operations.commit_message import CommitMessage
 from lsmlake.operations.compact import BucketFiles, compact_bucket, restore_deletion_vectors, written_by
@@ -48,6 +49,8 @@ def bucket_jobs(table: Table, restored: RestoredState) -> list[BucketJob]:
     ptypes = [schema.field(k).type for k in schema.partition_keys]
     jobs = []
     for partition, bucket in restored.buckets():
+        if bucket == POSTPONE_BUCKET:  # moved to real buckets by table_compact.compact_postponed
+            continue
         entries = restored.entries(partition, bucket)
         values = tuple(deserialize_row(partition, ptypes)) if ptypes else ()
         part_dir = partition_path(

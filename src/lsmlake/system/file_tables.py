@@ -203,7 +203,7 @@ def files_table(ctx: SystemContext) -> pa.Table:
             (
                 ctx.partition_row(e.partition),
                 e.bucket,
-                ctx.locator.data_file(e.partition, e.bucket, f),
+                ctx.io.uri(ctx.locator.data_file(e.partition, e.bucket, f)),
                 format_identifier(f.file_name),
                 f.schema_id,
                 f.level,

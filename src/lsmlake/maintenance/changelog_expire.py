@@ -1,0 +1,159 @@
+"""Changelog lifecycle decoupled from snapshots (`changelog.num-retained.*`, `changelog.time-retained`).
+
+When the changelog is retained longer than snapshots, snapshot expiry keeps an expiring snapshot's
+changelog files and changelog manifests and records the snapshot as `changelog/changelog-<id>`
+(Paimon's long-lived changelog). :func:`expire_changelogs` later removes those by the changelog
+retention options, as Java's ExpireChangelogImpl does. Only tables that produce changelog files are
+decoupled here; a `none` table keeps its changelog coupled to its snapshots.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import time
+from collections.abc import Sequence
+from dataclasses import replace
+
+from lsmlake.core.fileio import FileIO
+from lsmlake.core.options import CoreOptions, parse_duration_ms
+from lsmlake.maintenance.consumers import min_next_snapshot
+from lsmlake.maintenance.files import FileLocator, SnapshotReader
+from lsmlake.maintenance.planning import SnapshotFiles
+from lsmlake.metadata.manifest import FileKind
+from lsmlake.metadata.snapshot import Snapshot, decode_snapshot, encode_snapshot
+from lsmlake.metadata.snapshot_manager import SnapshotManager
+
+CHANGELOG_DIR = "changelog"
+CHANGELOG_PREFIX = "changelog-"
+EARLIEST, LATEST = "EARLIEST", "LATEST"
+
+
+def _retention(options: CoreOptions, kind: str) -> tuple[int, int, int]:
+    """(min, max, time-retained ms) of ``snapshot`` or ``changelog``; changelog falls back to snapshot."""
+
+    def get(name: str) -> str:
+        value = options.get(f"{kind}.{name}") if kind == "changelog" else None
+        return value if value is not None else str(options.get(f"snapshot.{name}"))
+
+    return (
+        int(get("num-retained.min")),
+        int(get("num-retained.max")),
+        parse_duration_ms(f"{kind}.time-retained", get("time-retained")),
+    )
+
+
+def changelog_decoupled(options: CoreOptions) -> bool:
+    """Paimon's `changelogLifecycleDecoupled`, for tables that write changelog files."""
+    if options.changelog_producer == "none":
+        return False
+    s_min, s_max, s_time = _retention(options, "snapshot")
+    c_min, c_max, c_time = _retention(options, "changelog")
+    return c_max > s_max or c_min > s_min or c_time > s_time
+
+
+def changelog_path(root: str, changelog_id: int) -> str:
+    return posixpath.join(root, CHANGELOG_DIR, f"{CHANGELOG_PREFIX}{changelog_id}")
+
+
+def long_lived_ids(io: FileIO, root: str) -> list[int]:
+    """Ids of the long-lived changelogs, ascending."""
+    directory = posixpath.join(root, CHANGELOG_DIR)
+    if not io.exists(directory):
+        return []
+    ids = []
+    for status in io.list_dir(directory):
+        suffix = status.name[len(CHANGELOG_PREFIX) :]
+        if not status.is_dir and status.name.startswith(CHANGELOG_PREFIX) and suffix.isdigit():
+            ids.append(int(suffix))
+    return sorted(ids)
+
+
+def read_changelog(io: FileIO, root: str, changelog_id: int) -> Snapshot:
+    path = changelog_path(root, changelog_id)
+    return decode_snapshot(io.read_bytes(path), name=path)
+
+
+def keep_changelog(io: FileIO, root: str, snapshot: Snapshot) -> None:
+    """Record an expiring snapshot as a long-lived changelog (before its snapshot file goes)."""
+    io.write_if_absent(changelog_path(root, snapshot.id), encode_snapshot(snapshot).encode())
+    io.overwrite_hint(posixpath.join(root, CHANGELOG_DIR, LATEST), str(snapshot.id))
+
+
+def changelog_view(changelog: Snapshot) -> Snapshot | None:
+    """What a long-lived changelog still references: its changelog manifest list only (snapshot expiry
+    already removed its base and delta lists, index and statistics files); None without a changelog."""
+    name = changelog.changelog_manifest_list
+    if not name:
+        return None
+    return replace(
+        changelog, base_manifest_list=name, delta_manifest_list=name, index_manifest=None, statistics=None
+    )
+
+
+def _changelog_manifests(reader: SnapshotReader, snapshot: Snapshot) -> set[str]:
+    """The paths of a snapshot's changelog manifest list and the manifests it lists."""
+    name = snapshot.changelog_manifest_list
+    if not name:
+        return set()
+    metas = reader.manifest_list(name) or []
+    return {reader.locator.manifest(name), *(reader.locator.manifest(m.file_name) for m in metas)}
+
+
+def without_changelog(files: SnapshotFiles, snapshot: Snapshot, reader: SnapshotReader) -> SnapshotFiles:
+    """An expiring snapshot's files minus its changelog (kept for the long-lived changelog)."""
+    return replace(
+        files,
+        changelog_files=frozenset(),
+        manifest_files=files.manifest_files - _changelog_manifests(reader, snapshot),
+    )
+
+
+def expire_changelogs(
+    table_io: FileIO, root: str, options: CoreOptions, locator: FileLocator, *, now_ms: int | None = None
+) -> list[int]:
+    """Expire long-lived changelogs by the changelog retention options; returns the ids removed."""
+    ids = long_lived_ids(table_io, root)
+    manager = SnapshotManager(table_io, root)
+    latest_snapshot = manager.latest_id()
+    if not ids or latest_snapshot is None:
+        return []
+    retain_min, retain_max, time_retained = _retention(options, "changelog")
+    older_than = (int(time.time() * 1000) if now_ms is None else now_ms) - time_retained
+    earliest, latest = ids[0], ids[-1]
+    low = max(latest_snapshot - retain_max + 1, earliest)
+    end = latest_snapshot - retain_min + 1
+    consumer_next = min_next_snapshot(table_io, root)
+    if consumer_next is not None:
+        end = min(end, consumer_next)
+    end = min(end, earliest + options.get_int("snapshot.expire.limit", 50), latest)
+    if end <= earliest:
+        return []
+    for cid in range(low, end + 1):
+        if cid in ids and older_than <= read_changelog(table_io, root, cid).time_millis:
+            end = cid
+            break
+    return _expire_until(table_io, root, locator, [i for i in ids if i < end], end)
+
+
+def _expire_until(io: FileIO, root: str, locator: FileLocator, ids: Sequence[int], end: int) -> list[int]:
+    reader = SnapshotReader(io, locator)
+    for cid in ids:
+        changelog = read_changelog(io, root, cid)
+        for path in _changelog_files(reader, changelog):
+            io.delete_file(path)
+        for path in _changelog_manifests(reader, changelog):
+            io.delete_file(path)
+        io.delete_file(changelog_path(root, cid))
+    if ids:
+        io.overwrite_hint(posixpath.join(root, CHANGELOG_DIR, EARLIEST), str(end))
+    return list(ids)
+
+
+def _changelog_files(reader: SnapshotReader, changelog: Snapshot) -> list[str]:
+    name = changelog.changelog_manifest_list
+    out: list[str] = []
+    for meta in (reader.manifest_list(name) or []) if name else []:
+        for e in reader.manifest(meta.file_name) or []:
+            if e.kind == FileKind.ADD:
+                out += reader.locator.entry_files(e)
+    return out

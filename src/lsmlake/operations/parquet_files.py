@@ -1,0 +1,212 @@
+"""Parquet data files read through cached footers: row groups chosen by their statistics, then decoded.
+
+Data files are immutable (every name is unique), so a file's footer is read once per process and
+kept in a bounded LRU; a local file whose size changed under it is re-read. Row groups are pruned
+with the same predicate logic as manifest statistics, without building an Arrow dataset per file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.fs as pafs
+import pyarrow.parquet as pq
+
+from lsmlake.core.fileio import FileIO
+from lsmlake.core.predicate import And, ColumnStats, Compare, Predicate, might_match
+
+_MAX_FOOTERS = 4096
+
+
+@dataclass
+class _Footer:
+    """A cached footer, with per-column row-group statistics as arrays (built on first use)."""
+
+    meta: pq.FileMetaData
+    size: int | None
+    io: FileIO | None  # kept so that the id in the cache key is not reused by another FileIO
+    columns: dict[str, _ColumnRanges] = field(default_factory=dict)
+
+    def ranges(self, name: str) -> _ColumnRanges | None:
+        if name not in self.columns:
+            self.columns[name] = _ColumnRanges.of(self.meta, name)
+        return self.columns[name]
+
+
+@dataclass(frozen=True)
+class _ColumnRanges:
+    """Min, max and null count of one column in every row group (``known`` False where absent)."""
+
+    mins: np.ndarray[Any, Any]
+    maxs: np.ndarray[Any, Any]
+    known: np.ndarray[Any, np.dtype[np.bool_]]
+    all_null: np.ndarray[Any, np.dtype[np.bool_]]
+
+    @staticmethod
+    def of(meta: pq.FileMetaData, name: str) -> _ColumnRanges:
+        n = meta.num_row_groups
+        mins, maxs = np.empty(n, dtype=object), np.empty(n, dtype=object)
+        known, all_null = np.zeros(n, dtype=bool), np.zeros(n, dtype=bool)
+        index = meta.schema.names.index(name) if name in meta.schema.names else -1
+        for i in range(n if index >= 0 else 0):
+            group = meta.row_group(i)
+            column = group.column(index)
+            s = column.statistics if column.is_stats_set else None
+            if s is None:
+                continue
+            all_null[i] = s.has_null_count and s.null_count >= group.num_rows
+            if s.has_min_max and not _is_nan(s.min) and not _is_nan(s.max):
+                mins[i], maxs[i], known[i] = s.min, s.max, True
+        return _ColumnRanges(mins, maxs, known, all_null)
+
+
+def _is_nan(v: Any) -> bool:
+    return isinstance(v, float) and v != v
+
+
+_footers: OrderedDict[tuple[int, str], _Footer] = OrderedDict()
+_lock = threading.Lock()
+
+
+def _local_size(io: FileIO, path: str) -> int | None:
+    """A local file's size (to notice a file replaced in place); None on object stores."""
+    if not io.local:
+        return None
+    info = io.fs.get_file_info(path)
+    if info.type == pafs.FileType.NotFound:
+        raise FileNotFoundError(f"data file {path} does not exist")
+    return int(info.size or 0)
+
+
+def _footer(io: FileIO, path: str) -> _Footer:
+    key = (id(io), path)
+    size = _local_size(io, path)
+    with _lock:
+        hit = _footers.get(key)
+        if hit is not None and hit.io is io and hit.size == size:
+            _footers.move_to_end(key)
+            return hit
+    with io.fs.open_input_file(path) as f:
+        entry = _Footer(pq.ParquetFile(f).metadata, size, io)
+    with _lock:
+        _footers[key] = entry
+        while len(_footers) > _MAX_FOOTERS:
+            _footers.popitem(last=False)
+    return entry
+
+
+def footer(io: FileIO, path: str) -> pq.FileMetaData:
+    """The file's Parquet footer, from the cache when it is still the same file."""
+    return _footer(io, path).meta
+
+
+_RANGE_OPS = ("=", "<", "<=", ">", ">=")
+
+
+def _conjuncts(predicate: Predicate) -> list[Predicate]:
+    return (
+        [c for part in predicate.children for c in _conjuncts(part)]
+        if isinstance(predicate, And)
+        else [predicate]
+    )
+
+
+def _leaf_mask(entry: _Footer, leaf: Predicate) -> np.ndarray[Any, np.dtype[np.bool_]] | None:
+    """Row groups that may satisfy a plain comparison, vectorized; None for any other predicate."""
+    if not isinstance(leaf, Compare) or leaf.op not in _RANGE_OPS or leaf.literal is None:
+        return None
+    lit = leaf.literal
+    if isinstance(lit, bool) or not isinstance(lit, (int, float, str, bytes, Decimal, dt.date)):
+        return None
+    if isinstance(lit, dt.datetime) or _is_nan(lit):
+        return None
+    r = entry.ranges(leaf.field)
+    if r is None:
+        return None
+    lo, hi = r.mins[r.known], r.maxs[r.known]
+    try:
+        if leaf.op == "=":
+            fits = (lo <= lit) & (hi >= lit)
+        elif leaf.op in ("<", "<="):
+            fits = (lo < lit) if leaf.op == "<" else (lo <= lit)
+        else:
+            fits = (hi > lit) if leaf.op == ">" else (hi >= lit)
+    except TypeError:  # statistics of another type than the literal: cannot prune
+        return None
+    may = np.ones(len(r.known), dtype=bool)
+    may[r.known] = np.asarray(fits, dtype=bool)
+    return np.asarray(may & ~r.all_null, dtype=bool)
+
+
+def matching_row_groups(meta_or_entry: pq.FileMetaData | _Footer, predicate: Predicate | None) -> list[int]:
+    """The row groups whose statistics do not rule ``predicate`` out (all of them without one).
+
+    A conjunction of plain comparisons (the usual key-range or point filter) is decided over arrays
+    of every row group's min/max at once; any other part is checked row group by row group.
+    """
+    entry = meta_or_entry if isinstance(meta_or_entry, _Footer) else _Footer(meta_or_entry, None, None)
+    meta = entry.meta
+    may = np.array([meta.row_group(i).num_rows > 0 for i in range(meta.num_row_groups)], dtype=bool)
+    if predicate is None:
+        return [int(i) for i in np.flatnonzero(may)]
+    rest = []
+    for part in _conjuncts(predicate):
+        mask = _leaf_mask(entry, part)
+        if mask is None:
+            rest.append(part)
+        else:
+            may &= mask
+    if rest:
+        names = set().union(*(p.fields() for p in rest))
+        for i in np.flatnonzero(may):
+            rows = meta.row_group(int(i)).num_rows
+            with contextlib.suppress(TypeError, ValueError):  # statistics it cannot compare with: keep
+                may[i] = all(might_match(p, _row_group_stats(meta, int(i), names), rows) for p in rest)
+    return [int(i) for i in np.flatnonzero(may)]
+
+
+def _row_group_stats(meta: pq.FileMetaData, index: int, names: set[str]) -> dict[str, ColumnStats]:
+    group = meta.row_group(index)
+    stats: dict[str, ColumnStats] = {}
+    for c in range(group.num_columns):
+        column = group.column(c)
+        name = column.path_in_schema
+        if name not in names or not column.is_stats_set:
+            continue
+        s = column.statistics
+        if s.has_min_max:
+            stats[name] = ColumnStats(s.min, s.max, s.null_count if s.has_null_count else None)
+        elif s.has_null_count:
+            stats[name] = ColumnStats(None, None, s.null_count)
+    return stats
+
+
+def read_row_groups(
+    io: FileIO, path: str, columns: list[str], predicate: Predicate | None
+) -> tuple[pa.Table, np.ndarray[Any, Any] | None]:
+    """``columns`` of the row groups that may match ``predicate`` (rows are not filtered here), and the
+    file position of every row read -- None when every row group was read."""
+    entry = _footer(io, path)
+    meta = entry.meta
+    groups = matching_row_groups(entry, predicate)
+    everything = len(groups) == meta.num_row_groups
+    with io.fs.open_input_file(path) as f:
+        reader = pq.ParquetFile(f, metadata=meta, pre_buffer=not io.local)
+        if not groups:
+            table = reader.schema_arrow.empty_table().select(columns)
+        else:
+            table = reader.read_row_groups(groups, columns=columns)
+    if everything:
+        return table, None
+    starts = np.cumsum([0] + [meta.row_group(i).num_rows for i in range(meta.num_row_groups)])
+    if not groups:
+        return table, np.zeros(0, dtype=np.int64)
+    return table, np.concatenate([np.arange(starts[i], starts[i + 1]) for i in groups])
