@@ -150,7 +150,9 @@ def test_consumer_saves_progress_and_resumes(table: lsmlake.Table) -> None:
 def test_explicit_commit(catalog: lsmlake.Catalog) -> None:
     table = catalog.create_table("db.one", schema=SCHEMA, primary_key=["id"], options={"bucket": "1"})
     _history(table)  # one bucket: each snapshot's changes are one table
-    stream = table.stream(mode="from-snapshot", snapshot_id=1, consumer_id="c", auto_commit=False)
+    stream = table.stream(
+        mode="from-snapshot", snapshot_id=1, consumer_id="c", auto_commit=False, stop_when_caught_up=True
+    )
     it = iter(stream)
     next(it)
     assert read_consumers(table.io, table.root) == {}  # nothing saved without commit()
