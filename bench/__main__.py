@@ -208,6 +208,27 @@ def verify(rows: list[Row]) -> list[str]:
     return problems
 
 
+def pruning_summary(rows: list[Row]) -> str:
+    """How much faster the 0.1% key-range read is than the full read of the same table."""
+
+    def median(scenario_prefix: str, system: str) -> float | None:
+        for r in rows:
+            if r.scenario.startswith(scenario_prefix) and r.system == system:
+                return r.median
+        return None
+
+    pairs = [
+        ("merge-on-read", median("3.", "lsmlake"), median("5a.", "lsmlake merge-on-read")),
+        ("deletion vectors", median("4.", "lsmlake"), median("5a.", "lsmlake deletion vectors")),
+    ]
+    return "\n".join(
+        f"key-range read (0.1%) vs full read, {name} table: {full / part:.1f}x faster "
+        f"({part * 1000:.1f} ms vs {full * 1000:.1f} ms)"
+        for name, full, part in pairs
+        if full and part
+    )
+
+
 def markdown(rows: list[Row]) -> str:
     lines = [
         "| scenario | system | rows | median s | rows/s | vs first row | note |",
@@ -276,6 +297,8 @@ def main(argv: list[str] | None = None) -> int:
         f"{args.pypaimon_repeats}); lsmlake peak RSS {peak_rss_mb():.0f} MB\n"
     )
     print(text)
+    summary = pruning_summary(bench.rows)
+    print("\n" + summary)
     RESULTS.mkdir(exist_ok=True)
     stem = f"bench-{args.rows}"
     (RESULTS / f"{stem}.json").write_text(
@@ -290,7 +313,7 @@ def main(argv: list[str] | None = None) -> int:
             indent=2,
         )
     )
-    (RESULTS / f"{stem}.md").write_text(text + "\n")
+    (RESULTS / f"{stem}.md").write_text(text + "\n\n" + summary + "\n")
     chart(bench.rows, RESULTS / f"{stem}.png")
     problems = verify(bench.rows)
     for p in problems:

@@ -7,7 +7,7 @@ import random
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
-from change_model import Model, apply_changes, as_model
+from change_model import Model, apply_all, apply_changes, as_model
 
 import lsmlake
 from lsmlake.errors import InvalidOptionError, NoSuchSnapshotError, UnsupportedError
@@ -146,6 +146,8 @@ def test_between_tags_is_a_diff_unless_asked_otherwise(
         {"incremental-between": "t1,t2", "incremental-between-tag-to-snapshot": "true"}
     )
     assert as_delta.read().num_rows == _between(table, ids[1], ids[7], "delta").read().num_rows
+    with pytest.raises(InvalidOptionError, match="older than tag"):
+        table.with_options({"incremental-between": "t2,t1"}).read()
 
 
 def test_bad_incremental_options(history: tuple[lsmlake.Table, dict[int, Model]]) -> None:
@@ -211,3 +213,30 @@ def test_sql_hints_read_incremental_and_audit_log(catalog: lsmlake.Catalog) -> N
         {"rowkind": "-D", "id": 1},
         {"rowkind": "+I", "id": 3},
     ]
+
+
+@pytest.mark.parametrize("producer", ["input", "lookup", "full-compaction"])
+def test_changelog_mode_between_commits(catalog: lsmlake.Catalog, producer: str) -> None:
+    schema = pa.schema([("id", pa.int64()), ("v", pa.int64())])
+    t = catalog.create_table(
+        "db.cl", schema=schema, primary_key=["id"], options={"bucket": "2", "changelog-producer": producer}
+    )
+    rng = random.Random(3)
+    models: dict[int, Model] = {}
+    for step in range(6):
+        if step % 3 == 2:
+            t.delete(pa.table({"id": rng.sample(range(20), 4)}, schema=pa.schema([schema.field("id")])))
+        else:
+            ids = rng.sample(range(20), 8)
+            t.write(pa.table({"id": ids, "v": [rng.randrange(9) for _ in ids]}, schema=schema))
+        sid = t.latest_snapshot().id  # type: ignore[union-attr]
+        models[sid] = as_model(t.read(snapshot_id=sid), "id")
+    audit = SystemTable(t, "audit_log")
+    ends = sorted(models)
+    for start, end in [(ends[0], ends[-1]), (ends[1], ends[3]), (0, ends[2])]:
+        options = {"incremental-between": f"{start},{end}"}  # auto: changelog for these producers
+        changes = audit.with_options(options).read()
+        assert apply_all(dict(models.get(start, {})), [changes], "id") == models[end], (start, end)
+        assert t.with_options(options).read().num_rows == sum(
+            1 for k in changes.column("rowkind").to_pylist() if k in ("+I", "+U")
+        )

@@ -115,7 +115,11 @@ def resolve_range(table: Table) -> IncrementalRange:
             end = read_tag(table.io, table.root, second).snapshot.id
             if not table.options.get_bool("incremental-between-tag-to-snapshot"):
                 mode = "diff"  # Paimon reads between two tags as a diff
-            return IncrementalRange(start, end, mode) if end >= start else IncrementalRange(end, start, mode)
+            if end < start:
+                raise InvalidOptionError(
+                    f"table {table.name}: tag {second!r} (snapshot {end}) is older than tag {first!r} ({start})"
+                )
+            return IncrementalRange(start, end, mode)
         try:
             start, end = int(first), int(second)
         except ValueError:

@@ -22,10 +22,11 @@ from lsmlake.operations.incremental import (
     change_context,
     change_splits,
     has_changes,
+    postpone_splits,
     read_changes,
 )
 from lsmlake.operations.read import ROW_KIND_COLUMN, ReadContext, read_split
-from lsmlake.operations.scan import plan_scan, split_filters
+from lsmlake.operations.scan import POSTPONE_BUCKET, plan_scan, split_filters
 from lsmlake.operations.split import Split
 from lsmlake.operations.stream_scan import (
     follow_up_mode,
@@ -257,6 +258,13 @@ class TableStream:
                 if part.num_rows:
                     kinds = pa.repeat(pa.scalar("+I", pa.string()), part.num_rows)
                     yield pa.Table.from_arrays([kinds, *part.columns], schema=self.schema)
+        if options.bucket == POSTPONE_BUCKET and self.mode == "delta":
+            # rows still in the postpone bucket: newer than the merged ones, read as-is (as Java does)
+            snapshot = table.snapshot(snapshot_id)
+            waiting = postpone_splits(
+                table.io, table.root, table.schema, options, snapshot, partition_filter=self.filters.partition
+            )
+            yield from read_changes(self.context, waiting)
 
 
 def stream_table(

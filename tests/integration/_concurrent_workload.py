@@ -71,7 +71,6 @@ class Outcome:
     retries: int = 0
     compactions: list[int] = field(default_factory=list)
     compact_conflicts: int = 0
-    messages: list[str] = field(default_factory=list)  # the conflicts a landed write's compaction hit
 
 
 def _write_once(table: lsmlake.Table, data: Batch, writer: int, i: int) -> list[int]:
@@ -95,6 +94,8 @@ def _write_once(table: lsmlake.Table, data: Batch, writer: int, i: int) -> list[
 
 
 class _Landed(Exception):
+    """A commit raised CommitConflictError after publishing the snapshots ``ids``."""
+
     def __init__(self, ids: list[int]) -> None:
         super().__init__(ids)
         self.ids = ids
@@ -114,7 +115,6 @@ def run_job(job: Job) -> Outcome:
                 break
             except _Landed as e:
                 out.landed[i] = e.ids
-                out.messages.append(str(e.__cause__))
                 break
             except CommitConflictError:
                 out.retries += 1

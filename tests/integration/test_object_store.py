@@ -65,3 +65,24 @@ def test_concurrent_writers_lose_nothing_on_s3(s3_options: dict[str, str]) -> No
     t = cat.open_table("db.t")
     assert t.snapshot_manager.snapshot_ids() == list(range(1, 21))
     assert sorted(t.read().column("k").to_pylist()) == sorted(w * 100 + i for w in range(4) for i in range(5))
+
+
+def test_files_need_no_directory_markers(s3_endpoint: S3Endpoint) -> None:
+    """Only an explicitly created (empty) database gets a directory marker; files are plain keys."""
+    prefix = "objstore-wh4"
+    cat = lsmlake.Catalog(f"s3://{s3_endpoint.bucket}/{prefix}", options=s3_endpoint.options)
+    cat.create_database("db")
+    t = cat.create_table("db.t", schema=SCHEMA, primary_key=["k"], options={"bucket": "2"})
+    t.write(pa.table({"k": [1, 2, 3], "v": ["a", "b", "c"]}, schema=SCHEMA))
+    t.compact(full=True)
+    listing = s3_endpoint.client().list_objects_v2(Bucket=s3_endpoint.bucket, Prefix=prefix + "/")
+    markers = sorted(o["Key"] for o in listing["Contents"] if o["Key"].endswith("/"))
+    assert markers == [f"{prefix}/", f"{prefix}/db.db/"]
+    assert cat.list_tables("db") == ["t"] and t.io.is_dir(t.root)  # directories are the keys' prefixes
+    assert (
+        cat.get_table("db.t$files")
+        .read()
+        .column("file_path")[0]
+        .as_py()
+        .startswith(f"s3://{s3_endpoint.bucket}/")
+    )

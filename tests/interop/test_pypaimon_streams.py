@@ -59,7 +59,7 @@ def _lsmlake_history(table: lsmlake.Table) -> None:
     table.delete(pa.table({"id": [5]}, schema=KEY_SCHEMA))
 
 
-@pytest.mark.parametrize("producer", ["none", "input", "lookup"])
+@pytest.mark.parametrize("producer", ["none", "input", "lookup", "full-compaction"])
 def test_pypaimon_streams_what_lsmlake_wrote(catalog: lsmlake.Catalog, tmp_path: Path, producer: str) -> None:
     warehouse = Path(catalog.warehouse)
     table = catalog.create_table(

@@ -39,8 +39,8 @@ def _apply_op(table: lsmlake.Table, op: tuple[str, object]) -> None:
         table.compact(full=bool(arg))
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(ops=OPS, config=CONFIGS, buckets=st.sampled_from([1, 2]))
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(ops=OPS, config=CONFIGS, buckets=st.sampled_from([1, 2, -1]))
 def test_streamed_changes_rebuild_the_table(
     ops: list[tuple[str, object]], config: tuple[str, bool], buckets: int
 ) -> None:

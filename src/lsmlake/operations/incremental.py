@@ -18,8 +18,9 @@ from lsmlake.core.schema import TableSchema
 from lsmlake.metadata.manifest import FileKind, ManifestEntry, read_manifest
 from lsmlake.metadata.manifest_list import read_manifest_list
 from lsmlake.metadata.snapshot import Snapshot
+from lsmlake.operations.live_files import live_entries
 from lsmlake.operations.read import ROW_KIND_COLUMN, ReadContext, read_split
-from lsmlake.operations.scan import ScanFilters
+from lsmlake.operations.scan import POSTPONE_BUCKET, ScanFilters
 from lsmlake.operations.split import Split
 
 ChangeMode = Literal["delta", "changelog"]
@@ -92,20 +93,52 @@ def change_splits(
     """One raw split per (partition, bucket) holding the snapshot's change files in sequence order.
 
     The files are read as they are (no merge, no deletion vectors), so every row keeps its row kind.
+    Changelog reads skip the postpone bucket, whose rows get their changelog once compacted into a
+    real bucket (Java's ``onlyReadRealBuckets``).
     """
+    entries = change_entries(io, root, snapshot, mode)
+    if mode == "changelog":
+        entries = [e for e in entries if e.bucket != POSTPONE_BUCKET]
+    return raw_splits(root, schema, options, entries, snapshot.id, f"{mode} files", partition_filter)
+
+
+def postpone_splits(
+    io: FileIO,
+    root: str,
+    schema: TableSchema,
+    options: CoreOptions,
+    snapshot: Snapshot,
+    *,
+    partition_filter: Predicate | None = None,
+) -> list[Split]:
+    """Raw splits of the files still waiting in the postpone bucket (batch plans leave them out)."""
+    entries = live_entries(io, TablePaths(root), snapshot, entry_filter=lambda e: e.bucket == POSTPONE_BUCKET)
+    return raw_splits(root, schema, options, entries, snapshot.id, "postpone-bucket files", partition_filter)
+
+
+def raw_splits(
+    root: str,
+    schema: TableSchema,
+    options: CoreOptions,
+    entries: Sequence[ManifestEntry],
+    snapshot_id: int,
+    what: str,
+    partition_filter: Predicate | None = None,
+) -> list[Split]:
+    """Group files into one raw split per (partition, bucket), files in sequence-number order."""
     locator = _BucketLocator(root, schema, options)
     grouped: dict[tuple[bytes, int], list[ManifestEntry]] = {}
-    for e in change_entries(io, root, snapshot, mode):
+    for e in entries:
         grouped.setdefault((e.partition, e.bucket), []).append(e)
     splits = []
-    for (partition, bucket), entries in grouped.items():
+    for (partition, bucket), bucket_entries in grouped.items():
         values = locator.values(partition)
         if partition_filter is not None:
             named = dict(zip(schema.partition_keys, values, strict=True))
             if evaluate(partition_filter, named) is False:
                 continue
         files = sorted(
-            (e.file for e in entries),
+            (e.file for e in bucket_entries),
             key=lambda f: (f.min_sequence_number, f.max_sequence_number, f.file_name),
         )
         splits.append(
@@ -117,9 +150,9 @@ def change_splits(
                 files=tuple(files),
                 deletion_files=(None,) * len(files),
                 raw_convertible=True,
-                total_buckets=entries[0].total_buckets,
-                snapshot_id=snapshot.id,
-                rule=f"{mode} files of snapshot {snapshot.id}, read as-is",
+                total_buckets=bucket_entries[0].total_buckets,
+                snapshot_id=snapshot_id,
+                rule=f"{what} of snapshot {snapshot_id}, read as-is",
             )
         )
     return splits
