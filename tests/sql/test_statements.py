@@ -363,8 +363,8 @@ def test_system_tables_by_every_spelling(users: lsmlake.Catalog) -> None:
     assert [r["bucket"] for r in joined] == sorted(set(files.column("bucket").to_pylist()))
     audit = one(users, "SELECT rowkind, count(*) AS n FROM users$audit_log GROUP BY rowkind").rows
     assert [r["rowkind"] for r in audit] == ["+I"]
-    with pytest.raises(UnsupportedError, match=r"\$binlog is not supported"):
-        run(users, "SELECT * FROM users$binlog")
+    binlog = one(users, "SELECT rowkind, count(*) AS n FROM users$binlog GROUP BY rowkind").rows
+    assert binlog == [{"rowkind": "+I", "n": audit[0]["n"]}]
 
 
 def test_time_travel(users: lsmlake.Catalog) -> None:

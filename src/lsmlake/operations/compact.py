@@ -26,21 +26,21 @@ from lsmlake.mergetree.compact_strategy import (
 )
 from lsmlake.mergetree.compact_task import Rewrite, TaskPlanner, Upgrade, UpgradeKind, rewrite_needs_lookup
 from lsmlake.mergetree.dv_maintainer import BucketDeletionVectors
-from lsmlake.mergetree.kv_layout import SEQUENCE_NUMBER, VALUE_KIND, is_retract, key_group_starts, to_kv_table
+from lsmlake.mergetree.kv_layout import SEQUENCE_NUMBER, VALUE_KIND, is_retract, to_kv_table
 from lsmlake.mergetree.levels import Levels
-from lsmlake.mergetree.lookup import KEY_CACHE, find_keys, lookup_and_mark
+from lsmlake.mergetree.lookup import KEY_CACHE
 from lsmlake.mergetree.lookup_merge import lookup_merge_rows, needs_lookup
 from lsmlake.mergetree.merge_function import merge_function_for, sort_for_merge
 from lsmlake.metadata.data_file import DataFileMeta
 from lsmlake.operations.commit_message import CommitMessage
 from lsmlake.operations.compact_changelog import FULL, LOOKUP, CompactionChangelog
+from lsmlake.operations.compact_lookup import LEVEL_COLUMN, LookupRewriter
 from lsmlake.operations.data_file_writer import FILE_SOURCE_COMPACT, DataFileWriter, local_wall_clock_millis
 from lsmlake.operations.key_chunks import section_pieces
 from lsmlake.operations.read import ReadContext, read_file
 from lsmlake.operations.restore import RestoredState
 from lsmlake.operations.split import DeletionFile, Split
 
-LEVEL_COLUMN = "__level"
 # Rows merged at once by a compaction rewrite: bigger sections are cut into key ranges (bounded memory).
 MERGE_PIECE_ROWS = 250_000
 COMPACTION_SMALL_FILE_RATIO = 0.7
@@ -189,6 +189,19 @@ class BucketCompactor:
             max_level=self.levels.max_level,
             level_column=LEVEL_COLUMN,
         )
+        self.lookup_rewriter = LookupRewriter(
+            self.key_names,
+            self._key_types,
+            options,
+            self.merge_function,
+            state.deletion_vectors,
+            self.changelog,
+            self._read_keys,
+            self._read_rows,
+            dv_enabled=self.dv_enabled,
+            first_row=self.first_row,
+            position_lookup=self.position_lookup,
+        )
 
     def pick(self, *, full: bool) -> CompactUnit | None:
         runs = self.levels.level_sorted_runs()
@@ -268,7 +281,9 @@ class BucketCompactor:
                 if mode is not None:
                     self._upgrade_changelog(step.file, unit.output_level, mode)
                 elif step.kind is UpgradeKind.LOOKUP_RELABEL and self.dv_enabled:
-                    self._lookup(self._read([step.file], self.key_names), unit.output_level)
+                    self.lookup_rewriter.mark(
+                        self._read([step.file], self.key_names), self.levels.files_above(unit.output_level)
+                    )
                 before.append(step.file)
                 after.append(step.file.upgrade(unit.output_level))
             else:
@@ -302,7 +317,7 @@ class BucketCompactor:
             for piece in self._pieces([f]):  # key ranges: memory stays bounded for a large file
                 rows = self._read([f], piece=piece)
                 if mode == LOOKUP:
-                    self._merge_with_lookup(rows, output_level)
+                    self.lookup_rewriter.merge(rows, self.levels.files_above(output_level))
                 else:
                     self.changelog.add_merge(FULL, rows, self.merge_function.merge(rows, self.key_names))
         except BaseException:
@@ -364,16 +379,6 @@ class BucketCompactor:
         pieces = section_pieces(self.io, self.schema, paths, files, base=None, max_rows=MERGE_PIECE_ROWS)
         return pieces or [None]
 
-    def _lookup(self, rows: pa.Table, output_level: int) -> None:
-        """Mark deleted, in levels above the output, the older rows of keys that only level 0 brought."""
-        lookup_and_mark(
-            rows.select(self.key_names),
-            self.levels.files_above(output_level),
-            self.state.deletion_vectors,
-            key_types=self._key_types,
-            read_keys=self._read_keys,
-        )
-
     @property
     def _key_types(self) -> list[DataType]:
         return [self.schema.field(k).type for k in self.key_names]
@@ -385,82 +390,8 @@ class BucketCompactor:
             lambda: read_file(self.ctx, split, 0, self.key_names, push=None, system=False),
         )
 
-    def _level0_keys(self, rows: pa.Table) -> pa.Table:
-        """The keys (one row each) whose rows in the sorted ``rows`` all come from level 0."""
-        starts = key_group_starts(rows, self.key_names)
-        first = np.flatnonzero(starts)
-        levels = rows.column(LEVEL_COLUMN).to_numpy()
-        top = np.maximum.reduceat(levels, first) if len(levels) else levels
-        return rows.select(self.key_names).take(pa.array(first[top == 0]))
-
-    def _lookup_rows(self, keys: pa.Table, output_level: int) -> pa.Table | None:
-        """The live rows, in levels above the output, of ``keys``; their positions are marked deleted."""
-        hits = find_keys(
-            keys,
-            self.levels.files_above(output_level),
-            self.state.deletion_vectors,
-            key_types=self._key_types,
-            read_keys=self._read_keys,
-        )
-        parts = []
-        for hit in hits:
-            if self.dv_enabled:
-                self.state.deletion_vectors.add(hit.file.file_name, hit.positions)
-            found = read_file(
-                self.ctx, self._split([hit.file]), 0, self.schema.field_names, push=None, system=True
-            )
-            found = found.take(pa.array(hit.positions))
-            level = pa.array(np.full(found.num_rows, hit.file.level, dtype=np.int32))
-            parts.append(found.append_column(LEVEL_COLUMN, level))
-        return pa.concat_tables(parts) if parts else None
-
-    def _without_existing(self, merged: pa.Table, keys: pa.Table, output_level: int) -> pa.Table:
-        """First-row: drop the level-0-only keys that already exist above the output (existence lookup)."""
-        hits = find_keys(
-            keys,
-            self.levels.files_above(output_level),
-            self.state.deletion_vectors,
-            key_types=self._key_types,
-            read_keys=self._read_keys,
-        )
-        if not hits:
-            return merged
-        existing = pa.concat_tables([h.keys for h in hits])
-        order = "__merged_order"
-        kept = merged.append_column(order, pa.array(np.arange(merged.num_rows, dtype=np.int64)))
-        kept = kept.join(existing, keys=self.key_names, join_type="left anti")
-        return kept.sort_by(order).drop_columns([order])
-
-    def _merge_with_lookup(self, rows: pa.Table, output_level: int) -> pa.Table:
-        """Merge rows that bring level-0 keys to a non-zero level, as Paimon's lookup rewriter does."""
-        keys = self._level0_keys(rows)
-        changelog = self.changelog.producer == LOOKUP
-        if self.first_row:
-            merged = self.merge_function.merge(rows, self.key_names, reduce_singles=False)
-            merged = self._without_existing(merged, keys, output_level)
-            if changelog:
-                self.changelog.add_inserts(self._of_keys(merged, keys))
-            return merged
-        if self.position_lookup and self.dv_enabled and not changelog:
-            self._lookup(keys, output_level)
-            return self.merge_function.merge(rows, self.key_names)
-        older = self._lookup_rows(keys, output_level) if keys.num_rows else None
-        if older is not None:
-            rows = sort_for_merge(
-                pa.concat_tables([rows, older.select(rows.column_names)]), self.key_names, self.options
-            )
-        rows = lookup_merge_rows(rows, self.key_names, LEVEL_COLUMN)
-        merged = self.merge_function.merge(rows, self.key_names, reduce_singles=False)
-        if changelog:
-            self.changelog.add_merge(LOOKUP, rows, merged)
-        return merged
-
-    def _of_keys(self, rows: pa.Table, keys: pa.Table) -> pa.Table:
-        """The rows (order kept) whose key is one of ``keys``."""
-        order = "__of_keys_order"
-        out = rows.append_column(order, pa.array(np.arange(rows.num_rows, dtype=np.int64)))
-        out = out.join(keys, keys=self.key_names, join_type="left semi")
-        return out.sort_by(order).drop_columns([order])
+    def _read_rows(self, f: DataFileMeta) -> pa.Table:
+        return read_file(self.ctx, self._split([f]), 0, self.schema.field_names, push=None, system=True)
 
     def _rewrite(self, step: Rewrite, output_level: int, drop: bool) -> list[DataFileMeta]:
         """Merge the step's files into new files at ``output_level``, one bounded key range at a time."""
@@ -498,7 +429,7 @@ class BucketCompactor:
         """The merged rows of one key range in file layout, or None when nothing survives."""
         rows = sort_for_merge(self._read(files, piece=piece), self.key_names, self.options)
         if rewrite_needs_lookup(files, output_level, lookup=self.lookup):
-            merged = self._merge_with_lookup(rows, output_level)
+            merged = self.lookup_rewriter.merge(rows, self.levels.files_above(output_level))
         else:
             if self.lookup and not self.first_row:
                 rows = lookup_merge_rows(rows, self.key_names, LEVEL_COLUMN)
