@@ -5,7 +5,6 @@ from __future__ import annotations
 import posixpath
 import warnings
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
 from types import TracebackType
 from typing import TYPE_CHECKING
 
@@ -16,12 +15,18 @@ from lsmlake.core.schema import TableSchema
 from lsmlake.errors import CommitConflictError, LsmlakeError
 from lsmlake.maintenance.expire import expire_snapshots
 from lsmlake.mergetree.kv_layout import RowKind
-from lsmlake.operations.bucket_routers import hash_index_files, other_index_files
 from lsmlake.operations.commit import FileStoreCommit
 from lsmlake.operations.commit_message import CommitMessage
 from lsmlake.operations.input_rows import WriteData, conform, row_kinds, to_arrow_table
 from lsmlake.operations.restore import RestoredState
 from lsmlake.operations.write import FileStoreWrite
+from lsmlake.operations.write_commit import (
+    PublishedWrite,
+    append_part,
+    publish_appends,
+    publish_compaction,
+    publish_write,
+)
 
 if TYPE_CHECKING:
     from lsmlake.table import Table
@@ -103,7 +108,7 @@ class TableWriter:
         """Flush and publish; returns the id of the last snapshot written (None if nothing changed)."""
         self._check_open()
         self._closed = True
-        published: set[str] = set()  # files of snapshots already published: never deleted on failure
+        result = PublishedWrite()  # filled as snapshots land: their files are never deleted on failure
         try:
             overwriting = self._overwrite is not False
             try:
@@ -126,44 +131,24 @@ class TableWriter:
             )
             if not overwriting:
                 committer.base_snapshot_id = self._write.restored_snapshot_id
-            appends = [
-                replace(
-                    m,
-                    compact_before=(),
-                    compact_after=(),
-                    new_index_files=hash_index_files(m.new_index_files),  # HASH: with the data they index
-                    deleted_index_files=hash_index_files(m.deleted_index_files),
-                    compact_changelog_files=(),
-                )
-                for m in messages
-            ]
-            if overwriting:
+                publish_write(committer, result, messages, table_name=self.table.name)
+            else:
+                appends = [append_part(m) for m in messages]
                 replaces = partition_matcher(self.table.schema, self._overwrite, messages)
-                self.snapshot_ids = [committer.overwrite(appends, replaces=replaces)]
+                publish_appends(result, appends, [committer.overwrite(appends, replaces=replaces)])
                 # as in Paimon, an overwrite commits no changelog: drop the input changelog files
                 dropped = {f.file_name for m in messages for f in m.changelog_files}
                 for path in self._write.written_paths:
                     if posixpath.basename(path) in dropped:
                         self.table.io.delete_file(path)
-            else:
-                self.snapshot_ids = committer.commit(appends)
-            published |= {f.file_name for m in messages for f in (*m.new_files, *m.changelog_files)}
-            published |= {f.file_name for m in appends for f in m.new_index_files}
-            self.snapshot_ids += committer.commit(
-                [
-                    replace(
-                        m,
-                        new_files=(),
-                        changelog_files=(),
-                        new_index_files=other_index_files(m.new_index_files),
-                        deleted_index_files=other_index_files(m.deleted_index_files),
-                    )
-                    for m in messages
-                ]
-            )
+                publish_compaction(committer, result, messages, table_name=self.table.name)
         except BaseException:
-            self._write.abort(keep=published)
+            self._write.abort(keep=result.published)
+            self.snapshot_ids = result.snapshot_ids
             raise
+        self.snapshot_ids = result.snapshot_ids
+        if result.compaction_dropped:
+            self._write.abort(keep=result.published)
         if not self.table.options.get_bool("write-only"):
             # as Java's commit does: expire what the retention options no longer keep
             try:

@@ -24,7 +24,6 @@ import threading
 import traceback
 import warnings
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import replace
 from functools import partial
 from typing import Any
 
@@ -46,6 +45,7 @@ from lsmlake.operations.input_rows import conform, row_kinds
 from lsmlake.operations.restore import RestoredState
 from lsmlake.operations.routing import route_rows
 from lsmlake.operations.write import FileStoreWrite
+from lsmlake.operations.write_commit import PublishedWrite, publish_write
 from lsmlake.ray._common import Storage, TableSource, open_source
 from lsmlake.table import Table
 
@@ -224,30 +224,19 @@ def commit_messages(table: Table, messages: Sequence[CommitMessage], written: Se
 
     On failure every written file that no published snapshot references is deleted.
     """
-    published: set[str] = set()
-    ids: list[int] = []
+    result = PublishedWrite()
     try:
         if messages:
             committer = FileStoreCommit(
                 table.io, table.root, table.schema, table.options, table_name=table.name
             )
-            appends = [
-                replace(
-                    m,
-                    compact_before=(),
-                    compact_after=(),
-                    new_index_files=(),
-                    deleted_index_files=(),
-                    compact_changelog_files=(),
-                )
-                for m in messages
-            ]
-            ids = committer.commit(appends)
-            published |= {f.file_name for m in messages for f in (*m.new_files, *m.changelog_files)}
-            ids += committer.commit([replace(m, new_files=(), changelog_files=()) for m in messages])
+            publish_write(committer, result, messages, table_name=table.name)
     except BaseException:
-        _delete(table.io, [p for p in written if p.rsplit("/", 1)[-1] not in published])
+        _delete(table.io, [p for p in written if p.rsplit("/", 1)[-1] not in result.published])
         raise
+    if result.compaction_dropped:
+        _delete(table.io, [p for p in written if p.rsplit("/", 1)[-1] not in result.published])
+    ids = result.snapshot_ids
     if ids and not table.options.get_bool("write-only"):
         try:  # as a local commit does: expire what the retention options no longer keep
             expire_snapshots(table)
