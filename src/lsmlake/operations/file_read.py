@@ -167,16 +167,27 @@ def _read_physical(
 
 
 def read_file(
-    ctx: ReadContext, split: Split, index: int, names: Sequence[str], *, push: Predicate | None, system: bool
+    ctx: ReadContext,
+    split: Split,
+    index: int,
+    names: Sequence[str],
+    *,
+    push: Predicate | None,
+    system: bool,
+    sequence: bool = True,
 ) -> pa.Table:
-    """One data file as a table of ``names`` (table layout, table types), DV and ``push`` applied."""
+    """One data file as a table of ``names`` (table layout, table types), DV and ``push`` applied.
+
+    ``system`` adds ``_VALUE_KIND`` and, unless ``sequence`` is False, ``_SEQUENCE_NUMBER``.
+    """
     f = split.files[index]
+    system_columns = {n: t for n, t in SYSTEM_COLUMNS.items() if sequence or n != SEQUENCE_NUMBER}
     io, path = _io_for(ctx, data_file_path(split, f))
     targets = _mapping(ctx, f, names)
     same = {t.name for t in targets if t.same}
     pushable = push is not None and set(push.fields()) <= same
     file_columns = [t.source for t in targets if t.source is not None]
-    file_columns += list(SYSTEM_COLUMNS) if system else []
+    file_columns += list(system_columns) if system else []
     deleted = _deletion_mask(ctx, split.deletion_files[index], f)
     try:
         raw = _read_physical(io, path, file_columns, push if pushable else None, deleted, f)
@@ -190,7 +201,7 @@ def read_file(
         col = raw.column(t.source) if t.source is not None else pa.nulls(raw.num_rows, t.arrow_type)
         arrays.append(_cast(col, t.arrow_type))
         fields.append(pa.field(t.name, t.arrow_type))
-    for name, arrow_type in SYSTEM_COLUMNS.items() if system else ():
+    for name, arrow_type in system_columns.items() if system else ():
         arrays.append(_cast(raw.column(name), arrow_type))
         fields.append(pa.field(name, arrow_type))
     table = pa.Table.from_arrays(arrays, schema=pa.schema(fields)) if fields else raw

@@ -149,6 +149,15 @@ def _merge(ctx: ReadContext, table: pa.Table, *, ordered_runs: bool) -> pa.Table
     )
 
 
+def _picks_by_arrival(ctx: ReadContext) -> bool:
+    """Whether merging keeps one of each key's rows chosen by arrival order alone (no sequence fields)."""
+    return (
+        isinstance(ctx.merge_function, (Deduplicate, FirstRow))
+        and not ctx.sequence_fields
+        and not merge_skips_shadowed(ctx.options)
+    )
+
+
 def _section_files(split: Split, section: Section) -> tuple[list[int], bool]:
     """The section's files, oldest sequence numbers first, and whether their sequence ranges are disjoint
     in that order (then merging needs only a stable sort by key)."""
@@ -165,8 +174,12 @@ def read_merge(ctx: ReadContext, split: Split) -> Iterator[pa.Table]:
         overlapping = len(section) > 1
         push = ctx.filters.key_safe if overlapping else ctx.filters.full
         indices, ordered_runs = _section_files(split, section)
+        # sequence numbers only order rows of one key; files in sequence order need none for picking
+        sequence = overlapping and not (ordered_runs and _picks_by_arrival(ctx))
         for piece in _pieces(ctx, split, indices, push) if overlapping else [push]:
-            tables = [read_file(ctx, split, i, names, push=piece, system=True) for i in indices]
+            tables = [
+                read_file(ctx, split, i, names, push=piece, system=True, sequence=sequence) for i in indices
+            ]
             table = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
             if not table.num_rows:
                 continue
