@@ -9,7 +9,6 @@ import io
 import json
 import sys
 from collections.abc import Callable, Iterable
-from decimal import Decimal
 from typing import Any
 
 import click
@@ -19,6 +18,7 @@ from rich.table import Table as RichTable
 
 from lsmlake.catalog import Catalog
 from lsmlake.cli_stream import stream_command
+from lsmlake.cli_values import cell_text, plain_value
 from lsmlake.demo import run_demo
 from lsmlake.errors import (
     AlreadyExistsError,
@@ -68,30 +68,6 @@ def exit_code(error: BaseException) -> int | None:
 # --------------------------------------------------------------------------- output
 
 
-def _plain(value: Any) -> Any:
-    """A JSON-friendly version of an Arrow value."""
-    if isinstance(value, (dt.datetime, dt.date, dt.time)):
-        return value.isoformat()
-    if isinstance(value, Decimal):
-        return str(value)
-    if isinstance(value, bytes):
-        return value.hex()
-    if isinstance(value, dt.timedelta):
-        return value.total_seconds()
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    return value
-
-
-def _cell(value: Any) -> str:
-    if value is None:
-        return "NULL"
-    plain = _plain(value)
-    return json.dumps(plain) if isinstance(plain, (dict, list)) else str(plain)
-
-
 class Printer:
     """Writes tables and messages in one format; in json/csv, messages go to stderr."""
 
@@ -101,19 +77,19 @@ class Printer:
     def table(self, table: pa.Table, title: str | None = None) -> None:
         rows = table.to_pylist()
         if self.fmt == "json":
-            click.echo(json.dumps([_plain(r) for r in rows], ensure_ascii=False))
+            click.echo(json.dumps([plain_value(r) for r in rows], ensure_ascii=False))
         elif self.fmt == "csv":
             buf = io.StringIO()
             writer = csv.writer(buf, lineterminator="\n")
             writer.writerow(table.column_names)
-            writer.writerows([["" if v is None else _cell(v) for v in r.values()] for r in rows])
+            writer.writerows([["" if v is None else cell_text(v) for v in r.values()] for r in rows])
             click.echo(buf.getvalue(), nl=False)
         else:
             out = RichTable(title=title)
             for name in table.column_names:
                 out.add_column(name)
             for r in rows:
-                out.add_row(*(_cell(v) for v in r.values()))
+                out.add_row(*(cell_text(v) for v in r.values()))
             Console(soft_wrap=True).print(out)
 
     def message(self, text: str) -> None:
@@ -407,7 +383,7 @@ def inspect(ctx: click.Context, identifier: str, fmt: str | None, png: str | Non
             "primary_keys": table.primary_keys,
             "partition_keys": table.partition_keys,
         }
-        doc.update({name: [_plain(r) for r in t.to_pylist()] for name, t in sections.items()})
+        doc.update({name: [plain_value(r) for r in t.to_pylist()] for name, t in sections.items()})
         click.echo(json.dumps(doc, ensure_ascii=False))
         return
     if printer.fmt == "table":

@@ -2,40 +2,15 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import json
-from decimal import Decimal
-from typing import Any
 
 import click
 import pyarrow as pa
 
 from lsmlake.catalog import Catalog
+from lsmlake.cli_values import cell_text, plain_value
 from lsmlake.sql.context import open_data_table
 from lsmlake.table_stream import STREAM_MODES
-
-
-def _json_value(value: Any) -> Any:
-    if isinstance(value, (dt.datetime, dt.date, dt.time)):
-        return value.isoformat()
-    if isinstance(value, Decimal):
-        return str(value)
-    if isinstance(value, bytes):
-        return value.hex()
-    if isinstance(value, dt.timedelta):
-        return value.total_seconds()
-    if isinstance(value, dict):
-        return {str(k): _json_value(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_json_value(v) for v in value]
-    return value
-
-
-def _text(value: Any) -> str:
-    if value is None:
-        return "NULL"
-    plain = _json_value(value)
-    return json.dumps(plain, ensure_ascii=False) if isinstance(plain, (dict, list)) else str(plain)
 
 
 def echo_changes(changes: pa.Table, snapshot_id: int | None, *, as_json: bool) -> None:
@@ -43,11 +18,11 @@ def echo_changes(changes: pa.Table, snapshot_id: int | None, *, as_json: bool) -
     and ``snapshot_id`` (JSON lines)."""
     for row in changes.to_pylist():
         if as_json:
-            doc = {"snapshot_id": snapshot_id, **{k: _json_value(v) for k, v in row.items()}}
+            doc = {"snapshot_id": snapshot_id, **{k: plain_value(v) for k, v in row.items()}}
             click.echo(json.dumps(doc, ensure_ascii=False))
         else:
             kind = row.pop("rowkind")
-            click.echo(f"{kind} " + ", ".join(f"{k}={_text(v)}" for k, v in row.items()))
+            click.echo(f"{kind} " + ", ".join(f"{k}={cell_text(v)}" for k, v in row.items()))
 
 
 @click.command("stream")

@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import posixpath
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from typing import Literal
 
 import pyarrow as pa
 
-from lsmlake.core.binary_row import Timestamp, deserialize_row
+from lsmlake.core.binary_row import deserialize_row
 from lsmlake.core.fileio import FileIO
 from lsmlake.core.options import CoreOptions
-from lsmlake.core.paths import TablePaths, partition_path
+from lsmlake.core.paths import TablePaths
 from lsmlake.core.predicate import Predicate, evaluate
 from lsmlake.core.schema import TableSchema
 from lsmlake.metadata.manifest import FileKind, ManifestEntry, read_manifest
@@ -20,7 +19,7 @@ from lsmlake.metadata.manifest_list import read_manifest_list
 from lsmlake.metadata.snapshot import Snapshot
 from lsmlake.operations.live_files import live_entries
 from lsmlake.operations.read import ROW_KIND_COLUMN, ReadContext, read_split
-from lsmlake.operations.scan import POSTPONE_BUCKET, ScanFilters
+from lsmlake.operations.scan import POSTPONE_BUCKET, ScanFilters, bucket_directory
 from lsmlake.operations.split import Split
 
 ChangeMode = Literal["delta", "changelog"]
@@ -66,18 +65,7 @@ class _BucketLocator:
         return found
 
     def bucket_path(self, partition: bytes, bucket: int) -> str:
-        values = [v.to_datetime() if isinstance(v, Timestamp) else v for v in self.values(partition)]
-        part = partition_path(
-            self.schema.partition_keys,
-            values,
-            self.types,
-            default_name=self.options.partition_default_name,
-            legacy=self.options.partition_legacy_name,
-        )
-        directory = self.options.get("data-file.path-directory")
-        if directory:
-            part = posixpath.join(directory, part) if part else directory
-        return self.paths.bucket_dir(part, bucket)
+        return bucket_directory(self.paths, self.schema, self.options, self.values(partition), bucket)
 
 
 def change_splits(

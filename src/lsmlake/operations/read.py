@@ -10,7 +10,7 @@ import pyarrow as pa
 
 from lsmlake.core.predicate import Predicate
 from lsmlake.errors import LsmlakeError, UnsupportedError
-from lsmlake.mergetree.key_sort import stable_key_order
+from lsmlake.mergetree.key_sort import integer_key, stable_key_order
 from lsmlake.mergetree.kv_layout import SEQUENCE_NUMBER, VALUE_KIND
 from lsmlake.mergetree.lookup_merge import merge_skips_shadowed, shadowed_mask
 from lsmlake.mergetree.merge_function import (
@@ -124,7 +124,19 @@ def merge_rows(
         sort_keys.append((SEQUENCE_NUMBER, "ascending"))
         idx = sort_indices(table.select([k for k, _ in sort_keys]), sort_keys)
     try:
-        if isinstance(merge_function, (Deduplicate, FirstRow)):
+        int_key = integer_key(table, keys)
+        if (
+            isinstance(merge_function, Deduplicate)
+            and not merge_function.ignore_delete
+            and int_key is not None
+        ):
+            # the newest row of each key wins: the last of each run of equal keys, found in numpy
+            order = idx.to_numpy()
+            sorted_keys = int_key[order]
+            last = np.ones(len(order), dtype=bool)
+            last[:-1] = sorted_keys[1:] != sorted_keys[:-1]
+            merged = table.take(pa.array(order[last]))
+        elif isinstance(merge_function, (Deduplicate, FirstRow)):
             # sort only keys and kinds; take the surviving rows of the whole table once, in key order
             picked = merge_function.pick(table.select([*keys, VALUE_KIND]).take(idx), keys)
             merged = table.take(pa.array(idx.to_numpy()[picked]))

@@ -228,20 +228,9 @@ class _Planner:
         return values
 
     def bucket_path(self, partition: bytes, bucket: int) -> str:
-        values = [
-            v.to_datetime() if isinstance(v, Timestamp) else v for v in self.partition_values(partition)
-        ]
-        part = partition_path(
-            self.schema.partition_keys,
-            values,
-            self.partition_types,
-            default_name=self.options.partition_default_name,
-            legacy=self.options.partition_legacy_name,
+        return bucket_directory(
+            self.paths, self.schema, self.options, self.partition_values(partition), bucket
         )
-        directory = self.options.get("data-file.path-directory")
-        if directory:
-            part = posixpath.join(directory, part) if part else directory
-        return self.paths.bucket_dir(part, bucket)
 
     # -- manifest and entry pruning
     def manifest_matches(self, meta: ManifestFileMeta) -> bool:
@@ -354,6 +343,24 @@ class _Planner:
 def _decoded_stats(stats: Any, fields: tuple[DataField, ...], row_count: int) -> dict[str, ColumnStats]:
     """Decoded SimpleStats, memoized: manifests are immutable and re-planned on every read."""
     return stats_from_simple(stats, fields, row_count)
+
+
+def bucket_directory(
+    paths: TablePaths, schema: TableSchema, options: CoreOptions, values: Sequence[object], bucket: int
+) -> str:
+    """The directory of one bucket of the partition with ``values`` (``data-file.path-directory`` kept)."""
+    plain = [v.to_datetime() if isinstance(v, Timestamp) else v for v in values]
+    part = partition_path(
+        schema.partition_keys,
+        plain,
+        [schema.field(k).type for k in schema.partition_keys],
+        default_name=options.partition_default_name,
+        legacy=options.partition_legacy_name,
+    )
+    directory = options.get("data-file.path-directory")
+    if directory:
+        part = posixpath.join(directory, part) if part else directory
+    return paths.bucket_dir(part, bucket)
 
 
 def _safe_match(pred: Predicate, stats: Any, fields: Sequence[DataField], row_count: int) -> bool:
