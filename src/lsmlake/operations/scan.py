@@ -278,7 +278,7 @@ class _Planner:
         return self.paths.index_file(name)
 
 
-@lru_cache(maxsize=100_000)
+@lru_cache(maxsize=20_000)
 def _decoded_stats(stats: Any, fields: tuple[DataField, ...], row_count: int) -> dict[str, ColumnStats]:
     """Decoded SimpleStats, memoized: manifests are immutable and re-planned on every read."""
     return stats_from_simple(stats, fields, row_count)
