@@ -395,3 +395,31 @@ class PypaimonBatch:
                 else:
                     out.append(None)
             return out
+
+
+_STREAM_CHILD = Path(__file__).with_name("_pypaimon_stream_child.py")
+
+
+def pypaimon_stream(warehouse: Path, until: int, tmp: Path, consumer_id: str | None = None) -> pa.Table:
+    """pypaimon's streaming scan of ``db.t`` (from the consumer's position, if any) up to snapshot
+    ``until``, with its row kinds in a ``rowkind`` column."""
+    output = tmp / f"stream-{until}-{consumer_id}.arrows"
+    command = {
+        "warehouse": str(warehouse.resolve()),
+        "identifier": "db.t",
+        "until": until,
+        "consumer_id": consumer_id,
+        "output_path": str(output),
+    }
+    subprocess.run(
+        [str(pypaimon_python()), "-I", str(_STREAM_CHILD)],
+        input=json.dumps(command),
+        text=True,
+        capture_output=True,
+        check=True,
+        timeout=300,
+        env=_clean_env(),
+    )
+    with pa.OSFile(str(output), "rb") as source:
+        table = pa.ipc.open_stream(source).read_all()
+    return table.rename_columns(["rowkind" if n == "_row_kind" else n for n in table.column_names])

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import json
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 import pytest
-from pypaimon_env import _clean_env, pypaimon_python
+from pypaimon_env import pypaimon_stream
 
 import lsmlake
 
@@ -17,31 +15,12 @@ pytestmark = pytest.mark.interop
 
 SCHEMA = pa.schema([("id", pa.int64()), ("v", pa.string())])
 KEY_SCHEMA = pa.schema([SCHEMA.field("id")])
-CHILD = Path(__file__).with_name("_pypaimon_stream_child.py")
 
 
 def _pypaimon_changes(warehouse: Path, until: int, tmp: Path, consumer_id: str) -> list[tuple[Any, ...]]:
     """pypaimon's streaming read of db.t from the consumer's position up to snapshot ``until``."""
-    output = tmp / "changes.arrows"
-    command = {
-        "warehouse": str(warehouse.resolve()),
-        "identifier": "db.t",
-        "until": until,
-        "consumer_id": consumer_id,
-        "output_path": str(output),
-    }
-    subprocess.run(
-        [str(pypaimon_python()), "-I", str(CHILD)],
-        input=json.dumps(command),
-        text=True,
-        capture_output=True,
-        check=True,
-        timeout=300,
-        env=_clean_env(),
-    )
-    with pa.OSFile(str(output), "rb") as source:
-        table = pa.ipc.open_stream(source).read_all()
-    return [(r["_row_kind"], r["id"], r["v"]) for r in table.to_pylist()]
+    table = pypaimon_stream(warehouse, until, tmp, consumer_id)
+    return [(r["rowkind"], r["id"], r["v"]) for r in table.to_pylist()]
 
 
 def _strict_replay(model: dict[int, str], changes: list[tuple[Any, ...]]) -> None:

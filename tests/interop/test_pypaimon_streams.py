@@ -3,14 +3,12 @@ an lsmlake consumer), and lsmlake streams the changelog pypaimon writes."""
 
 from __future__ import annotations
 
-import json
-import subprocess
 from pathlib import Path
 
 import pyarrow as pa
 import pytest
 from change_model import apply_all, as_model
-from pypaimon_env import _clean_env, pypaimon_create_table, pypaimon_python, pypaimon_read, pypaimon_write
+from pypaimon_env import pypaimon_create_table, pypaimon_read, pypaimon_stream, pypaimon_write
 
 import lsmlake
 from lsmlake.maintenance.consumers import read_consumers
@@ -19,31 +17,6 @@ pytestmark = pytest.mark.interop
 
 SCHEMA = pa.schema([("id", pa.int64()), ("v", pa.string())])
 KEY_SCHEMA = pa.schema([SCHEMA.field("id")])
-CHILD = Path(__file__).with_name("_pypaimon_stream_child.py")
-
-
-def _pypaimon_stream(warehouse: Path, until: int, tmp: Path, consumer_id: str | None = None) -> pa.Table:
-    """pypaimon's streaming scan of db.t up to snapshot ``until``; rows with a ``rowkind`` column."""
-    output = tmp / f"stream-{until}-{consumer_id}.arrows"
-    command = {
-        "warehouse": str(warehouse.resolve()),
-        "identifier": "db.t",
-        "until": until,
-        "consumer_id": consumer_id,
-        "output_path": str(output),
-    }
-    subprocess.run(
-        [str(pypaimon_python()), "-I", str(CHILD)],
-        input=json.dumps(command),
-        text=True,
-        capture_output=True,
-        check=True,
-        timeout=300,
-        env=_clean_env(),
-    )
-    with pa.OSFile(str(output), "rb") as source:
-        table = pa.ipc.open_stream(source).read_all()
-    return table.rename_columns(["rowkind" if n == "_row_kind" else n for n in table.column_names])
 
 
 def _rows(ids: list[int], tag: str) -> pa.Table:
@@ -71,14 +44,14 @@ def test_pypaimon_streams_what_lsmlake_wrote(catalog: lsmlake.Catalog, tmp_path:
     assert sum(t.num_rows for t in table.stream(consumer_id="shared", stop_when_caught_up=True)) == 2
     _lsmlake_history(table)
     latest = table.latest_snapshot().id  # type: ignore[union-attr]
-    changes = _pypaimon_stream(warehouse, latest, tmp_path, consumer_id="shared")
+    changes = pypaimon_stream(warehouse, latest, tmp_path, consumer_id="shared")
     assert "-D" in set(changes.column("rowkind").to_pylist())
     model = apply_all(as_model(table.read(snapshot_id=first), "id"), [changes], "id")
     assert model == as_model(table.read(), "id")
     # pypaimon saved the consumer's progress in the same file lsmlake reads
     assert read_consumers(table.io, table.root) == {"shared": latest + 1}
     # and pypaimon's own stream from scratch (full plan of the latest snapshot) matches too
-    full = _pypaimon_stream(warehouse, latest, tmp_path)
+    full = pypaimon_stream(warehouse, latest, tmp_path)
     assert apply_all({}, [full], "id") == as_model(table.read(), "id")
 
 

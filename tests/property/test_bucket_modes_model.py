@@ -84,23 +84,26 @@ def check_hash_index(table: lsmlake.Table, live: list[tuple[str, int, int]]) -> 
         assert set(hashes) <= files[(partitions[p], b)]
 
 
+def apply_op(table: lsmlake.Table, model: dict[tuple[int, str], int], step: int, op: str, arg: Any) -> None:
+    """Run one generated operation on a table keyed by (k, p) and on its model (compaction: no change)."""
+    if op == "write":
+        table.write(rows_table(arg, step))
+        model.update({(k, p): v * 100 + step for k, p, v in arg})
+    elif op == "delete":
+        table.delete(pa.table({"k": [k for k, _ in arg], "p": [p for _, p in arg]}, schema=SCHEMA.remove(2)))
+        for k, p in arg:
+            model.pop((k, p), None)
+    else:
+        table.compact(full=arg)
+
+
 @SETTINGS
 @given(ops=OPS, options=OPTIONS)
 def test_dynamic_bucket_model(ops: list[Any], options: dict[str, str]) -> None:
     table = new_table(["k", "p"], options)
     model: dict[tuple[int, str], int] = {}
     for step, (op, arg) in enumerate(ops):
-        if op == "write":
-            table.write(rows_table(arg, step))
-            model.update({(k, p): v * 100 + step for k, p, v in arg})
-        elif op == "delete":
-            table.delete(
-                pa.table({"k": [k for k, _ in arg], "p": [p for _, p in arg]}, schema=SCHEMA.remove(2))
-            )
-            for k, p in arg:
-                model.pop((k, p), None)
-        else:
-            table.compact(full=arg)
+        apply_op(table, model, step, op, arg)
         got = {(r["k"], r["p"]): r["v"] for r in table.read().to_pylist()}
         assert got == model
     live = live_by_bucket(table)
@@ -147,17 +150,8 @@ def test_postpone_bucket_model(ops: list[Any], bucket_num: str | None, dv: bool)
     model: dict[tuple[int, str], int] = {}
     visible: dict[tuple[int, str], int] = {}
     for step, (op, arg) in enumerate(ops):
-        if op == "write":
-            table.write(rows_table(arg, step))
-            model.update({(k, p): v * 100 + step for k, p, v in arg})
-        elif op == "delete":
-            table.delete(
-                pa.table({"k": [k for k, _ in arg], "p": [p for _, p in arg]}, schema=SCHEMA.remove(2))
-            )
-            for k, p in arg:
-                model.pop((k, p), None)
-        else:
-            table.compact(full=arg)
+        apply_op(table, model, step, op, arg)
+        if op == "compact":
             visible = dict(model)
         got = {(r["k"], r["p"]): r["v"] for r in table.read().to_pylist()}
         assert got == visible  # postponed rows stay invisible until compaction
