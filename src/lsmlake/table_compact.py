@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from typing import TYPE_CHECKING, TypeVar
 
 from rich.console import Console
@@ -32,10 +32,19 @@ def progress(items: Sequence[T], description: str) -> Iterable[T]:
     return track(items, description=description, console=Console(stderr=True), transient=True)
 
 
-def compact_table(table: Table, *, full: bool = False, executor: str = "local") -> int | None:
+def compact_table(
+    table: Table,
+    *,
+    full: bool = False,
+    executor: str = "local",
+    only: Collection[tuple[bytes, int]] | None = None,
+    commit_user: str | None = None,
+) -> int | None:
     """Compact each bucket (its strategy, or everything to the max level when ``full``); snapshot id or None.
 
     ``executor="ray"`` compacts the buckets as Ray tasks (needs ``lsmlake[ray]``) and commits once.
+    ``only`` limits the compaction to these (partition, bucket) pairs (postponed rows are left alone);
+    ``commit_user`` commits as that writer (a write re-running its own compaction).
     """
     if executor == "ray":
         from lsmlake.ray.compact import compact_table_ray  # optional extra, imported only when asked
@@ -53,14 +62,15 @@ def compact_table(table: Table, *, full: bool = False, executor: str = "local") 
     restored = RestoredState.load(table.io, table.paths, table.snapshot_manager.latest())
     if restored.snapshot is None:
         return None
-    postponed = compact_postponed(table, restored)  # bucket = -2: give postponed rows real buckets first
+    # bucket = -2: give postponed rows real buckets first
+    postponed = compact_postponed(table, restored) if only is None else None
     if postponed is not None:
         restored = RestoredState.load(table.io, table.paths, table.snapshot_manager.latest())
     paths = table.paths
     ptypes = [schema.field(k).type for k in schema.partition_keys]
     messages: list[CommitMessage] = []
     written: list[str] = []
-    buckets = [b for b in restored.buckets() if b[1] != POSTPONE_BUCKET]
+    buckets = [b for b in restored.buckets() if b[1] != POSTPONE_BUCKET and (only is None or b in only)]
     try:
         for partition, bucket in progress(buckets, f"compacting {table.name}"):
             entries = restored.entries(partition, bucket)
@@ -87,7 +97,10 @@ def compact_table(table: Table, *, full: bool = False, executor: str = "local") 
                 written.extend(written_by(message, state.directory, paths))
         if not messages:
             return postponed
-        ids = FileStoreCommit(table.io, table.root, schema, options, table_name=table.name).commit(messages)
+        committer = FileStoreCommit(
+            table.io, table.root, schema, options, table_name=table.name, commit_user=commit_user
+        )
+        ids = committer.commit(messages)
     except BaseException:
         for path in written:
             table.io.delete_file(path)

@@ -26,7 +26,9 @@ from lsmlake.operations.write_commit import (
     publish_appends,
     publish_compaction,
     publish_write,
+    written_buckets,
 )
+from lsmlake.table_compact import compact_table
 
 if TYPE_CHECKING:
     from lsmlake.table import Table
@@ -131,7 +133,13 @@ class TableWriter:
             )
             if not overwriting:
                 committer.base_snapshot_id = self._write.restored_snapshot_id
-                publish_write(committer, result, messages, table_name=self.table.name)
+                publish_write(
+                    committer,
+                    result,
+                    messages,
+                    table_name=self.table.name,
+                    recompact=self._recompact(messages, committer.commit_user),
+                )
             else:
                 appends = [append_part(m) for m in messages]
                 replaces = partition_matcher(self.table.schema, self._overwrite, messages)
@@ -158,6 +166,17 @@ class TableWriter:
                     f"table {self.table.name}: snapshot expiry after commit failed: {e}", stacklevel=2
                 )
         return self.snapshot_ids[-1] if self.snapshot_ids else None
+
+    def _recompact(
+        self, messages: Sequence[CommitMessage], commit_user: str
+    ) -> Callable[[], int | None] | None:
+        """A fresh compaction of the buckets written, for when the write's own compaction loses a race."""
+        options = self.table.options
+        if options.get_bool("write-only") or not self.table.schema.primary_keys:
+            return None
+        touched = written_buckets(messages)
+        full = options.get_int("full-compaction.delta-commits", 0) > 0
+        return lambda: compact_table(self.table, full=full, only=touched, commit_user=commit_user)
 
     def abort(self) -> None:
         """Discard everything written so far; no snapshot is created."""

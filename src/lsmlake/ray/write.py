@@ -45,9 +45,10 @@ from lsmlake.operations.input_rows import conform, row_kinds
 from lsmlake.operations.restore import RestoredState
 from lsmlake.operations.routing import route_rows
 from lsmlake.operations.write import FileStoreWrite
-from lsmlake.operations.write_commit import PublishedWrite, publish_write
+from lsmlake.operations.write_commit import PublishedWrite, publish_write, written_buckets
 from lsmlake.ray._common import Storage, TableSource, open_source
 from lsmlake.table import Table
+from lsmlake.table_compact import compact_table
 
 GROUP_COLUMN = "__lsmlake_bucket_group"
 """The shuffle key added to each row: a hash of its (partition, bucket)."""
@@ -230,7 +231,17 @@ def commit_messages(table: Table, messages: Sequence[CommitMessage], written: Se
             committer = FileStoreCommit(
                 table.io, table.root, table.schema, table.options, table_name=table.name
             )
-            publish_write(committer, result, messages, table_name=table.name)
+            touched = written_buckets(messages)
+            full = table.options.get_int("full-compaction.delta-commits", 0) > 0
+            publish_write(
+                committer,
+                result,
+                messages,
+                table_name=table.name,
+                recompact=lambda: compact_table(
+                    table, full=full, only=touched, commit_user=committer.commit_user
+                ),
+            )
     except BaseException:
         _delete(table.io, [p for p in written if p.rsplit("/", 1)[-1] not in result.published])
         raise
