@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import itertools
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
 from lsmlake.mergetree.engines.segments import sort_nulls_first
+from lsmlake.metadata.data_file import DataFileMeta
 
 IntArray = np.ndarray[Any, np.dtype[np.int64]]
 
@@ -63,3 +65,11 @@ def stable_key_order(table: pa.Table, key_names: Sequence[str], *, sorted_runs: 
         return radix_argsort(keys)
     idx = sort_nulls_first(table.select(list(key_names)), [(k, "ascending") for k in key_names])
     return np.asarray(idx.to_numpy(), dtype=np.int64)
+
+
+def by_sequence(files: Iterable[DataFileMeta]) -> tuple[list[DataFileMeta], bool]:
+    """The files oldest first, and whether their sequence ranges are disjoint in that order: then their
+    rows, concatenated in that order, merge with ``stable_key_order(..., sorted_runs=True)``."""
+    ordered = sorted(files, key=lambda f: f.min_sequence_number)
+    disjoint = all(a.max_sequence_number < b.min_sequence_number for a, b in itertools.pairwise(ordered))
+    return ordered, disjoint

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 import posixpath
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -27,7 +26,7 @@ from lsmlake.mergetree.compact_strategy import (
 )
 from lsmlake.mergetree.compact_task import Rewrite, TaskPlanner, Upgrade, UpgradeKind, rewrite_needs_lookup
 from lsmlake.mergetree.dv_maintainer import BucketDeletionVectors
-from lsmlake.mergetree.key_sort import stable_key_order
+from lsmlake.mergetree.key_sort import by_sequence, stable_key_order
 from lsmlake.mergetree.kv_layout import SEQUENCE_NUMBER, VALUE_KIND, is_retract, to_kv_table
 from lsmlake.mergetree.levels import Levels
 from lsmlake.mergetree.lookup import KEY_CACHE
@@ -429,10 +428,8 @@ class BucketCompactor:
         self, files: list[DataFileMeta], piece: Predicate | None, output_level: int, drop: bool
     ) -> pa.Table | None:
         """The merged rows of one key range in file layout, or None when nothing survives."""
-        by_age = sorted(files, key=lambda f: f.min_sequence_number)
-        if not self.options.sequence_fields and all(
-            a.max_sequence_number < b.min_sequence_number for a, b in itertools.pairwise(by_age)
-        ):
+        by_age, disjoint = by_sequence(files)
+        if not self.options.sequence_fields and disjoint:
             # files in sequence order, each sorted by (key, sequence): a stable sort by key merges them
             rows = self._read(by_age, piece=piece)
             rows = rows.take(pa.array(stable_key_order(rows, self.key_names, sorted_runs=True)))

@@ -12,7 +12,7 @@ from lsmlake.core.fileio import FileIO
 from lsmlake.core.predicate import Compare, Predicate, and_, parse_filter
 from lsmlake.core.schema import TableSchema
 from lsmlake.metadata.data_file import DataFileMeta
-from lsmlake.operations.parquet_files import footer
+from lsmlake.operations.parquet_files import column_ranges
 
 # Roots whose Parquet statistics order like lsmlake's key comparison (nulls aside; keys are NOT NULL).
 _CHUNKABLE_ROOTS = frozenset({"TINYINT", "SMALLINT", "INT", "BIGINT", "DATE", "CHAR", "VARCHAR"})
@@ -39,18 +39,13 @@ def row_group_ranges(io: FileIO, path: str, column: str) -> list[RowGroupRange] 
     """Min/max of ``column`` per row group from the file footer; None when a bound is missing."""
     if posixpath.splitext(path)[1].lower() != ".parquet":
         return None
-    meta = footer(io, path)
-    names = [meta.schema.column(i).path for i in range(meta.num_columns)]
-    if column not in names:
+    ranges = column_ranges(io, path, column)
+    if not ranges.known.all():
         return None
-    index = names.index(column)
-    out = []
-    for g in range(meta.num_row_groups):
-        stats = meta.row_group(g).column(index).statistics
-        if stats is None or not stats.has_min_max:
-            return None
-        out.append(RowGroupRange(stats.min, stats.max, meta.row_group(g).num_rows))
-    return out
+    return [
+        RowGroupRange(low, high, int(rows))
+        for low, high, rows in zip(ranges.mins, ranges.maxs, ranges.rows, strict=True)
+    ]
 
 
 def cut_points(ranges: Sequence[RowGroupRange], max_rows: int) -> list[Any]:

@@ -13,6 +13,7 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from decimal import Decimal
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -32,40 +33,49 @@ class _Footer:
 
     meta: pq.FileMetaData
     size: int | None
-    io: FileIO | None  # kept so that the id in the cache key is not reused by another FileIO
-    columns: dict[str, _ColumnRanges] = field(default_factory=dict)
+    io: FileIO  # kept so that the id in the cache key is not reused by another FileIO
+    columns: dict[str, ColumnRanges] = field(default_factory=dict)
 
-    def ranges(self, name: str) -> _ColumnRanges | None:
+    def ranges(self, name: str) -> ColumnRanges:
         if name not in self.columns:
-            self.columns[name] = _ColumnRanges.of(self.meta, name)
+            self.columns[name] = ColumnRanges.of(self.meta, name)
         return self.columns[name]
+
+    @cached_property
+    def row_starts(self) -> np.ndarray[Any, np.dtype[np.int64]]:
+        """The file position of each row group's first row, and the row count last."""
+        counts = [self.meta.row_group(i).num_rows for i in range(self.meta.num_row_groups)]
+        return np.cumsum([0, *counts], dtype=np.int64)
 
 
 @dataclass(frozen=True)
-class _ColumnRanges:
+class ColumnRanges:
     """Min, max and null count of one column in every row group (``known`` False where absent)."""
 
     mins: np.ndarray[Any, Any]
     maxs: np.ndarray[Any, Any]
     known: np.ndarray[Any, np.dtype[np.bool_]]
     all_null: np.ndarray[Any, np.dtype[np.bool_]]
+    rows: np.ndarray[Any, np.dtype[np.int64]]
 
     @staticmethod
-    def of(meta: pq.FileMetaData, name: str) -> _ColumnRanges:
+    def of(meta: pq.FileMetaData, name: str) -> ColumnRanges:
+        """The ranges of the top-level column ``name`` (nothing known when the file lacks it)."""
         n = meta.num_row_groups
         mins, maxs = np.empty(n, dtype=object), np.empty(n, dtype=object)
         known, all_null = np.zeros(n, dtype=bool), np.zeros(n, dtype=bool)
-        index = meta.schema.names.index(name) if name in meta.schema.names else -1
+        rows = np.array([meta.row_group(i).num_rows for i in range(n)], dtype=np.int64)
+        paths = [meta.schema.column(i).path for i in range(meta.num_columns)]  # leaf paths: nested-safe
+        index = paths.index(name) if name in paths else -1
         for i in range(n if index >= 0 else 0):
-            group = meta.row_group(i)
-            column = group.column(index)
+            column = meta.row_group(i).column(index)
             s = column.statistics if column.is_stats_set else None
             if s is None:
                 continue
-            all_null[i] = s.has_null_count and s.null_count >= group.num_rows
+            all_null[i] = s.has_null_count and s.null_count >= rows[i]
             if s.has_min_max and not _is_nan(s.min) and not _is_nan(s.max):
                 mins[i], maxs[i], known[i] = s.min, s.max, True
-        return _ColumnRanges(mins, maxs, known, all_null)
+        return ColumnRanges(mins, maxs, known, all_null, rows)
 
 
 def _is_nan(v: Any) -> bool:
@@ -103,9 +113,9 @@ def _footer(io: FileIO, path: str) -> _Footer:
     return entry
 
 
-def footer(io: FileIO, path: str) -> pq.FileMetaData:
-    """The file's Parquet footer, from the cache when it is still the same file."""
-    return _footer(io, path).meta
+def column_ranges(io: FileIO, path: str, name: str) -> ColumnRanges:
+    """Per-row-group statistics of one column of a Parquet file, from its cached footer."""
+    return _footer(io, path).ranges(name)
 
 
 _RANGE_OPS = ("=", "<", "<=", ">", ">=")
@@ -129,8 +139,6 @@ def _leaf_mask(entry: _Footer, leaf: Predicate) -> np.ndarray[Any, np.dtype[np.b
     if isinstance(lit, dt.datetime) or _is_nan(lit):
         return None
     r = entry.ranges(leaf.field)
-    if r is None:
-        return None
     lo, hi = r.mins[r.known], r.maxs[r.known]
     try:
         if leaf.op == "=":
@@ -146,13 +154,12 @@ def _leaf_mask(entry: _Footer, leaf: Predicate) -> np.ndarray[Any, np.dtype[np.b
     return np.asarray(may & ~r.all_null, dtype=bool)
 
 
-def matching_row_groups(meta_or_entry: pq.FileMetaData | _Footer, predicate: Predicate | None) -> list[int]:
+def matching_row_groups(entry: _Footer, predicate: Predicate | None) -> list[int]:
     """The row groups whose statistics do not rule ``predicate`` out (all of them without one).
 
     A conjunction of plain comparisons (the usual key-range or point filter) is decided over arrays
     of every row group's min/max at once; any other part is checked row group by row group.
     """
-    entry = meta_or_entry if isinstance(meta_or_entry, _Footer) else _Footer(meta_or_entry, None, None)
     meta = entry.meta
     may = np.array([meta.row_group(i).num_rows > 0 for i in range(meta.num_row_groups)], dtype=bool)
     if predicate is None:
@@ -206,7 +213,7 @@ def read_row_groups(
             table = reader.read_row_groups(groups, columns=columns)
     if everything:
         return table, None
-    starts = np.cumsum([0] + [meta.row_group(i).num_rows for i in range(meta.num_row_groups)])
+    starts = entry.row_starts
     if not groups:
         return table, np.zeros(0, dtype=np.int64)
     return table, np.concatenate([np.arange(starts[i], starts[i + 1]) for i in groups])

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Iterator, Sequence
 
 import numpy as np
@@ -10,7 +9,7 @@ import pyarrow as pa
 
 from lsmlake.core.predicate import Predicate
 from lsmlake.errors import LsmlakeError, UnsupportedError
-from lsmlake.mergetree.key_sort import integer_key, stable_key_order
+from lsmlake.mergetree.key_sort import by_sequence, integer_key, stable_key_order
 from lsmlake.mergetree.kv_layout import SEQUENCE_NUMBER, VALUE_KIND
 from lsmlake.mergetree.lookup_merge import merge_skips_shadowed, shadowed_mask
 from lsmlake.mergetree.merge_function import (
@@ -174,8 +173,7 @@ def _section_files(split: Split, section: Section) -> tuple[list[int], bool]:
     """The section's files, oldest sequence numbers first, and whether their sequence ranges are disjoint
     in that order (then merging needs only a stable sort by key)."""
     index = {f.identifier(): i for i, f in enumerate(split.files)}
-    files = sorted((f for run in section for f in run), key=lambda f: f.min_sequence_number)
-    ordered = all(a.max_sequence_number < b.min_sequence_number for a, b in itertools.pairwise(files))
+    files, ordered = by_sequence(f for run in section for f in run)
     return [index[f.identifier()] for f in files], ordered
 
 
