@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.progress import track
 
 from lsmlake.core.binary_row import deserialize_row
-from lsmlake.core.paths import partition_path
+from lsmlake.core.paths import partition_directory
 from lsmlake.errors import UnsupportedError
 from lsmlake.operations.bucket_routers import POSTPONE_BUCKET
 from lsmlake.operations.commit import FileStoreCommit
@@ -75,13 +75,7 @@ def compact_table(
         for partition, bucket in progress(buckets, f"compacting {table.name}"):
             entries = restored.entries(partition, bucket)
             values = tuple(deserialize_row(partition, ptypes)) if ptypes else ()
-            part_dir = partition_path(
-                list(schema.partition_keys),
-                list(values),
-                ptypes,
-                default_name=options.partition_default_name,
-                legacy=options.partition_legacy_name,
-            )
+            part_dir = partition_directory(schema, options, values)
             state = BucketFiles(
                 partition,
                 values,

@@ -9,9 +9,14 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import count
+from typing import TYPE_CHECKING
 
 from lsmlake.core.binary_row import Timestamp
 from lsmlake.core.types import DataType
+
+if TYPE_CHECKING:
+    from lsmlake.core.options import CoreOptions
+    from lsmlake.core.schema import TableSchema
 
 _ESCAPED = frozenset(chr(c) for c in range(0x20)) | frozenset("\"#%'*/:=?\\\x7f{}[]^")
 
@@ -70,6 +75,24 @@ def partition_path(
             text = default_name
         parts.append(f"{escape_path_name(key)}={escape_path_name(text)}")
     return "/".join(parts)
+
+
+def partition_directory(schema: TableSchema, options: CoreOptions, values: Sequence[object]) -> str:
+    """A partition's directory relative to the table root: ``k1=v1/...`` (``""`` un-partitioned), under
+    `data-file.path-directory` when that option is set -- where writers, compactions and readers look."""
+    keys = list(schema.partition_keys)
+    plain = [v.to_datetime() if isinstance(v, Timestamp) else v for v in values]
+    part = partition_path(
+        keys,
+        plain,
+        [schema.field(k).type for k in keys],
+        default_name=options.partition_default_name,
+        legacy=options.partition_legacy_name,
+    )
+    directory = options.get("data-file.path-directory")
+    if directory:
+        part = posixpath.join(directory, part) if part else directory
+    return part
 
 
 def bucket_dir_name(bucket: int) -> str:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import posixpath
 from typing import TYPE_CHECKING
 
-from lsmlake.core.binary_row import Timestamp, deserialize_row
+from lsmlake.core.binary_row import deserialize_row
 from lsmlake.core.fileio import FileIO
-from lsmlake.core.paths import TablePaths, partition_path
+from lsmlake.core.paths import TablePaths, partition_directory
 from lsmlake.errors import CorruptFileError
 from lsmlake.maintenance.planning import SnapshotFiles
 from lsmlake.metadata.data_file import DataFileMeta
@@ -29,11 +29,8 @@ class FileLocator:
         self.root = table.root.rstrip("/")
         self.paths = TablePaths(self.root)
         schema, options = table.schema, table.options
-        self.partition_keys = list(schema.partition_keys)
+        self.schema, self.options = schema, options
         self.partition_types = [schema.field(k).type for k in schema.partition_keys]
-        self.default_name = options.partition_default_name
-        self.legacy = options.partition_legacy_name
-        self.data_dir = options.get("data-file.path-directory")
         self.index_in_data_dir = options.get_bool("index-file-in-data-file-dir")
         self._bucket_dirs: dict[tuple[bytes, int], str] = {}
 
@@ -44,19 +41,7 @@ class FileLocator:
 
     def partition_dir(self, partition: bytes) -> str:
         """``k=v/...`` relative to the table root (under `data-file.path-directory` when set)."""
-        values = [
-            v.to_datetime() if isinstance(v, Timestamp) else v for v in self.partition_values(partition)
-        ]
-        part = partition_path(
-            self.partition_keys,
-            values,
-            self.partition_types,
-            default_name=self.default_name,
-            legacy=self.legacy,
-        )
-        if self.data_dir:
-            part = posixpath.join(self.data_dir, part) if part else self.data_dir
-        return part
+        return partition_directory(self.schema, self.options, self.partition_values(partition))
 
     def bucket_dir(self, partition: bytes, bucket: int) -> str:
         key = (partition, bucket)

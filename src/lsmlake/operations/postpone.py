@@ -20,7 +20,7 @@ import pyarrow as pa
 from lsmlake.core.binary_row import deserialize_row
 from lsmlake.core.fileio import FileIO
 from lsmlake.core.options import CoreOptions, parse_memory_size
-from lsmlake.core.paths import TablePaths, partition_path
+from lsmlake.core.paths import TablePaths, partition_directory
 from lsmlake.core.schema import TableSchema
 from lsmlake.errors import InvalidOptionError
 from lsmlake.mergetree.kv_layout import SEQUENCE_NUMBER, VALUE_KIND
@@ -113,13 +113,7 @@ class PostponeCompactor:
     def _rows(self, partition: bytes, files: list[DataFileMeta]) -> tuple[pa.Table, np.ndarray]:
         ptypes = [self.schema.field(k).type for k in self.schema.partition_keys]
         values = tuple(deserialize_row(partition, ptypes)) if ptypes else ()
-        part_dir = partition_path(
-            list(self.schema.partition_keys),
-            list(values),
-            ptypes,
-            default_name=self.options.partition_default_name,
-            legacy=self.options.partition_legacy_name,
-        )
+        part_dir = partition_directory(self.schema, self.options, values)
         split = Split(
             partition=partition,
             partition_values=values,

@@ -8,10 +8,10 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from lsmlake.core.binary_row import Timestamp, deserialize_row
+from lsmlake.core.binary_row import deserialize_row
 from lsmlake.core.fileio import FileIO
 from lsmlake.core.options import CoreOptions
-from lsmlake.core.paths import TablePaths, partition_path
+from lsmlake.core.paths import TablePaths, partition_directory
 from lsmlake.core.predicate import (
     ColumnStats,
     Predicate,
@@ -288,18 +288,7 @@ def bucket_directory(
     paths: TablePaths, schema: TableSchema, options: CoreOptions, values: Sequence[object], bucket: int
 ) -> str:
     """The directory of one bucket of the partition with ``values`` (``data-file.path-directory`` kept)."""
-    plain = [v.to_datetime() if isinstance(v, Timestamp) else v for v in values]
-    part = partition_path(
-        schema.partition_keys,
-        plain,
-        [schema.field(k).type for k in schema.partition_keys],
-        default_name=options.partition_default_name,
-        legacy=options.partition_legacy_name,
-    )
-    directory = options.get("data-file.path-directory")
-    if directory:
-        part = posixpath.join(directory, part) if part else directory
-    return paths.bucket_dir(part, bucket)
+    return paths.bucket_dir(partition_directory(schema, options, values), bucket)
 
 
 def _safe_match(pred: Predicate, stats: Any, fields: Sequence[DataField], row_count: int) -> bool:

@@ -14,7 +14,7 @@ import pyarrow as pa
 
 from lsmlake.core.fileio import FileIO
 from lsmlake.core.options import CoreOptions
-from lsmlake.core.paths import TablePaths, partition_path
+from lsmlake.core.paths import TablePaths, partition_directory
 from lsmlake.core.schema import TableSchema
 from lsmlake.errors import CommitConflictError
 from lsmlake.mergetree.key_sort import stable_key_order
@@ -233,14 +233,7 @@ class FileStoreWrite:
         self.written_paths.extend(f"{buf.directory}/{m.file_name}" for m in written)
 
     def _partition_dir(self, values: tuple[object, ...]) -> str:
-        keys = list(self.schema.partition_keys)
-        return partition_path(
-            keys,
-            list(values),
-            [self.schema.field(k).type for k in keys],
-            default_name=self.options.partition_default_name,
-            legacy=self.options.partition_legacy_name,
-        )
+        return partition_directory(self.schema, self.options, values)
 
     def prepare_commit(self, *, compact: bool = True, full: bool = False) -> list[CommitMessage]:
         """Flush every buffer, compact the buckets written (unless ``write-only``); one message per bucket."""

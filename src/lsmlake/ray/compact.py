@@ -17,7 +17,7 @@ import ray
 
 from lsmlake.core.binary_row import deserialize_row
 from lsmlake.core.options import CoreOptions
-from lsmlake.core.paths import TablePaths, partition_path
+from lsmlake.core.paths import TablePaths, partition_directory
 from lsmlake.core.schema import TableSchema
 from lsmlake.errors import UnsupportedError
 from lsmlake.metadata.data_file import DataFileMeta
@@ -53,13 +53,7 @@ def bucket_jobs(table: Table, restored: RestoredState) -> list[BucketJob]:
             continue
         entries = restored.entries(partition, bucket)
         values = tuple(deserialize_row(partition, ptypes)) if ptypes else ()
-        part_dir = partition_path(
-            list(schema.partition_keys),
-            list(values),
-            ptypes,
-            default_name=options.partition_default_name,
-            legacy=options.partition_legacy_name,
-        )
+        part_dir = partition_directory(schema, options, values)
         jobs.append(
             BucketJob(
                 partition,
