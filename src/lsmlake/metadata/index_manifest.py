@@ -8,6 +8,7 @@ from typing import Any
 
 from lsmlake.core.fileio import FileIO
 from lsmlake.errors import CorruptFileError
+from lsmlake.metadata.decoded_cache import DecodedFileCache
 from lsmlake.metadata.manifest import FileKind
 from lsmlake.metadata.stats import decode_records, encode_avro_container, java_schema_json, opt_int
 
@@ -206,8 +207,12 @@ def decode_index_manifest(data: bytes, *, name: str = "") -> list[IndexManifestE
         raise CorruptFileError(f"malformed entry in index manifest {name}: {e!r}") from e
 
 
+_cache = DecodedFileCache(lambda data, path: decode_index_manifest(data, name=path), 100_000)
+
+
 def read_index_manifest(io: FileIO, path: str) -> list[IndexManifestEntry]:
-    return decode_index_manifest(io.read_bytes(path), name=path)
+    """An index manifest's entries (immutable file: decoded once per process, then cached)."""
+    return _cache.read(io, path)
 
 
 def write_index_manifest(

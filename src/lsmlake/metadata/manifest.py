@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import threading
-from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import IntEnum
@@ -18,6 +16,7 @@ from lsmlake.metadata.data_file import (
     data_file_from_avro,
     data_file_to_avro,
 )
+from lsmlake.metadata.decoded_cache import DecodedFileCache
 from lsmlake.metadata.stats import decode_records, encode_avro_container, java_schema_json
 
 MANIFEST_VERSION = 2
@@ -128,30 +127,12 @@ def decode_manifest(data: bytes, *, name: str = "") -> list[ManifestEntry]:
 
 # Manifest files are immutable (unique names): decoded entries are kept, up to this many in all.
 _CACHE_MAX_ENTRIES = 500_000
-_cache: OrderedDict[tuple[int, str], tuple[FileIO, tuple[ManifestEntry, ...]]] = OrderedDict()
-_cache_entries = 0
-_cache_lock = threading.Lock()
+_cache = DecodedFileCache(lambda data, path: decode_manifest(data, name=path), _CACHE_MAX_ENTRIES)
 
 
 def read_manifest(io: FileIO, path: str) -> list[ManifestEntry]:
     """A manifest's entries; each file is decoded once per process (then served from a bounded cache)."""
-    global _cache_entries
-    key = (id(io), path)
-    with _cache_lock:
-        hit = _cache.get(key)
-        if hit is not None and hit[0] is io:
-            _cache.move_to_end(key)
-            return list(hit[1])
-    entries = tuple(decode_manifest(io.read_bytes(path), name=path))
-    with _cache_lock:
-        old = _cache.pop(key, None)
-        _cache_entries -= len(old[1]) if old is not None else 0
-        _cache[key] = (io, entries)
-        _cache_entries += len(entries)
-        while _cache_entries > _CACHE_MAX_ENTRIES and len(_cache) > 1:
-            _, (_, dropped) = _cache.popitem(last=False)
-            _cache_entries -= len(dropped)
-    return list(entries)
+    return _cache.read(io, path)
 
 
 def write_manifest(io: FileIO, path: str, entries: Iterable[ManifestEntry], codec: str = "zstandard") -> int:

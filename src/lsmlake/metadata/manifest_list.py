@@ -8,6 +8,7 @@ from typing import Any
 
 from lsmlake.core.fileio import FileIO
 from lsmlake.errors import CorruptFileError
+from lsmlake.metadata.decoded_cache import DecodedFileCache
 from lsmlake.metadata.stats import (
     SimpleStats,
     decode_records,
@@ -128,8 +129,12 @@ def decode_manifest_list(data: bytes, name: str = "") -> list[ManifestFileMeta]:
         raise CorruptFileError(f"malformed entry in manifest list {name}: {e!r}") from e
 
 
+_cache = DecodedFileCache(lambda data, path: decode_manifest_list(data, name=path), 100_000)
+
+
 def read_manifest_list(io: FileIO, path: str) -> list[ManifestFileMeta]:
-    return decode_manifest_list(io.read_bytes(path), name=path)
+    """A manifest list's entries (immutable file: decoded once per process, then cached)."""
+    return _cache.read(io, path)
 
 
 def write_manifest_list(

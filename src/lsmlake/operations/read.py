@@ -7,7 +7,7 @@ from collections.abc import Iterator, Sequence
 import numpy as np
 import pyarrow as pa
 
-from lsmlake.core.predicate import Predicate
+from lsmlake.core.predicate import Predicate, filter_table
 from lsmlake.errors import LsmlakeError, UnsupportedError
 from lsmlake.mergetree.key_sort import by_sequence, integer_key, stable_key_order
 from lsmlake.mergetree.kv_layout import SEQUENCE_NUMBER, VALUE_KIND
@@ -43,8 +43,8 @@ MERGE_PIECE_ROWS = 2_000_000
 
 def _finish(ctx: ReadContext, table: pa.Table, *, filtered: bool) -> pa.Table:
     """Apply the full filter (unless already exact) and the projection, in output schema."""
-    if not filtered and ctx.filters.full is not None and table.num_rows:
-        table = table.filter(ctx.filters.full.to_arrow())
+    if not filtered:
+        table = filter_table(table, ctx.filters.full)
     if ctx.keep_row_kind:
         return _with_row_kind(ctx, table)
     if not ctx.columns:
