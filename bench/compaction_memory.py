@@ -41,7 +41,7 @@ def build(warehouse: Path, rows: int, *, dv: bool) -> int:
     keys = rng.choice(rows, int(rows * 0.3), replace=False)
     upserts = make_rows(len(keys), seed=99).set_column(0, "id", pa.array(keys))
     table.write(upserts)
-    return size + upserts.nbytes
+    return int(size + upserts.nbytes)
 
 
 def child(warehouse: str) -> None:

@@ -65,7 +65,7 @@ def main(argv: list[str] | None = None) -> None:
 
         return run
 
-    def upsert(name: str, cross: bool) -> Callable[[], None]:
+    def upsert(name: str, cross: bool) -> Callable[[], object]:
         rows = with_part(batch) if cross else batch
         return lambda: tables[name].write(rows)
 

@@ -52,13 +52,20 @@ def radix_argsort(keys: np.ndarray[Any, Any]) -> IntArray:
     return order
 
 
-def stable_key_order(table: pa.Table, key_names: Sequence[str], *, sorted_runs: bool = False) -> IntArray:
+def stable_key_order(
+    table: pa.Table,
+    key_names: Sequence[str],
+    *,
+    sorted_runs: bool = False,
+    integer_keys: np.ndarray[Any, Any] | None = None,
+) -> IntArray:
     """Indices that sort ``table`` by its key columns (ascending, nulls first), ties kept in row order.
 
     ``sorted_runs``: the rows are a few concatenated key-sorted runs (files), which numpy's timsort
-    merges in near-linear time; otherwise a single integer key is radix-sorted.
+    merges in near-linear time; otherwise a single integer key is radix-sorted. ``integer_keys``: the
+    caller's ``integer_key(table, key_names)``, when it has one (else it is computed here).
     """
-    keys = integer_key(table, key_names)
+    keys = integer_keys if integer_keys is not None else integer_key(table, key_names)
     if keys is not None and sorted_runs:
         return np.asarray(np.argsort(keys, kind="stable"), dtype=np.int64)
     if keys is not None and len(keys) >= _RADIX_MIN_ROWS:
