@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from dataclasses import field as dc_field
 from decimal import Decimal, InvalidOperation
-from functools import lru_cache, reduce
+from functools import cached_property, lru_cache, reduce
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -134,11 +134,16 @@ class Compare(_Leaf):
         if self.op not in OPS:
             raise ValueError(f"unknown comparison operator {self.op!r}")
 
+    @cached_property
+    def _arrow_literal(self) -> pa.Scalar:
+        """The literal as an Arrow scalar of the column's type (built once: every file read uses it)."""
+        return _arrow_scalar(self.literal, self.dtype)
+
     def _arrow(self, column: Any) -> Any:
         c = column(self.field)
         if self.literal is None:
             return pc.if_else(pc.is_valid(c), _NULL_BOOL, _NULL_BOOL)
-        return _ARROW_OPS[self.op](c, _arrow_scalar(self.literal, self.dtype))
+        return _ARROW_OPS[self.op](c, self._arrow_literal)
 
     def __str__(self) -> str:
         return f"{_sql_name(self.field)} {self.op} {_sql_literal(self.literal)}"

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import posixpath
+import threading
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any
 
 from lsmlake.core.binary_row import deserialize_row
@@ -278,10 +279,25 @@ class _Planner:
         return self.paths.index_file(name)
 
 
-@lru_cache(maxsize=20_000)
+_DECODED_STATS_MAX = 20_000
+_decoded: OrderedDict[int, tuple[Any, tuple[DataField, ...], int, dict[str, ColumnStats]]] = OrderedDict()
+_decoded_lock = threading.Lock()
+
+
 def _decoded_stats(stats: Any, fields: tuple[DataField, ...], row_count: int) -> dict[str, ColumnStats]:
-    """Decoded SimpleStats, memoized: manifests are immutable and re-planned on every read."""
-    return stats_from_simple(stats, fields, row_count)
+    """Decoded SimpleStats, memoized by the identity of the stats object: manifests are immutable and
+    their decoded entries cached, so every read re-plans the same objects (hashing their bytes and
+    fields each time cost more than the lookup saves). The entry holds the object, so its id stays
+    unique while cached."""
+    hit = _decoded.get(id(stats))
+    if hit is not None and hit[0] is stats and hit[2] == row_count and hit[1] == fields:
+        return hit[3]
+    decoded = stats_from_simple(stats, fields, row_count)
+    with _decoded_lock:
+        _decoded[id(stats)] = (stats, fields, row_count, decoded)
+        while len(_decoded) > _DECODED_STATS_MAX:
+            _decoded.popitem(last=False)
+    return decoded
 
 
 def bucket_directory(
