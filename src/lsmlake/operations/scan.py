@@ -3,26 +3,20 @@
 from __future__ import annotations
 
 import posixpath
-import threading
-from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from lsmlake.core.binary_row import deserialize_row
 from lsmlake.core.fileio import FileIO
 from lsmlake.core.options import CoreOptions
 from lsmlake.core.paths import TablePaths, partition_directory
 from lsmlake.core.predicate import (
-    ColumnStats,
     Predicate,
     evaluate,
     might_match,
     split_by_fields,
-    stats_from_simple,
 )
 from lsmlake.core.schema import TableSchema
-from lsmlake.core.types import DataField
 from lsmlake.errors import NoSuchSnapshotError, UnsupportedError
 from lsmlake.mergetree.interval_partition import KeyBounds
 from lsmlake.metadata.data_file import DataFileMeta
@@ -34,6 +28,7 @@ from lsmlake.metadata.snapshot_manager import SnapshotManager
 from lsmlake.operations.bucket_pruning import BucketSelector
 from lsmlake.operations.split import DeletionFile, Split
 from lsmlake.operations.split_generator import SplitGroup, split_for_append, split_for_batch
+from lsmlake.operations.stats_match import stats_might_match
 from lsmlake.schema_change.stats import StatsEvolution
 
 PartitionBucket = tuple[bytes, int]
@@ -180,7 +175,7 @@ class _Planner:
         if pred is None or not self.partition_fields:
             return True
         rows = meta.num_added_files + meta.num_deleted_files
-        return _safe_match(pred, meta.partition_stats, self.partition_fields, rows)
+        return stats_might_match(pred, meta.partition_stats, self.partition_fields, rows)
 
     def partition_matches(self, partition: bytes) -> bool:
         ok = self._partition_ok.get(partition)
@@ -211,7 +206,7 @@ class _Planner:
         if (
             key is not None
             and (f.schema_id == self.schema.id or self.evolution.keys_comparable(f.schema_id))
-            and not _safe_match(key, f.key_stats, self.key_fields, f.row_count)
+            and not stats_might_match(key, f.key_stats, self.key_fields, f.row_count)
         ):
             self.counts.by_key_stats += 1
             return False
@@ -235,7 +230,7 @@ class _Planner:
         known = set(self.schema.field_names)
         if any(n not in known for n in names):
             return True
-        return _safe_match(pred, f.value_stats, [self.schema.field(n) for n in names], f.row_count)
+        return stats_might_match(pred, f.value_stats, [self.schema.field(n) for n in names], f.row_count)
 
     def filter_bucket_by_values(self, files: list[DataFileMeta]) -> list[DataFileMeta]:
         """Java's whole-bucket value filter, run after planning for primary-key tables."""
@@ -279,40 +274,11 @@ class _Planner:
         return self.paths.index_file(name)
 
 
-_DECODED_STATS_MAX = 20_000
-_decoded: OrderedDict[int, tuple[Any, tuple[DataField, ...], int, dict[str, ColumnStats]]] = OrderedDict()
-_decoded_lock = threading.Lock()
-
-
-def _decoded_stats(stats: Any, fields: tuple[DataField, ...], row_count: int) -> dict[str, ColumnStats]:
-    """Decoded SimpleStats, memoized by the identity of the stats object: manifests are immutable and
-    their decoded entries cached, so every read re-plans the same objects (hashing their bytes and
-    fields each time cost more than the lookup saves). The entry holds the object, so its id stays
-    unique while cached."""
-    hit = _decoded.get(id(stats))
-    if hit is not None and hit[0] is stats and hit[2] == row_count and hit[1] == fields:
-        return hit[3]
-    decoded = stats_from_simple(stats, fields, row_count)
-    with _decoded_lock:
-        _decoded[id(stats)] = (stats, fields, row_count, decoded)
-        while len(_decoded) > _DECODED_STATS_MAX:
-            _decoded.popitem(last=False)
-    return decoded
-
-
 def bucket_directory(
     paths: TablePaths, schema: TableSchema, options: CoreOptions, values: Sequence[object], bucket: int
 ) -> str:
     """The directory of one bucket of the partition with ``values`` (``data-file.path-directory`` kept)."""
     return paths.bucket_dir(partition_directory(schema, options, values), bucket)
-
-
-def _safe_match(pred: Predicate, stats: Any, fields: Sequence[DataField], row_count: int) -> bool:
-    """``might_match`` over decoded SimpleStats; undecodable stats never prune."""
-    try:
-        return might_match(pred, _decoded_stats(stats, tuple(fields), row_count), row_count)
-    except (ValueError, KeyError, TypeError, IndexError):
-        return True
 
 
 def _group(entries: Sequence[ManifestEntry]) -> dict[PartitionBucket, list[ManifestEntry]]:
