@@ -418,6 +418,57 @@ def test_orphan_cleaning_removes_old_strays_only(catalog: lsmlake.Catalog) -> No
     assert remove_orphan_files(t, older_than_ms=FUTURE) == [fresh]
 
 
+def test_orphan_cleaning_removes_the_directories_it_empties(catalog: lsmlake.Catalog) -> None:
+    t = _table(catalog)
+    _history(t, rounds=2)
+    root = Path(t.root)
+    stray = _plant(root / "p=z" / "bucket-1" / "data-stray-0.parquet", age_ms=2 * DAY_MS)
+    beside_live = _plant(root / "p=a" / "bucket-0" / "data-stray-1.parquet", age_ms=2 * DAY_MS)
+    kept_by_fresh = _plant(root / "p=y" / "bucket-0" / "data-stray-2.parquet", age_ms=2 * DAY_MS)
+    fresh = _plant(root / "p=y" / "bucket-1" / "data-new-0.parquet", age_ms=60_000)
+    before = _rows(t)
+
+    assert remove_orphan_files(t, dry_run=True) == sorted([stray, beside_live, kept_by_fresh])
+    assert (root / "p=z" / "bucket-1").is_dir()  # a dry run removes nothing
+    assert remove_orphan_files(t) == sorted([stray, beside_live, kept_by_fresh])
+    assert not (root / "p=z").exists()  # its only file was an orphan: bucket and partition go
+    assert not (root / "p=y" / "bucket-0").exists()
+    assert os.path.exists(fresh)  # ... but p=y still holds a file too new to be judged
+    assert (root / "p=a" / "bucket-0").is_dir()  # live data stays, and so does its directory
+    assert _rows(t) == before
+    for sid in t.snapshot_manager.snapshot_ids():
+        _assert_readable(t, t.snapshot(sid))
+
+
+@pytest.mark.parametrize(
+    ("options", "cleans"),
+    [
+        ({}, False),
+        ({"snapshot.clean-empty-directories": "true"}, True),
+        ({"snapshot.expire.clean-empty-directories": "true"}, True),  # the older name
+        (
+            {"snapshot.clean-empty-directories": "false", "snapshot.expire.clean-empty-directories": "true"},
+            False,
+        ),
+    ],
+)
+def test_expiry_removes_emptied_directories_only_when_asked(
+    catalog: lsmlake.Catalog, options: dict[str, str], cleans: bool
+) -> None:
+    t = _table(catalog, **options)
+    _write(t, [1, 2, 3, 4], "gone", 1)
+    _write(t, [1, 2], "stays", 1)
+    t.overwrite(pa.table({"id": [], "p": [], "v": []}, schema=SCHEMA), partitions={"p": "gone"})
+    gone = Path(t.root) / "p=gone"
+    assert gone.is_dir()
+
+    result = expire_snapshots(t, retain_min=1, older_than_ms=FUTURE)
+    assert {Path(p).parent.parent.name for p in result.deleted_files if "bucket-" in p} == {"p=gone"}
+    assert gone.exists() is not cleans
+    assert (Path(t.root) / "p=stays").is_dir()
+    assert _rows(t) == [(1, "stays", 1), (2, "stays", 1)]
+
+
 # --------------------------------------------------------------------------- Java-written fixture
 
 

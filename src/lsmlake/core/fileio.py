@@ -229,6 +229,17 @@ class FileIO:
         if self.is_dir(path):
             self.fs.delete_dir(path)
 
+    def delete_empty_dir(self, path: str) -> bool:
+        """Remove ``path`` if it is an empty directory, atomically (a file created in it meanwhile keeps
+        it); True if it was removed. Object stores have no directories to remove: always False."""
+        if not self.local:
+            return False
+        try:
+            os.rmdir(path)
+        except OSError:
+            return False
+        return True
+
     def rename(self, src: str, dst: str) -> None:
         self.fs.move(src, dst)
 

@@ -66,6 +66,8 @@ PREFIXES = ("fields.", "file.format.per.level", "file.compression.per.level", "m
 ALSO_KNOWN = frozenset(
     {
         "first-row.ignore-delete",
+        "snapshot.clean-empty-directories",
+        "snapshot.expire.clean-empty-directories",
         "deduplicate.ignore-delete",
         "partial-update.ignore-delete",
         "partial-update.remove-record-on-delete",

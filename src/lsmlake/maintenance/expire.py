@@ -7,7 +7,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from lsmlake.core.options import parse_duration_ms
+from lsmlake.core.options import CoreOptions, parse_duration_ms
 from lsmlake.errors import NoSuchSnapshotError
 from lsmlake.maintenance.changelog_expire import (
     changelog_decoupled,
@@ -16,6 +16,7 @@ from lsmlake.maintenance.changelog_expire import (
     without_changelog,
 )
 from lsmlake.maintenance.consumers import min_next_snapshot
+from lsmlake.maintenance.empty_dirs import remove_empty_data_dirs
 from lsmlake.maintenance.files import FileLocator, SnapshotReader
 from lsmlake.maintenance.planning import FileSets, expire_candidates, expire_end, plan_deletion
 from lsmlake.maintenance.protect import (
@@ -71,6 +72,14 @@ class _SnapshotTimes(Mapping[int, int]):
         return len(self.manager.snapshot_ids())
 
 
+def _clean_empty_directories(options: CoreOptions) -> bool:
+    """`snapshot.clean-empty-directories`, or its older name when only that is set."""
+    key = "snapshot.clean-empty-directories"
+    return options.get_bool(
+        key if options.get(key) is not None else "snapshot.expire.clean-empty-directories"
+    )
+
+
 def expire_snapshots(
     table: Table,
     *,
@@ -84,7 +93,8 @@ def expire_snapshots(
     Defaults come from the table options `snapshot.num-retained.min` (10), `snapshot.num-retained.max`,
     `snapshot.time-retained` (1 h; ``older_than_ms`` is an absolute epoch-ms cut-off overriding it) and
     `snapshot.expire.limit` (50 snapshots per run). Consumers hold back their next snapshot. Files
-    still referenced by a retained snapshot, a tag or a branch are never deleted.
+    still referenced by a retained snapshot, a tag or a branch are never deleted. With
+    `snapshot.clean-empty-directories` (false), bucket and partition directories left empty go too.
     """
     options = table.options
     retain_min = options.get_int("snapshot.num-retained.min") if retain_min is None else retain_min
@@ -137,6 +147,8 @@ def expire_snapshots(
     plan = plan_deletion(expire_candidates(expiring_files, protection.anchor), protection)
 
     delete_files(table.io, plan)
+    if _clean_empty_directories(options):
+        remove_empty_data_dirs(table.io, table.root, [*plan.data_files, *plan.changelog_files])
     for s in expiring:
         if decoupled:
             keep_changelog(table.io, table.root, s)

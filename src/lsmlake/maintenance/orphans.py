@@ -11,6 +11,7 @@ import pyarrow.fs as pafs
 from lsmlake.core.fileio import FileIO
 from lsmlake.errors import CorruptFileError, NoSuchSnapshotError
 from lsmlake.maintenance.changelog_expire import changelog_view
+from lsmlake.maintenance.empty_dirs import remove_empty_data_dirs
 from lsmlake.maintenance.files import STATISTICS_DIR, FileLocator, SnapshotReader
 from lsmlake.maintenance.planning import orphan_files
 from lsmlake.maintenance.protect import branch_roots
@@ -116,8 +117,9 @@ def remove_orphan_files(
     table: Table, *, older_than_ms: int | None = None, dry_run: bool = False
 ) -> list[str]:
     """Delete files in the table's directories that nothing references and that are older than
-    ``older_than_ms`` (epoch ms; default now - 1 day, which protects in-flight commits).
-    Returns the orphan paths (deleted unless ``dry_run``). Directories are never deleted."""
+    ``older_than_ms`` (epoch ms; default now - 1 day, which protects in-flight commits), then the
+    bucket and partition directories that this left empty (local disk; object stores have none).
+    Returns the orphan paths (deleted unless ``dry_run``)."""
     if older_than_ms is None:
         older_than_ms = int(time.time() * 1000) - DAY_MS
     try:
@@ -128,4 +130,5 @@ def remove_orphan_files(
     if not dry_run:
         for path in orphans:
             table.io.delete_file(path)
+        remove_empty_data_dirs(table.io, table.root, orphans)
     return orphans
