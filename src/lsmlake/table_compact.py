@@ -1,4 +1,5 @@
-"""``table.compact()``: compact every bucket of the latest snapshot and commit one COMPACT snapshot."""
+"""``table.compact()``: compact every bucket of the latest snapshot and commit one COMPACT snapshot;
+buckets that another commit changed meanwhile are compacted again from the then latest snapshot."""
 
 from __future__ import annotations
 
@@ -11,13 +12,13 @@ from rich.progress import track
 
 from lsmlake.core.binary_row import deserialize_row
 from lsmlake.core.paths import partition_directory
-from lsmlake.errors import UnsupportedError
+from lsmlake.errors import CommitConflictError, UnsupportedError
 from lsmlake.operations.bucket_routers import POSTPONE_BUCKET
 from lsmlake.operations.commit import FileStoreCommit
 from lsmlake.operations.commit_message import CommitMessage
 from lsmlake.operations.compact import BucketFiles, compact_bucket, restore_deletion_vectors, written_by
 from lsmlake.operations.postpone import PostponeCompactor
-from lsmlake.operations.restore import RestoredState
+from lsmlake.operations.restore import BucketKey, RestoredState
 
 T = TypeVar("T")
 
@@ -56,50 +57,109 @@ def compact_table(
         return compact_table_ray(table, full=full) or postponed
     if executor != "local":
         raise ValueError(f"executor must be 'local' or 'ray', got {executor!r}")
-    schema, options = table.schema, table.options
-    if not schema.primary_keys:
+    if not table.schema.primary_keys:
         raise UnsupportedError(f"table {table.name}: compaction of append tables is not supported yet")
     restored = RestoredState.load(table.io, table.paths, table.snapshot_manager.latest())
     if restored.snapshot is None:
         return None
     # bucket = -2: give postponed rows real buckets first
-    postponed = compact_postponed(table, restored) if only is None else None
-    if postponed is not None:
+    last = compact_postponed(table, restored) if only is None else None
+    if last is not None:
         restored = RestoredState.load(table.io, table.paths, table.snapshot_manager.latest())
-    paths = table.paths
-    ptypes = [schema.field(k).type for k in schema.partition_keys]
-    messages: list[CommitMessage] = []
-    written: list[str] = []
-    buckets = [b for b in restored.buckets() if b[1] != POSTPONE_BUCKET and (only is None or b in only)]
+    pending = [b for b in restored.buckets() if b[1] != POSTPONE_BUCKET and (only is None or b in only)]
+    done = _compact_and_commit(table, restored, pending, full=full, commit_user=commit_user)
+    return done if done is not None else last
+
+
+# Attempts at one COMPACT snapshot; after a conflict, the buckets that another commit changed are
+# compacted again from the then latest snapshot, and the others keep the files already written.
+COMPACT_ATTEMPTS = 3
+
+
+def _compact_and_commit(
+    table: Table,
+    restored: RestoredState,
+    buckets: Sequence[BucketKey],
+    *,
+    full: bool,
+    commit_user: str | None,
+) -> int | None:
+    """Compact ``buckets`` and publish them in one COMPACT snapshot (its id; None if none needed it).
+
+    A conflict costs only the buckets whose input files are no longer all live: they are compacted again
+    from the latest snapshot. Out of attempts, nothing is published, every new file is deleted, and
+    CommitConflictError is raised."""
+    kept: dict[BucketKey, tuple[CommitMessage, list[str]]] = {}
+    pending = list(buckets)
     try:
-        for partition, bucket in progress(buckets, f"compacting {table.name}"):
-            entries = restored.entries(partition, bucket)
-            values = tuple(deserialize_row(partition, ptypes)) if ptypes else ()
-            part_dir = partition_directory(schema, options, values)
-            state = BucketFiles(
-                partition,
-                values,
-                bucket,
-                entries[0].total_buckets,
-                paths.bucket_dir(part_dir, bucket),
-                [e.file for e in entries],
-                restore_deletion_vectors(table.io, paths, restored, partition, bucket, options),
-            )
-            message = compact_bucket(table.io, paths, schema, options, state, full=full)
-            if message is not None:
-                messages.append(message)
-                written.extend(written_by(message, state.directory, paths))
-        if not messages:
-            return postponed
-        committer = FileStoreCommit(
-            table.io, table.root, schema, options, table_name=table.name, commit_user=commit_user
-        )
-        ids = committer.commit(messages)
+        for _ in range(COMPACT_ATTEMPTS):
+            for partition, bucket in progress(pending, f"compacting {table.name}"):
+                if not restored.entries(partition, bucket):
+                    continue  # emptied by another commit since
+                message, files = _compact_one(table, restored, partition, bucket, full=full)
+                if message is not None:
+                    kept[(partition, bucket)] = (message, files)
+            if not kept:
+                return None
+            try:
+                return _commit(table, [m for m, _ in kept.values()], commit_user)
+            except CommitConflictError:
+                pass
+            restored = RestoredState.load(table.io, table.paths, table.snapshot_manager.latest())
+            pending = [b for b, (m, _) in kept.items() if not _inputs_live(m, restored)]
+            pending = pending or list(kept)  # not explained by the inputs: redo them all
+            for b in pending:
+                _delete(table, kept.pop(b)[1])
     except BaseException:
-        for path in written:
-            table.io.delete_file(path)
+        for _, files in kept.values():
+            _delete(table, files)
         raise
+    for _, files in kept.values():
+        _delete(table, files)
+    raise CommitConflictError(
+        f"table {table.name}: the compaction lost to other writers' commits {COMPACT_ATTEMPTS} times "
+        f"({len(pending)} bucket(s) changed under it); nothing was published"
+    )
+
+
+def _compact_one(
+    table: Table, restored: RestoredState, partition: bytes, bucket: int, *, full: bool
+) -> tuple[CommitMessage | None, list[str]]:
+    """One bucket's compaction message (None when it needs none) and the files it wrote."""
+    schema, options, paths = table.schema, table.options, table.paths
+    entries = restored.entries(partition, bucket)
+    ptypes = [schema.field(k).type for k in schema.partition_keys]
+    values = tuple(deserialize_row(partition, ptypes)) if ptypes else ()
+    state = BucketFiles(
+        partition,
+        values,
+        bucket,
+        entries[0].total_buckets,
+        paths.bucket_dir(partition_directory(schema, options, values), bucket),
+        [e.file for e in entries],
+        restore_deletion_vectors(table.io, paths, restored, partition, bucket, options),
+    )
+    message = compact_bucket(table.io, paths, schema, options, state, full=full)
+    return message, [] if message is None else written_by(message, state.directory, paths)
+
+
+def _commit(table: Table, messages: Sequence[CommitMessage], commit_user: str | None) -> int | None:
+    committer = FileStoreCommit(
+        table.io, table.root, table.schema, table.options, table_name=table.name, commit_user=commit_user
+    )
+    ids = committer.commit(messages)
     return ids[-1] if ids else None
+
+
+def _inputs_live(message: CommitMessage, latest: RestoredState) -> bool:
+    """Whether every file the compaction replaces is still live in its bucket of ``latest``."""
+    live = {e.file.file_name for e in latest.entries(message.partition, message.bucket)}
+    return all(f.file_name in live for f in message.compact_before)
+
+
+def _delete(table: Table, paths: Iterable[str]) -> None:
+    for path in paths:
+        table.io.delete_file(path)
 
 
 def compact_postponed(table: Table, restored: RestoredState) -> int | None:

@@ -57,10 +57,6 @@ def publish_appends(result: PublishedWrite, messages: Sequence[CommitMessage], i
     result.published |= {f.file_name for m in messages for f in hash_index_files(m.new_index_files)}
 
 
-# Fresh compactions tried after a write's own compaction lost a race.
-RECOMPACT_ATTEMPTS = 3
-
-
 def publish_compaction(
     committer: FileStoreCommit,
     result: PublishedWrite,
@@ -80,13 +76,12 @@ def publish_compaction(
             raise
         result.compaction_dropped = True
         reason: Exception = e
-    if recompact is not None:
-        for _ in range(RECOMPACT_ATTEMPTS):
-            try:
-                sid = recompact()
-            except CommitConflictError as e:
-                reason = e
-                continue
+    if recompact is not None:  # it retries buckets that lose again itself (table_compact)
+        try:
+            sid = recompact()
+        except CommitConflictError as e:
+            reason = e
+        else:
             result.snapshot_ids += [sid] if sid is not None else []
             return
     warnings.warn(
