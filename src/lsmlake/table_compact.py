@@ -4,7 +4,7 @@ buckets that another commit changed meanwhile are compacted again from the then 
 from __future__ import annotations
 
 import sys
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import TYPE_CHECKING, TypeVar
 
 from rich.console import Console
@@ -67,38 +67,42 @@ def compact_table(
     if last is not None:
         restored = RestoredState.load(table.io, table.paths, table.snapshot_manager.latest())
     pending = [b for b in restored.buckets() if b[1] != POSTPONE_BUCKET and (only is None or b in only)]
-    done = _compact_and_commit(table, restored, pending, full=full, commit_user=commit_user)
+    done = compact_and_publish(
+        table, restored, pending, _local_compactor(table, full), commit_user=commit_user
+    )
     return done if done is not None else last
 
+
+# Each compacted bucket's commit message and the files it wrote (to delete them if it is not published).
+Compacted = dict[BucketKey, tuple[CommitMessage, list[str]]]
+# Compacts the given buckets as they are in the given state (locally, or as Ray tasks); a compactor that
+# fails deletes what it wrote before raising.
+BucketCompactor = Callable[[RestoredState, Sequence[BucketKey]], Compacted]
 
 # Attempts at one COMPACT snapshot; after a conflict, the buckets that another commit changed are
 # compacted again from the then latest snapshot, and the others keep the files already written.
 COMPACT_ATTEMPTS = 3
 
 
-def _compact_and_commit(
+def compact_and_publish(
     table: Table,
     restored: RestoredState,
     buckets: Sequence[BucketKey],
+    compact: BucketCompactor,
     *,
-    full: bool,
-    commit_user: str | None,
+    commit_user: str | None = None,
 ) -> int | None:
     """Compact ``buckets`` and publish them in one COMPACT snapshot (its id; None if none needed it).
 
     A conflict costs only the buckets whose input files are no longer all live: they are compacted again
     from the latest snapshot. Out of attempts, nothing is published, every new file is deleted, and
     CommitConflictError is raised."""
-    kept: dict[BucketKey, tuple[CommitMessage, list[str]]] = {}
-    pending = list(buckets)
+    kept: Compacted = {}
+    lost: list[BucketKey] = []
+    pending = [b for b in buckets if restored.entries(*b)]
     try:
         for _ in range(COMPACT_ATTEMPTS):
-            for partition, bucket in progress(pending, f"compacting {table.name}"):
-                if not restored.entries(partition, bucket):
-                    continue  # emptied by another commit since
-                message, files = _compact_one(table, restored, partition, bucket, full=full)
-                if message is not None:
-                    kept[(partition, bucket)] = (message, files)
+            kept.update(compact(restored, pending))
             if not kept:
                 return None
             try:
@@ -106,10 +110,11 @@ def _compact_and_commit(
             except CommitConflictError:
                 pass
             restored = RestoredState.load(table.io, table.paths, table.snapshot_manager.latest())
-            pending = [b for b, (m, _) in kept.items() if not _inputs_live(m, restored)]
-            pending = pending or list(kept)  # not explained by the inputs: redo them all
-            for b in pending:
+            lost = [b for b, (m, _) in kept.items() if not _inputs_live(m, restored)]
+            lost = lost or list(kept)  # not explained by the inputs: redo them all
+            for b in lost:
                 _delete(table, kept.pop(b)[1])
+            pending = [b for b in lost if restored.entries(*b)]  # some may have been emptied since
     except BaseException:
         for _, files in kept.values():
             _delete(table, files)
@@ -118,8 +123,25 @@ def _compact_and_commit(
         _delete(table, files)
     raise CommitConflictError(
         f"table {table.name}: the compaction lost to other writers' commits {COMPACT_ATTEMPTS} times "
-        f"({len(pending)} bucket(s) changed under it); nothing was published"
+        f"({len(lost)} bucket(s) changed under it); nothing was published"
     )
+
+
+def _local_compactor(table: Table, full: bool) -> BucketCompactor:
+    def compact(restored: RestoredState, buckets: Sequence[BucketKey]) -> Compacted:
+        out: Compacted = {}
+        try:
+            for partition, bucket in progress(buckets, f"compacting {table.name}"):
+                message, files = _compact_one(table, restored, partition, bucket, full=full)
+                if message is not None:
+                    out[(partition, bucket)] = (message, files)
+        except BaseException:
+            for _, files in out.values():
+                _delete(table, files)
+            raise
+        return out
+
+    return compact
 
 
 def _compact_one(

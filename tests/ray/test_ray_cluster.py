@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -298,6 +299,38 @@ def test_failed_ray_compaction_leaves_no_snapshot_and_no_files(
     assert t.latest_snapshot() == before_snapshot
     assert _files(t.root) == files_before
     assert deleted  # the other buckets' compaction outputs, removed by the driver
+
+
+def test_ray_compaction_that_loses_a_race_redoes_only_the_changed_bucket(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import lsmlake.table_compact as table_compact
+
+    t = _pk_table(_catalog(tmp_path), **{"write-only": "true"})
+    for i in range(3):
+        t.write(_rows(np.arange(i * 100, 2000 + i * 100), f"r{i}"))
+    expected = _sorted(t.read())
+    rival = lsmlake.Catalog(str(tmp_path / "wh")).get_table("db.t").with_options({"write-only": "false"})
+    target = next(s for s in t.scan().splits())
+    commit, calls = table_compact._commit, []
+
+    def rival_first(table: lsmlake.Table, messages: list[object], user: object) -> object:
+        calls.append(len(messages))
+        if len(calls) == 1:  # another process compacts one bucket just before the first commit
+            table_compact.compact_table(rival, full=True, only={(target.partition, target.bucket)})
+        return commit(table, messages, user)
+
+    monkeypatch.setattr(table_compact, "_commit", rival_first)
+    before = t.latest_snapshot()
+    assert before is not None
+    sid = t.with_options({"write-only": "false"}).compact(full=True, executor="ray")
+
+    buckets = len({(s.partition, s.bucket) for s in t.scan(snapshot_id=before.id).splits()})
+    assert calls[0] == buckets and len(calls) == 3  # ours, the rival's, then ours again
+    assert sid == before.id + 2 and t.snapshot(sid).commit_kind == "COMPACT"
+    assert all(f.level > 0 for s in t.scan().splits() for f in s.files)
+    assert _sorted(t.read()).equals(expected)
+    assert t.remove_orphan_files(older_than_ms=int(time.time() * 1000) + 60_000, dry_run=True) == []
 
 
 @pytest.mark.interop

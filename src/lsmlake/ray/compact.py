@@ -1,9 +1,11 @@
 """``table.compact(executor="ray")``: each bucket compacted by a Ray task, one COMPACT commit on the driver.
 
-The driver restores the latest snapshot once and sends each task one bucket's live files and its
+The driver restores the latest snapshot and sends each task one bucket's live files and its
 deletion-vector index file (plain data); the task restores the vectors, runs the same
 ``compact_bucket`` as the local path and returns its commit message. The driver waits for every
 task, so that when one fails it can delete what the others wrote before raising: no snapshot then.
+A commit that loses a race is retried as the local one is (``table_compact.compact_and_publish``):
+only the buckets another commit changed go to Ray again.
 """
 
 from __future__ import annotations
@@ -23,12 +25,12 @@ from lsmlake.errors import UnsupportedError
 from lsmlake.metadata.data_file import DataFileMeta
 from lsmlake.metadata.index_manifest import IndexFileMeta
 from lsmlake.operations.bucket_routers import POSTPONE_BUCKET
-from lsmlake.operations.commit import FileStoreCommit
 from lsmlake.operations.commit_message import CommitMessage
 from lsmlake.operations.compact import BucketFiles, compact_bucket, restore_deletion_vectors, written_by
-from lsmlake.operations.restore import RestoredState
+from lsmlake.operations.restore import BucketKey, RestoredState
 from lsmlake.ray._common import Storage, TableSource, ensure_ray, open_source
 from lsmlake.table import Table
+from lsmlake.table_compact import Compacted, compact_and_publish
 
 
 @dataclass(frozen=True)
@@ -44,13 +46,11 @@ class BucketJob:
     dv_index: IndexFileMeta | None
 
 
-def bucket_jobs(table: Table, restored: RestoredState) -> list[BucketJob]:
+def bucket_jobs(table: Table, restored: RestoredState, buckets: Sequence[BucketKey]) -> list[BucketJob]:
     schema, options, paths = table.schema, table.options, table.paths
     ptypes = [schema.field(k).type for k in schema.partition_keys]
     jobs = []
-    for partition, bucket in restored.buckets():
-        if bucket == POSTPONE_BUCKET:  # moved to real buckets by table_compact.compact_postponed
-            continue
+    for partition, bucket in buckets:
         entries = restored.entries(partition, bucket)
         values = tuple(deserialize_row(partition, ptypes)) if ptypes else ()
         part_dir = partition_directory(schema, options, values)
@@ -119,37 +119,38 @@ def compact_table_ray(source: TableSource, *, full: bool = False, **ray_remote_a
     restored = RestoredState.load(table.io, table.paths, table.snapshot_manager.latest())
     if restored.snapshot is None:
         return None
-    jobs = bucket_jobs(table, restored)
     ensure_ray()
     remote = _compact_remote.options(**ray_remote_args) if ray_remote_args else _compact_remote
-    refs = [remote.remote(storage, table.root, table.schema, table.options, job, full) for job in jobs]
-    try:
-        results, error = _gather(refs)
-    except BaseException:  # interrupted while waiting: stop the tasks; their outputs become orphans
-        for ref in refs:
-            ray.cancel(ref)
-        raise
-    messages: list[CommitMessage] = []
-    written: list[str] = []
-    for i, job in enumerate(jobs):
-        message = results.get(i)
-        if message is not None:
-            messages.append(message)
-            written.extend(written_by(message, job.directory, table.paths))
-    try:
+
+    def compact(state: RestoredState, buckets: Sequence[BucketKey]) -> Compacted:
+        jobs = bucket_jobs(table, state, buckets)
+        refs = [remote.remote(storage, table.root, table.schema, table.options, job, full) for job in jobs]
+        try:
+            results, error = _gather(refs)
+        except BaseException:  # interrupted while waiting: stop the tasks; their outputs become orphans
+            for ref in refs:
+                ray.cancel(ref)
+            raise
+        out: Compacted = {}
+        for i, job in enumerate(jobs):
+            message = results.get(i)
+            if message is not None:
+                out[(job.partition, job.bucket)] = (message, written_by(message, job.directory, table.paths))
         if error is not None:
+            for _, files in out.values():
+                _delete_quietly(table, files)
             raise error
-        if not messages:
-            return None
-        committer = FileStoreCommit(table.io, table.root, table.schema, table.options, table_name=table.name)
-        ids = committer.commit(messages)
-    except BaseException:
-        for path in written:
-            try:
-                table.io.delete_file(path)
-            except Exception as e:
-                warnings.warn(
-                    f"lsmlake.ray: could not delete {path} after a failed compaction: {e}", stacklevel=2
-                )
-        raise
-    return ids[-1] if ids else None
+        return out
+
+    buckets = [b for b in restored.buckets() if b[1] != POSTPONE_BUCKET]  # see compact_postponed
+    return compact_and_publish(table, restored, buckets, compact)
+
+
+def _delete_quietly(table: Table, paths: Sequence[str]) -> None:
+    for path in paths:
+        try:
+            table.io.delete_file(path)
+        except Exception as e:
+            warnings.warn(
+                f"lsmlake.ray: could not delete {path} after a failed compaction: {e}", stacklevel=2
+            )
