@@ -165,11 +165,13 @@ class Scan:
         self.context.output_schema  # noqa: B018 - unreadable column types fail before any I/O
         if remaining == 0:
             return
-        source = (
-            _streamed_pieces(self.context, self.plan.splits)
-            if streaming
-            else _ordered_parallel(self.context, self.plan.splits, self.threads)
-        )
+        if streaming:
+            source = _streamed_pieces(self.context, self.plan.splits)
+        else:
+            splits = self.plan.splits
+            busy = len(splits) >= self.threads > 1  # every reader thread has a split of its own
+            ctx = replace(self.context, decode_threads=False) if busy else self.context
+            source = _ordered_parallel(ctx, splits, self.threads)
         for table in source:
             if remaining is not None:
                 table = table.slice(0, remaining)

@@ -141,13 +141,14 @@ def _read_physical(
     pushed: Predicate | None,
     deleted: Any,
     f: DataFileMeta,
+    threads: bool,
 ) -> pa.Table:
     """Read ``columns`` of a file; drop rows marked in the deletion mask, then rows failing ``pushed``
     (whose fields are file columns of the table's types). Parquet row groups are pruned by ``pushed``."""
     fmt = posixpath.splitext(path)[1].lstrip(".").lower()
     positions = None
     if fmt == "parquet":
-        table, positions = read_row_groups(io, path, columns, pushed)
+        table, positions = read_row_groups(io, path, columns, pushed, use_threads=threads)
     elif fmt == "avro":
         table = read_avro(io, path, columns)
     elif fmt in _FORMATS:
@@ -191,7 +192,9 @@ def read_file(
     file_columns += list(system_columns) if system else []
     deleted = _deletion_mask(ctx, split.deletion_files[index], f)
     try:
-        raw = _read_physical(io, path, file_columns, push if pushable else None, deleted, f)
+        raw = _read_physical(
+            io, path, file_columns, push if pushable else None, deleted, f, ctx.decode_threads
+        )
     except FileNotFoundError:
         raise
     except (OSError, pa.ArrowException) as e:

@@ -197,7 +197,7 @@ def _row_group_stats(meta: pq.FileMetaData, index: int, names: set[str]) -> dict
 
 
 def read_row_groups(
-    io: FileIO, path: str, columns: list[str], predicate: Predicate | None
+    io: FileIO, path: str, columns: list[str], predicate: Predicate | None, *, use_threads: bool = True
 ) -> tuple[pa.Table, np.ndarray[Any, Any] | None]:
     """``columns`` of the row groups that may match ``predicate`` (rows are not filtered here), and the
     file position of every row read -- None when every row group was read."""
@@ -210,7 +210,7 @@ def read_row_groups(
         if not groups:
             table = reader.schema_arrow.empty_table().select(columns)
         else:
-            table = reader.read_row_groups(groups, columns=columns)
+            table = reader.read_row_groups(groups, columns=columns, use_threads=use_threads)
     if everything:
         return table, None
     starts = entry.row_starts

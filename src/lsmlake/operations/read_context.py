@@ -54,6 +54,9 @@ class ReadContext:
     mapping_cache: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
     keep_row_kind: bool = False
     """Audit-log reads: keep retract results and put a ``rowkind`` column (+I, -U, +U, -D) first."""
+    decode_threads: bool = True
+    """Let pyarrow decode a file's columns in parallel; off when splits already run on every reader
+    thread (handing columns to pyarrow's pool then only costs CPU)."""
 
     def __post_init__(self) -> None:
         known = set(self.schema.field_names)
