@@ -420,8 +420,8 @@ def bucket_ids(columns: Columns, types: Sequence[DataType], num_buckets: int) ->
     """Paimon's default bucket of every row: ``Math.abs(hash % numBuckets)`` with Java's truncating ``%``."""
     if num_buckets <= 0:
         raise ValueError(f"num_buckets must be positive, got {num_buckets}")
-    hashes = hash_rows(columns, types).astype(np.int64)
-    return np.abs(np.fmod(hashes, num_buckets)).astype(np.int32)
+    # int32 throughout: fmod truncates like Java's %, and |remainder| < num_buckets cannot overflow
+    return np.abs(np.fmod(hash_rows(columns, types), np.int32(num_buckets)))
 
 
 def bucket_for_hash(hash_value: int, num_buckets: int) -> int:
