@@ -4,6 +4,7 @@ buckets that another commit changed meanwhile are compacted again from the then 
 from __future__ import annotations
 
 import sys
+import warnings
 from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import TYPE_CHECKING, TypeVar
 
@@ -113,14 +114,14 @@ def compact_and_publish(
             lost = [b for b, (m, _) in kept.items() if not _inputs_live(m, restored)]
             lost = lost or list(kept)  # not explained by the inputs: redo them all
             for b in lost:
-                _delete(table, kept.pop(b)[1])
+                delete_unpublished(table, kept.pop(b)[1])
             pending = [b for b in lost if restored.entries(*b)]  # some may have been emptied since
     except BaseException:
         for _, files in kept.values():
-            _delete(table, files)
+            delete_unpublished(table, files)
         raise
     for _, files in kept.values():
-        _delete(table, files)
+        delete_unpublished(table, files)
     raise CommitConflictError(
         f"table {table.name}: the compaction lost to other writers' commits {COMPACT_ATTEMPTS} times "
         f"({len(lost)} bucket(s) changed under it); nothing was published"
@@ -137,7 +138,7 @@ def _local_compactor(table: Table, full: bool) -> BucketCompactor:
                     out[(partition, bucket)] = (message, files)
         except BaseException:
             for _, files in out.values():
-                _delete(table, files)
+                delete_unpublished(table, files)
             raise
         return out
 
@@ -179,9 +180,14 @@ def _inputs_live(message: CommitMessage, latest: RestoredState) -> bool:
     return all(f.file_name in live for f in message.compact_before)
 
 
-def _delete(table: Table, paths: Iterable[str]) -> None:
+def delete_unpublished(table: Table, paths: Iterable[str]) -> None:
+    """Delete files a compaction wrote but did not publish; a file that cannot be deleted is only
+    warned about (it is an orphan for orphan cleaning), so the error being handled is not masked."""
     for path in paths:
-        table.io.delete_file(path)
+        try:
+            table.io.delete_file(path)
+        except Exception as e:
+            warnings.warn(f"table {table.name}: could not delete unpublished file {path}: {e}", stacklevel=2)
 
 
 def compact_postponed(table: Table, restored: RestoredState) -> int | None:
@@ -196,7 +202,6 @@ def compact_postponed(table: Table, restored: RestoredState) -> int | None:
         committer = FileStoreCommit(table.io, table.root, table.schema, table.options, table_name=table.name)
         ids = committer.commit(messages)
     except BaseException:
-        for path in compactor.written_paths:
-            table.io.delete_file(path)
+        delete_unpublished(table, compactor.written_paths)
         raise
     return ids[-1] if ids else None

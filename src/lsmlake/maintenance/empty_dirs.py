@@ -14,11 +14,8 @@ def remove_empty_data_dirs(io: FileIO, table_root: str, deleted_files: Iterable[
     from the deepest up, stopping at the first that is not empty (or is not a partition directory).
     Nothing outside ``table_root`` is touched. Returns the directories removed."""
     root = posixpath.normpath(table_root)
-    buckets = {
-        posixpath.dirname(posixpath.normpath(p))
-        for p in deleted_files
-        if posixpath.basename(posixpath.dirname(posixpath.normpath(p))).startswith("bucket-")
-    }
+    parents = {posixpath.dirname(posixpath.normpath(p)) for p in deleted_files}
+    buckets = {d for d in parents if posixpath.basename(d).startswith("bucket-")}
     removed = [d for d in sorted(buckets) if _inside(d, root) and io.delete_empty_dir(d)]
     level = {posixpath.dirname(d) for d in removed}
     while level:

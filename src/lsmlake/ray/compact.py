@@ -10,7 +10,6 @@ only the buckets another commit changed go to Ray again.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -30,7 +29,7 @@ from lsmlake.operations.compact import BucketFiles, compact_bucket, restore_dele
 from lsmlake.operations.restore import BucketKey, RestoredState
 from lsmlake.ray._common import Storage, TableSource, ensure_ray, open_source
 from lsmlake.table import Table
-from lsmlake.table_compact import Compacted, compact_and_publish
+from lsmlake.table_compact import Compacted, compact_and_publish, delete_unpublished
 
 
 @dataclass(frozen=True)
@@ -138,19 +137,9 @@ def compact_table_ray(source: TableSource, *, full: bool = False, **ray_remote_a
                 out[(job.partition, job.bucket)] = (message, written_by(message, job.directory, table.paths))
         if error is not None:
             for _, files in out.values():
-                _delete_quietly(table, files)
+                delete_unpublished(table, files)
             raise error
         return out
 
     buckets = [b for b in restored.buckets() if b[1] != POSTPONE_BUCKET]  # see compact_postponed
     return compact_and_publish(table, restored, buckets, compact)
-
-
-def _delete_quietly(table: Table, paths: Sequence[str]) -> None:
-    for path in paths:
-        try:
-            table.io.delete_file(path)
-        except Exception as e:
-            warnings.warn(
-                f"lsmlake.ray: could not delete {path} after a failed compaction: {e}", stacklevel=2
-            )
