@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from _interop_data import (
     VALUE_FIELDS,
@@ -480,3 +481,37 @@ def test_append_table_random_commits(tmp_path: Path, case: AppendCase) -> None:
     table_dir = warehouse / "db.db" / "t"
     buckets = {bucket_dir_of(p).rsplit("/", 1)[-1] for p in data_files(table_dir)}
     assert buckets == ({"bucket-0", "bucket-1"} if "bucket" in case.options else {"bucket-0"})
+
+
+# --------------------------------------------------------------------------- per-column codecs
+
+
+def test_uncompressed_and_zstd_columns_in_one_file(tmp_path: Path) -> None:
+    """Random doubles are stored uncompressed beside zstd columns (see operations/column_codecs.py)."""
+    warehouse, cat = _catalog(tmp_path)
+    rng = np.random.default_rng(9)
+    n = 5_000
+    rows = pa.table(
+        {"id": np.arange(n, dtype=np.int64), "amount": rng.random(n), "note": [f"n{i % 7}" for i in range(n)]}
+    )
+    t = cat.create_table(IDENT, schema=rows.schema, primary_key=["id"], options={"bucket": "2"})
+    t.write(rows)
+    t.write(rows.slice(0, 100).set_column(1, "amount", pa.array(np.zeros(100))))
+    codecs = set()
+    table_dir = warehouse / "db.db" / "t"
+    for path in data_files(table_dir):
+        meta = pq.ParquetFile(table_dir / path).metadata
+        group = meta.row_group(0)
+        codecs |= {
+            (group.column(i).path_in_schema, group.column(i).compression) for i in range(meta.num_columns)
+        }
+    assert ("amount", "UNCOMPRESSED") in codecs and ("amount", "ZSTD") in codecs  # random, then zeros
+    assert ("note", "ZSTD") in codecs and ("note", "UNCOMPRESSED") not in codecs
+    batch = PypaimonBatch()
+    idx = batch.read(warehouse, IDENT)
+    got = batch.run()[idx]
+    expected = rows.to_pydict()
+    expected["amount"][:100] = [0.0] * 100
+    assert sorted(got.to_pylist(), key=lambda r: r["id"]) == [
+        dict(zip(expected, vals, strict=True)) for vals in zip(*expected.values(), strict=True)
+    ]

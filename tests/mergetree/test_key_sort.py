@@ -1,4 +1,5 @@
-"""The radix and run-merging key sorts agree with a plain stable sort, extremes included."""
+"""The radix and run-merging key sorts agree with a plain stable sort, extremes included; the dense
+newest-of-key agrees with a sort."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lsmlake.mergetree.key_sort import radix_argsort, stable_key_order
+from lsmlake.mergetree.key_sort import newest_of_each_key, radix_argsort, stable_key_order
 
 INT64 = st.integers(min_value=-(2**63), max_value=2**63 - 1)
 
@@ -49,3 +50,37 @@ def test_stable_key_order_falls_back_for_composite_and_null_keys() -> None:
     assert got.column("a").to_pylist()[:2] == [1, 1] and got.column("b").to_pylist()[0] == "x"
     with_nulls = pa.table({"k": pa.array([3, None, 1] * 3000, pa.int64())})
     assert with_nulls.take(pa.array(stable_key_order(with_nulls, ["k"]))).column("k")[0].as_py() is None
+
+
+def _newest_by_sort(keys: np.ndarray) -> list[int]:
+    order = np.argsort(keys, kind="stable")
+    last = np.ones(len(order), dtype=bool)
+    last[:-1] = keys[order][1:] != keys[order][:-1]
+    return order[last].tolist()
+
+
+RUN = st.lists(st.integers(-40, 40), unique=True, max_size=30).map(sorted)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(RUN, min_size=1, max_size=5))
+def test_newest_of_each_key_matches_the_last_row_of_a_stable_sort(runs: list[list[int]]) -> None:
+    keys = np.array([k for run in runs for k in run], dtype=np.int64)
+    got = newest_of_each_key(keys, [len(r) for r in runs])
+    if len(keys) == 0:
+        assert got is None
+        return
+    if got is not None:
+        assert got.tolist() == _newest_by_sort(keys)
+    else:  # only a key span too wide for the table may refuse strictly increasing runs
+        assert int(keys.max()) - int(keys.min()) >= 8 * len(keys)
+
+
+def test_newest_of_each_key_refuses_what_a_table_cannot_decide() -> None:
+    assert newest_of_each_key(np.array([1, 1, 2]), [3]) is None  # a run repeats a key
+    assert newest_of_each_key(np.array([2, 1]), [2]) is None  # a run is not increasing
+    assert newest_of_each_key(np.array([0, 10**9]), [2]) is None  # span too wide for a table
+    assert newest_of_each_key(np.array([1, 2, 3]), [2]) is None  # lengths do not cover the rows
+    wide = np.array([-(2**63), 2**63 - 1], dtype=np.int64)
+    assert newest_of_each_key(wide, [1, 1]) is None
+    assert newest_of_each_key(np.array([1, 2, 2, 3]), [2, 2]).tolist() == [0, 2, 3]

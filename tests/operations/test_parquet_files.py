@@ -32,3 +32,50 @@ def test_pruning_reads_the_top_level_column_not_a_nested_namesake(tmp_path: Path
     got, positions = read_row_groups(io, path, ["id"], pred)
     assert got.column("id").to_pylist() == list(range(10, 20))  # row group 1 only
     assert positions is not None and positions.tolist() == list(range(10, 20))
+
+
+def _kinds_file(tmp_path: Path, kinds: list[int]) -> tuple[FileIO, str]:
+    """A file of 40 rows in row groups of 10: ``id`` 0..39 and an int8 row kind."""
+    table = pa.table({"id": pa.array(range(40), pa.int64()), "_VALUE_KIND": pa.array(kinds, pa.int8())})
+    path = str(tmp_path / "k.parquet")
+    pq.write_table(table, path, row_group_size=10)
+    return FileIO.for_uri(str(tmp_path))[0], path
+
+
+def test_a_column_the_statistics_prove_constant_is_filled_in(tmp_path: Path) -> None:
+    io, path = _kinds_file(tmp_path, [0] * 40)
+    assert column_ranges(io, path, "_VALUE_KIND").constant([0, 1, 2, 3]) == 0
+    got, positions = read_row_groups(io, path, ["_VALUE_KIND", "id"], None, constants=["_VALUE_KIND"])
+    assert got.column_names == ["_VALUE_KIND", "id"] and positions is None
+    assert got.schema.field("_VALUE_KIND").type == pa.int8()
+    assert got.column("_VALUE_KIND").to_pylist() == [0] * 40 and got.column("id").to_pylist() == list(
+        range(40)
+    )
+    # only the constant asked for: the row count still comes from the row groups read
+    only, _ = read_row_groups(io, path, ["_VALUE_KIND"], None, constants=["_VALUE_KIND"])
+    assert only.num_rows == 40 and only.column_names == ["_VALUE_KIND"]
+
+
+def test_a_column_constant_only_in_the_row_groups_read_is_filled_for_those(tmp_path: Path) -> None:
+    kinds = [0] * 10 + [3] * 10 + [0] * 5 + [2] * 5 + [0] * 10  # groups: 0, 3, {0, 2}, 0
+    io, path = _kinds_file(tmp_path, kinds)
+    ranges = column_ranges(io, path, "_VALUE_KIND")
+    assert ranges.constant([0, 3]) == 0 and ranges.constant([1]) == 3
+    assert ranges.constant([0, 1]) is None and ranges.constant([2]) is None
+    pred = parse_filter("id >= 20", [DataField(1, "id", DataType("BIGINT"))])
+    got, positions = read_row_groups(io, path, ["id", "_VALUE_KIND"], pred, constants=["_VALUE_KIND"])
+    assert got.column("_VALUE_KIND").to_pylist() == kinds[20:]  # mixed group 2: decoded
+    assert positions is not None and positions.tolist() == list(range(20, 40))
+    pred = parse_filter("id >= 30", [DataField(1, "id", DataType("BIGINT"))])
+    got, _ = read_row_groups(io, path, ["id", "_VALUE_KIND"], pred, constants=["_VALUE_KIND"])
+    assert got.column("_VALUE_KIND").to_pylist() == [0] * 10
+
+
+def test_without_statistics_a_constant_column_is_decoded(tmp_path: Path) -> None:
+    table = pa.table({"id": pa.array(range(20), pa.int64()), "_VALUE_KIND": pa.array([3] * 20, pa.int8())})
+    path = str(tmp_path / "n.parquet")
+    pq.write_table(table, path, row_group_size=10, write_statistics=["id"])
+    io = FileIO.for_uri(str(tmp_path))[0]
+    assert column_ranges(io, path, "_VALUE_KIND").constant([0, 1]) is None
+    got, _ = read_row_groups(io, path, ["_VALUE_KIND"], None, constants=["_VALUE_KIND"])
+    assert got.column("_VALUE_KIND").to_pylist() == [3] * 20

@@ -17,6 +17,8 @@ IntArray = np.ndarray[Any, np.dtype[np.int64]]
 # Below this many rows Arrow's comparison sort is as fast as the radix passes.
 _RADIX_MIN_ROWS = 4096
 _DIGIT_BITS = 16
+# Newest-of-key through a dense table when the key span is at most this many times the row count.
+_DENSE_SPAN_PER_ROW = 8
 
 
 def integer_key(table: pa.Table, key_names: Sequence[str]) -> np.ndarray[Any, Any] | None:
@@ -50,6 +52,32 @@ def radix_argsort(keys: np.ndarray[Any, Any]) -> IntArray:
         digit = (shifted[order] >> np.uint64(shift)).astype(np.uint16)
         order = order[np.argsort(digit, kind="stable")]
     return order
+
+
+def newest_of_each_key(
+    keys: np.ndarray[Any, Any], run_lengths: Sequence[int]
+) -> np.ndarray[Any, np.dtype[np.int32]] | None:
+    """Positions of each key's newest row, in key order, without sorting.
+
+    ``keys`` is a concatenation of runs (files) of ``run_lengths`` rows, each later run newer. When
+    every run is strictly increasing (one row per key, as Paimon writes files) and the key span is
+    small next to the row count, each run's positions are scattered into a table indexed by key --
+    later runs overwrite earlier ones -- and the table read in order. None otherwise.
+    """
+    n = len(keys)
+    if n == 0 or n >= 2**31 or sum(run_lengths) != n:
+        return None
+    lo, hi = int(keys.min()), int(keys.max())
+    if hi - lo >= _DENSE_SPAN_PER_ROW * n:
+        return None
+    bounds = np.cumsum([0, *run_lengths])
+    runs = [keys[a:b] for a, b in itertools.pairwise(bounds)]
+    if not all(bool(np.all(r[1:] > r[:-1])) for r in runs):
+        return None
+    newest = np.full(hi - lo + 1, -1, dtype=np.int32)
+    for start, run in zip(bounds, runs, strict=False):
+        newest[run - lo] = np.arange(start, start + len(run), dtype=np.int32)
+    return newest[newest >= 0]
 
 
 def stable_key_order(

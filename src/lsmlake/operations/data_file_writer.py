@@ -22,6 +22,7 @@ from lsmlake.errors import UnsupportedError
 from lsmlake.mergetree.kv_layout import SEQUENCE_NUMBER, VALUE_KIND, is_retract, key_fields
 from lsmlake.metadata.data_file import DataFileMeta
 from lsmlake.metadata.stats import EMPTY_STATS
+from lsmlake.operations.column_codecs import parquet_compression
 from lsmlake.operations.stats import StatsAccumulator
 
 FILE_SOURCE_APPEND = 0
@@ -240,11 +241,12 @@ class RollingWriter:
         name, path = w._new_path("parquet")
         w.io.make_parent_dirs(path)
         sink = w.io.fs.open_output_stream(path)
+        compression, level = parquet_compression(first, w.options.file_compression, w._compression_level())
         pw = pq.ParquetWriter(
             sink,
             first.schema,
-            compression=w.options.file_compression,
-            compression_level=w._compression_level(),
+            compression=compression,
+            compression_level=level,
             store_decimal_as_integer=True,
             use_dictionary=_dictionary_columns(first),
             write_statistics=True,

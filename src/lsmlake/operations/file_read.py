@@ -148,7 +148,9 @@ def _read_physical(
     fmt = posixpath.splitext(path)[1].lstrip(".").lower()
     positions = None
     if fmt == "parquet":
-        table, positions = read_row_groups(io, path, columns, pushed, use_threads=threads)
+        table, positions = read_row_groups(
+            io, path, columns, pushed, use_threads=threads, constants=(VALUE_KIND,)
+        )
     elif fmt == "avro":
         table = read_avro(io, path, columns)
     elif fmt in _FORMATS:

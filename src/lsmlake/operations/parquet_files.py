@@ -11,6 +11,7 @@ import contextlib
 import datetime as dt
 import threading
 from collections import OrderedDict
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from decimal import Decimal
 from functools import cached_property
@@ -56,6 +57,7 @@ class ColumnRanges:
     maxs: np.ndarray[Any, Any]
     known: np.ndarray[Any, np.dtype[np.bool_]]
     all_null: np.ndarray[Any, np.dtype[np.bool_]]
+    no_null: np.ndarray[Any, np.dtype[np.bool_]]
     rows: np.ndarray[Any, np.dtype[np.int64]]
 
     @staticmethod
@@ -63,7 +65,7 @@ class ColumnRanges:
         """The ranges of the top-level column ``name`` (nothing known when the file lacks it)."""
         n = meta.num_row_groups
         mins, maxs = np.empty(n, dtype=object), np.empty(n, dtype=object)
-        known, all_null = np.zeros(n, dtype=bool), np.zeros(n, dtype=bool)
+        known, all_null, no_null = np.zeros(n, dtype=bool), np.zeros(n, dtype=bool), np.zeros(n, dtype=bool)
         rows = np.array([meta.row_group(i).num_rows for i in range(n)], dtype=np.int64)
         paths = [meta.schema.column(i).path for i in range(meta.num_columns)]  # leaf paths: nested-safe
         index = paths.index(name) if name in paths else -1
@@ -73,9 +75,23 @@ class ColumnRanges:
             if s is None:
                 continue
             all_null[i] = s.has_null_count and s.null_count >= rows[i]
+            no_null[i] = s.has_null_count and s.null_count == 0
             if s.has_min_max and not _is_nan(s.min) and not _is_nan(s.max):
                 mins[i], maxs[i], known[i] = s.min, s.max, True
-        return ColumnRanges(mins, maxs, known, all_null, rows)
+        return ColumnRanges(mins, maxs, known, all_null, no_null, rows)
+
+    def constant(self, groups: list[int]) -> int | None:
+        """The one value an integer column holds in every row of ``groups``, when the statistics
+        prove it (min = max everywhere, no nulls); else None."""
+        if not groups:
+            return None
+        mins, maxs = self.mins[groups], self.maxs[groups]
+        if not (self.known[groups].all() and self.no_null[groups].all()):
+            return None
+        first = mins[0]
+        if isinstance(first, bool) or not isinstance(first, int):
+            return None
+        return first if all(v == first for v in (*mins, *maxs)) else None
 
 
 def _is_nan(v: Any) -> bool:
@@ -196,21 +212,49 @@ def _row_group_stats(meta: pq.FileMetaData, index: int, names: set[str]) -> dict
     return stats
 
 
+def _with_constants(
+    table: pa.Table, file_schema: pa.Schema, columns: list[str], filled: dict[str, int], rows: int
+) -> pa.Table:
+    """``table`` (``rows`` long) with the ``filled`` columns added as constants, in ``columns`` order."""
+    arrays = [
+        pa.repeat(pa.scalar(filled[c], file_schema.field(c).type), rows) if c in filled else table.column(c)
+        for c in columns
+    ]
+    return pa.Table.from_arrays(arrays, schema=pa.schema([file_schema.field(c) for c in columns]))
+
+
 def read_row_groups(
-    io: FileIO, path: str, columns: list[str], predicate: Predicate | None, *, use_threads: bool = True
+    io: FileIO,
+    path: str,
+    columns: list[str],
+    predicate: Predicate | None,
+    *,
+    use_threads: bool = True,
+    constants: Collection[str] = (),
 ) -> tuple[pa.Table, np.ndarray[Any, Any] | None]:
     """``columns`` of the row groups that may match ``predicate`` (rows are not filtered here), and the
-    file position of every row read -- None when every row group was read."""
+    file position of every row read -- None when every row group was read.
+
+    Integer ``constants`` (such as the row kind, +I in almost every file) whose statistics prove one
+    value in every row group read are filled in rather than decoded: each column chunk decoded costs
+    a zstd context, a fixed cost that dominates small chunks.
+    """
     entry = _footer(io, path)
     meta = entry.meta
     groups = matching_row_groups(entry, predicate)
     everything = len(groups) == meta.num_row_groups
+    filled = {c: v for c in constants if c in columns and (v := entry.ranges(c).constant(groups)) is not None}
+    decoded = [c for c in columns if c not in filled]
     with io.fs.open_input_file(path) as f:
         reader = pq.ParquetFile(f, metadata=meta, pre_buffer=not io.local)
         if not groups:
             table = reader.schema_arrow.empty_table().select(columns)
         else:
-            table = reader.read_row_groups(groups, columns=columns, use_threads=use_threads)
+            table = reader.read_row_groups(groups, columns=decoded, use_threads=use_threads)
+            if filled:
+                starts = entry.row_starts
+                rows = int(sum(starts[g + 1] - starts[g] for g in groups))
+                table = _with_constants(table, reader.schema_arrow, columns, filled, rows)
     if everything:
         return table, None
     starts = entry.row_starts

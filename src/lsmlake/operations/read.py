@@ -11,7 +11,7 @@ import pyarrow.compute as pc
 
 from lsmlake.core.predicate import Predicate, filter_table
 from lsmlake.errors import LsmlakeError, UnsupportedError
-from lsmlake.mergetree.key_sort import by_sequence, integer_key, stable_key_order
+from lsmlake.mergetree.key_sort import by_sequence, integer_key, newest_of_each_key, stable_key_order
 from lsmlake.mergetree.kv_layout import SEQUENCE_NUMBER, VALUE_KIND
 from lsmlake.mergetree.lookup_merge import merge_skips_shadowed, shadowed_mask
 from lsmlake.mergetree.merge_function import (
@@ -96,12 +96,14 @@ def merge_rows(
     where: str = "",
     keep_deletes: bool = False,
     ordered_runs: bool = False,
+    run_lengths: Sequence[int] = (),
 ) -> pa.Table:
     """Vectorized merge of the rows of one overlapping section: one result per key, deletes dropped
     (kept with ``keep_deletes``, for audit-log reads).
 
     ``ordered_runs``: ``table`` is a concatenation of files, each sorted by (key, sequence number), every
-    file's sequence numbers above the previous file's -- then a stable sort by key is enough.
+    file's sequence numbers above the previous file's -- then a stable sort by key is enough;
+    ``run_lengths`` (the files' row counts) lets deduplicate skip even that sort.
 
     ``table`` holds key columns, sequence fields, ``_SEQUENCE_NUMBER`` and ``_VALUE_KIND`` (and the
     value columns the engine folds). Rows of a key are ordered by (sequence fields, sequence number)
@@ -119,7 +121,17 @@ def merge_rows(
     sort_keys = [(k, "ascending") for k in keys]
     sort_keys += [(f, order) for f in sequence_fields] if not isinstance(merge_function, FirstRow) else []
     int_key = integer_key(table, keys)
-    if len(sort_keys) == len(keys) and ordered_runs:
+    by_arrival = len(sort_keys) == len(keys) and ordered_runs
+    if (
+        by_arrival
+        and isinstance(merge_function, Deduplicate)
+        and not merge_function.ignore_delete
+        and int_key is not None
+        and (newest := newest_of_each_key(int_key, run_lengths)) is not None
+    ):
+        merged = _take_sorted(table, newest)
+        return merged if keep_deletes else drop_retracts(merged)
+    if by_arrival:
         # runs of older sequence numbers come first: a stable sort by key alone keeps (key, sequence) order
         idx = pa.array(stable_key_order(table, keys, sorted_runs=True, integer_keys=int_key))
     else:
@@ -153,7 +165,7 @@ def _take_sorted(table: pa.Table, indices: np.ndarray[Any, Any]) -> pa.Table:
     return pc.take(table, pa.array(indices), boundscheck=False)
 
 
-def _merge(ctx: ReadContext, table: pa.Table, *, ordered_runs: bool) -> pa.Table:
+def _merge(ctx: ReadContext, table: pa.Table, *, ordered_runs: bool, run_lengths: Sequence[int]) -> pa.Table:
     opts = ctx.options
     return merge_rows(
         table,
@@ -164,6 +176,7 @@ def _merge(ctx: ReadContext, table: pa.Table, *, ordered_runs: bool) -> pa.Table
         where=f"table {ctx.root}",
         keep_deletes=ctx.keep_row_kind,
         ordered_runs=ordered_runs,
+        run_lengths=run_lengths,
     )
 
 
@@ -201,10 +214,12 @@ def read_merge(ctx: ReadContext, split: Split) -> Iterator[pa.Table]:
             if not table.num_rows:
                 continue
             if overlapping:
+                lengths = [t.num_rows for t in tables]
                 if merge_skips_shadowed(ctx.options):  # lookup tables: see mergetree/lookup_merge.py
-                    levels = np.repeat([split.files[i].level for i in indices], [t.num_rows for t in tables])
+                    levels = np.repeat([split.files[i].level for i in indices], lengths)
                     table = table.filter(pa.array(shadowed_mask(table.select(ctx.key_names), levels)))
-                table = _merge(ctx, table, ordered_runs=ordered_runs)
+                    lengths = []
+                table = _merge(ctx, table, ordered_runs=ordered_runs, run_lengths=lengths)
             elif not ctx.keep_row_kind:
                 table = drop_retracts(table)
             if table.num_rows:
