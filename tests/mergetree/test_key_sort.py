@@ -66,7 +66,7 @@ RUN = st.lists(st.integers(-40, 40), unique=True, max_size=30).map(sorted)
 @given(st.lists(RUN, min_size=1, max_size=5))
 def test_newest_of_each_key_matches_the_last_row_of_a_stable_sort(runs: list[list[int]]) -> None:
     keys = np.array([k for run in runs for k in run], dtype=np.int64)
-    got = newest_of_each_key(keys, [len(r) for r in runs])
+    got = newest_of_each_key(keys, [len(r) for r in runs], min_rows=1)
     if len(keys) == 0:
         assert got is None
         return
@@ -77,10 +77,17 @@ def test_newest_of_each_key_matches_the_last_row_of_a_stable_sort(runs: list[lis
 
 
 def test_newest_of_each_key_refuses_what_a_table_cannot_decide() -> None:
-    assert newest_of_each_key(np.array([1, 1, 2]), [3]) is None  # a run repeats a key
-    assert newest_of_each_key(np.array([2, 1]), [2]) is None  # a run is not increasing
-    assert newest_of_each_key(np.array([0, 10**9]), [2]) is None  # span too wide for a table
-    assert newest_of_each_key(np.array([1, 2, 3]), [2]) is None  # lengths do not cover the rows
-    wide = np.array([-(2**63), 2**63 - 1], dtype=np.int64)
-    assert newest_of_each_key(wide, [1, 1]) is None
-    assert newest_of_each_key(np.array([1, 2, 2, 3]), [2, 2]).tolist() == [0, 2, 3]
+    def newest(keys: list[int], lengths: list[int]) -> list[int] | None:
+        got = newest_of_each_key(np.array(keys, dtype=np.int64), lengths, min_rows=1)
+        return None if got is None else got.tolist()
+
+    assert newest([1, 1, 2], [3]) is None  # a run repeats a key
+    assert newest([2, 1], [2]) is None  # a run is not increasing
+    assert newest([0, 10**9], [2]) is None  # span too wide for a table
+    assert newest([1, 2, 3], [2]) is None  # lengths do not cover the rows
+    assert newest([-(2**63), 2**63 - 1], [1, 1]) is None
+    assert newest([1, 2, 2, 3], [2, 2]) == [0, 2, 3]
+    # by default a section this small is sorted instead: the table costs more than it saves
+    assert newest_of_each_key(np.array([1, 2, 2, 3]), [2, 2]) is None
+    big = np.arange(10_000, dtype=np.int64)
+    assert newest_of_each_key(np.concatenate([big, big[::2]]), [10_000, 5_000]) is not None

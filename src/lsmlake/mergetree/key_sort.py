@@ -17,8 +17,10 @@ IntArray = np.ndarray[Any, np.dtype[np.int64]]
 # Below this many rows Arrow's comparison sort is as fast as the radix passes.
 _RADIX_MIN_ROWS = 4096
 _DIGIT_BITS = 16
-# Newest-of-key through a dense table when the key span is at most this many times the row count.
+# Newest-of-key through a dense table when the key span is at most this many times the row count,
+# and for at least this many rows (below it, setting up the table costs more than sorting).
 _DENSE_SPAN_PER_ROW = 8
+_DENSE_MIN_ROWS = 4096
 
 
 def integer_key(table: pa.Table, key_names: Sequence[str]) -> np.ndarray[Any, Any] | None:
@@ -55,17 +57,18 @@ def radix_argsort(keys: np.ndarray[Any, Any]) -> IntArray:
 
 
 def newest_of_each_key(
-    keys: np.ndarray[Any, Any], run_lengths: Sequence[int]
+    keys: np.ndarray[Any, Any], run_lengths: Sequence[int], *, min_rows: int = _DENSE_MIN_ROWS
 ) -> np.ndarray[Any, np.dtype[np.int32]] | None:
     """Positions of each key's newest row, in key order, without sorting.
 
     ``keys`` is a concatenation of runs (files) of ``run_lengths`` rows, each later run newer. When
-    every run is strictly increasing (one row per key, as Paimon writes files) and the key span is
-    small next to the row count, each run's positions are scattered into a table indexed by key --
-    later runs overwrite earlier ones -- and the table read in order. None otherwise.
+    every run is strictly increasing (one row per key, as Paimon writes files), the key span is small
+    next to the row count and the rows are at least ``min_rows``, each run's positions are scattered
+    into a table indexed by key -- later runs overwrite earlier ones -- and the table read in order.
+    None otherwise.
     """
     n = len(keys)
-    if n == 0 or n >= 2**31 or sum(run_lengths) != n:
+    if n == 0 or n < min_rows or n >= 2**31 or sum(run_lengths) != n:
         return None
     lo, hi = int(keys.min()), int(keys.max())
     if hi - lo >= _DENSE_SPAN_PER_ROW * n:

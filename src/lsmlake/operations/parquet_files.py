@@ -37,6 +37,10 @@ class _Footer:
     io: FileIO  # kept so that the id in the cache key is not reused by another FileIO
     columns: dict[str, ColumnRanges] = field(default_factory=dict)
 
+    @cached_property
+    def schema_arrow(self) -> pa.Schema:
+        return self.meta.schema.to_arrow_schema()
+
     def ranges(self, name: str) -> ColumnRanges:
         if name not in self.columns:
             self.columns[name] = ColumnRanges.of(self.meta, name)
@@ -80,18 +84,25 @@ class ColumnRanges:
                 mins[i], maxs[i], known[i] = s.min, s.max, True
         return ColumnRanges(mins, maxs, known, all_null, no_null, rows)
 
+    @cached_property
+    def _single_ints(self) -> tuple[np.ndarray[Any, np.dtype[np.bool_]], np.ndarray[Any, np.dtype[np.int64]]]:
+        """Per row group: whether it holds one integer value and no null, and that value (else 0)."""
+        single = self.known & self.no_null
+        values = np.zeros(len(single), dtype=np.int64)
+        for i in np.flatnonzero(single):
+            lo, hi = self.mins[i], self.maxs[i]
+            single[i] = type(lo) is int and lo == hi and -(2**63) <= lo < 2**63
+            values[i] = lo if single[i] else 0
+        return single, values
+
     def constant(self, groups: list[int]) -> int | None:
         """The one value an integer column holds in every row of ``groups``, when the statistics
         prove it (min = max everywhere, no nulls); else None."""
-        if not groups:
+        single, values = self._single_ints
+        if not groups or not single[groups].all():
             return None
-        mins, maxs = self.mins[groups], self.maxs[groups]
-        if not (self.known[groups].all() and self.no_null[groups].all()):
-            return None
-        first = mins[0]
-        if isinstance(first, bool) or not isinstance(first, int):
-            return None
-        return first if all(v == first for v in (*mins, *maxs)) else None
+        chosen = values[groups]
+        return int(chosen[0]) if (chosen == chosen[0]).all() else None
 
 
 def _is_nan(v: Any) -> bool:
@@ -217,7 +228,9 @@ def _with_constants(
 ) -> pa.Table:
     """``table`` (``rows`` long) with the ``filled`` columns added as constants, in ``columns`` order."""
     arrays = [
-        pa.repeat(pa.scalar(filled[c], file_schema.field(c).type), rows) if c in filled else table.column(c)
+        pa.array(np.full(rows, filled[c], dtype=file_schema.field(c).type.to_pandas_dtype()))
+        if c in filled
+        else table.column(c)
         for c in columns
     ]
     return pa.Table.from_arrays(arrays, schema=pa.schema([file_schema.field(c) for c in columns]))
@@ -254,7 +267,7 @@ def read_row_groups(
             if filled:
                 starts = entry.row_starts
                 rows = int(sum(starts[g + 1] - starts[g] for g in groups))
-                table = _with_constants(table, reader.schema_arrow, columns, filled, rows)
+                table = _with_constants(table, entry.schema_arrow, columns, filled, rows)
     if everything:
         return table, None
     starts = entry.row_starts
