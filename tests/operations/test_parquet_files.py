@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from lsmlake.core.fileio import FileIO
-from lsmlake.core.predicate import parse_filter
+from lsmlake.core.predicate import Compare, parse_filter
 from lsmlake.core.types import DataField, DataType
 from lsmlake.operations.parquet_files import column_ranges, read_row_groups
 
@@ -42,10 +43,19 @@ def _kinds_file(tmp_path: Path, kinds: list[int]) -> tuple[FileIO, str]:
     return FileIO.for_uri(str(tmp_path))[0], path
 
 
-def test_a_column_the_statistics_prove_constant_is_filled_in(tmp_path: Path) -> None:
+def test_a_column_the_statistics_prove_constant_is_filled_in(tmp_path: Path, monkeypatch: Any) -> None:
     io, path = _kinds_file(tmp_path, [0] * 40)
     assert column_ranges(io, path, "_VALUE_KIND").constant([0, 1, 2, 3]) == 0
+    decoded: list[list[str]] = []
+    original = pq.ParquetFile.read_row_groups
+
+    def spy(self: pq.ParquetFile, groups: Any, columns: list[str], **kw: Any) -> pa.Table:
+        decoded.append(list(columns))
+        return original(self, groups, columns=columns, **kw)
+
+    monkeypatch.setattr(pq.ParquetFile, "read_row_groups", spy)
     got, positions = read_row_groups(io, path, ["_VALUE_KIND", "id"], None, constants=["_VALUE_KIND"])
+    assert decoded == [["id"]]
     assert got.column_names == ["_VALUE_KIND", "id"] and positions is None
     assert got.schema.field("_VALUE_KIND").type == pa.int8()
     assert got.column("_VALUE_KIND").to_pylist() == [0] * 40 and got.column("id").to_pylist() == list(
@@ -56,7 +66,7 @@ def test_a_column_the_statistics_prove_constant_is_filled_in(tmp_path: Path) -> 
     assert only.num_rows == 40 and only.column_names == ["_VALUE_KIND"]
 
 
-def test_a_column_constant_only_in_the_row_groups_read_is_filled_for_those(tmp_path: Path) -> None:
+def test_a_column_is_constant_only_if_every_row_group_read_holds_one_value(tmp_path: Path) -> None:
     kinds = [0] * 10 + [3] * 10 + [0] * 5 + [2] * 5 + [0] * 10  # groups: 0, 3, {0, 2}, 0
     io, path = _kinds_file(tmp_path, kinds)
     ranges = column_ranges(io, path, "_VALUE_KIND")
@@ -79,3 +89,31 @@ def test_without_statistics_a_constant_column_is_decoded(tmp_path: Path) -> None
     assert column_ranges(io, path, "_VALUE_KIND").constant([0, 1]) is None
     got, _ = read_row_groups(io, path, ["_VALUE_KIND"], None, constants=["_VALUE_KIND"])
     assert got.column("_VALUE_KIND").to_pylist() == [3] * 20
+
+
+def test_typed_and_object_statistics_prune_alike(tmp_path: Path) -> None:
+    table = pa.table({"i": pa.array(range(40), pa.int64()), "f": pa.array([x / 2 for x in range(40)])})
+    path = str(tmp_path / "t.parquet")
+    pq.write_table(table, path, row_group_size=10)  # i: 0-9 | 10-19 | 20-29 | 30-39, f = i / 2
+    io = FileIO.for_uri(str(tmp_path))[0]
+    fields = [DataField(1, "i", DataType("BIGINT")), DataField(2, "f", DataType("DOUBLE"))]
+    assert column_ranges(io, path, "i").typed_bounds is not None
+    cases = {
+        "i >= 25": [2, 3],
+        "i < 10": [0],
+        "i = 19": [1],
+        "f > 14.6": [3],
+        "f <= 5": [0, 1],
+    }
+    # literals the typed arrays cannot take are compared as Python objects
+    leaves = {
+        "i > 9.5": (Compare("i", ">", 9.5), [1, 2, 3]),
+        "i < 2**70": (Compare("i", "<", 2**70), [0, 1, 2, 3]),
+        "i > -(2**70)": (Compare("i", ">", -(2**70)), [0, 1, 2, 3]),
+        "f >= 5 (int)": (Compare("f", ">=", 5), [1, 2, 3]),
+    }
+    filters: dict[str, tuple[Any, list[int]]] = {t: (parse_filter(t, fields), g) for t, g in cases.items()}
+    for text, (predicate, groups) in {**filters, **leaves}.items():
+        got, _ = read_row_groups(io, path, ["i"], predicate)
+        expected = [i for g in groups for i in range(10 * g, 10 * g + 10)]
+        assert got.column("i").to_pylist() == expected, text

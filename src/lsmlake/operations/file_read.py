@@ -23,6 +23,7 @@ from lsmlake.metadata.deletion_vector import check_cardinality, read_deletion_ve
 from lsmlake.operations.avro_data import read_avro
 from lsmlake.operations.parquet_files import read_row_groups
 from lsmlake.operations.read_context import ReadContext, load_schema
+from lsmlake.operations.sorted_slice import sorted_bounds
 from lsmlake.operations.split import DeletionFile, Split
 
 _FORMATS = {"orc": ds.OrcFileFormat()}
@@ -142,9 +143,11 @@ def _read_physical(
     deleted: Any,
     f: DataFileMeta,
     threads: bool,
+    sorted_by: str | None,
 ) -> pa.Table:
     """Read ``columns`` of a file; drop rows marked in the deletion mask, then rows failing ``pushed``
-    (whose fields are file columns of the table's types). Parquet row groups are pruned by ``pushed``."""
+    (whose fields are file columns of the table's types). Parquet row groups are pruned by ``pushed``;
+    in a file sorted by the column ``sorted_by``, a range of it is cut out as a slice."""
     fmt = posixpath.splitext(path)[1].lstrip(".").lower()
     positions = None
     if fmt == "parquet":
@@ -164,9 +167,15 @@ def _read_physical(
                 f"data file {path} has {table.num_rows} rows, its manifest says {f.row_count}"
             )
         keep = pa.array(~deleted if positions is None else ~deleted[positions])
-    if pushed is not None and table.num_rows:  # one filter for both: half the copying
-        holds = pushed.mask(table)
-        keep = holds if keep is None else pc.and_kleene(holds, keep)
+    if pushed is not None and table.num_rows:
+        bounds = sorted_bounds(table, pushed, sorted_by) if sorted_by is not None else None
+        if bounds is not None:
+            start, stop = bounds
+            table = table.slice(start, stop - start)
+            keep = None if keep is None else keep.slice(start, stop - start)
+        else:  # one filter for both: half the copying
+            holds = pushed.mask(table)
+            keep = holds if keep is None else pc.and_kleene(holds, keep)
     return table if keep is None else table.filter(keep)
 
 
@@ -193,9 +202,12 @@ def read_file(
     file_columns = [t.source for t in targets if t.source is not None]
     file_columns += list(system_columns) if system else []
     deleted = _deletion_mask(ctx, split.deletion_files[index], f)
+    # primary-key data files are sorted by the key: a range of its first column is one slice
+    first_key = ctx.key_names[0] if ctx.key_names else None
+    sorted_by = first_key if first_key in same else None
     try:
         raw = _read_physical(
-            io, path, file_columns, push if pushable else None, deleted, f, ctx.decode_threads
+            io, path, file_columns, push if pushable else None, deleted, f, ctx.decode_threads, sorted_by
         )
     except FileNotFoundError:
         raise

@@ -26,6 +26,8 @@ from lsmlake.core.fileio import FileIO
 from lsmlake.core.predicate import And, ColumnStats, Compare, Predicate, might_match
 
 _MAX_FOOTERS = 4096
+# Constant columns are filled in from this many row groups on (below, decoding them costs no more).
+_FILL_MIN_GROUPS = 4
 
 
 @dataclass
@@ -45,6 +47,11 @@ class _Footer:
         if name not in self.columns:
             self.columns[name] = ColumnRanges.of(self.meta, name)
         return self.columns[name]
+
+    @cached_property
+    def nonempty(self) -> np.ndarray[Any, np.dtype[np.bool_]]:
+        """Whether each row group has rows."""
+        return np.diff(self.row_starts) > 0
 
     @cached_property
     def row_starts(self) -> np.ndarray[Any, np.dtype[np.int64]]:
@@ -94,6 +101,21 @@ class ColumnRanges:
             single[i] = type(lo) is int and lo == hi and -(2**63) <= lo < 2**63
             values[i] = lo if single[i] else 0
         return single, values
+
+    @cached_property
+    def typed_bounds(self) -> tuple[type, np.ndarray[Any, Any], np.ndarray[Any, Any]] | None:
+        """The known mins and maxs as int64 or float64 arrays, with their Python type, when every one
+        is an int in int64's range or every one a float (comparisons then run in numpy, not per object)."""
+        lo, hi = self.mins[self.known], self.maxs[self.known]
+        kinds = {type(v) for v in (*lo, *hi)}
+        if kinds == {int}:
+            try:
+                return int, np.array(lo, dtype=np.int64), np.array(hi, dtype=np.int64)
+            except OverflowError:
+                return None
+        if kinds == {float}:
+            return float, np.array(lo, dtype=np.float64), np.array(hi, dtype=np.float64)
+        return None
 
     def constant(self, groups: list[int]) -> int | None:
         """The one value an integer column holds in every row of ``groups``, when the statistics
@@ -166,7 +188,12 @@ def _leaf_mask(entry: _Footer, leaf: Predicate) -> np.ndarray[Any, np.dtype[np.b
     if isinstance(lit, dt.datetime) or _is_nan(lit):
         return None
     r = entry.ranges(leaf.field)
-    lo, hi = r.mins[r.known], r.maxs[r.known]
+    typed = r.typed_bounds
+    in_int64 = isinstance(lit, float) or (isinstance(lit, int) and -(2**63) <= lit < 2**63)
+    if typed is not None and type(lit) is typed[0] and in_int64:
+        lo, hi = typed[1], typed[2]
+    else:
+        lo, hi = r.mins[r.known], r.maxs[r.known]
     try:
         if leaf.op == "=":
             fits = (lo <= lit) & (hi >= lit)
@@ -188,7 +215,7 @@ def matching_row_groups(entry: _Footer, predicate: Predicate | None) -> list[int
     of every row group's min/max at once; any other part is checked row group by row group.
     """
     meta = entry.meta
-    may = np.array([meta.row_group(i).num_rows > 0 for i in range(meta.num_row_groups)], dtype=bool)
+    may = entry.nonempty.copy()
     if predicate is None:
         return [int(i) for i in np.flatnonzero(may)]
     rest = []
@@ -223,17 +250,26 @@ def _row_group_stats(meta: pq.FileMetaData, index: int, names: set[str]) -> dict
     return stats
 
 
-def _with_constants(
-    table: pa.Table, file_schema: pa.Schema, columns: list[str], filled: dict[str, int], rows: int
-) -> pa.Table:
-    """``table`` (``rows`` long) with the ``filled`` columns added as constants, in ``columns`` order."""
-    arrays = [
-        pa.array(np.full(rows, filled[c], dtype=file_schema.field(c).type.to_pandas_dtype()))
-        if c in filled
-        else table.column(c)
-        for c in columns
-    ]
-    return pa.Table.from_arrays(arrays, schema=pa.schema([file_schema.field(c) for c in columns]))
+_repeated: dict[tuple[pa.DataType, int], pa.Array] = {}
+
+
+def _repeat(arrow_type: pa.DataType, value: int, rows: int) -> pa.Array:
+    """``value`` ``rows`` times: a slice of one array per type and value, grown as needed."""
+    key = (arrow_type, value)
+    have = _repeated.get(key)
+    if have is None or len(have) < rows:
+        have = _repeated[key] = pa.array(
+            np.full(max(rows, 65_536), value, dtype=arrow_type.to_pandas_dtype())
+        )
+    return have.slice(0, rows)
+
+
+def _with_constants(table: pa.Table, entry: _Footer, columns: list[str], filled: dict[str, int]) -> pa.Table:
+    """``table`` with the ``filled`` columns added as constants, in ``columns`` order."""
+    for name, value in filled.items():
+        target = entry.schema_arrow.field(name)
+        table = table.append_column(target, _repeat(target.type, value, table.num_rows))
+    return table if table.column_names == columns else table.select(columns)
 
 
 def read_row_groups(
@@ -256,7 +292,11 @@ def read_row_groups(
     meta = entry.meta
     groups = matching_row_groups(entry, predicate)
     everything = len(groups) == meta.num_row_groups
-    filled = {c: v for c in constants if c in columns and (v := entry.ranges(c).constant(groups)) is not None}
+    filled = {}
+    if len(groups) >= _FILL_MIN_GROUPS:
+        filled = {
+            c: v for c in constants if c in columns and (v := entry.ranges(c).constant(groups)) is not None
+        }
     decoded = [c for c in columns if c not in filled]
     with io.fs.open_input_file(path) as f:
         reader = pq.ParquetFile(f, metadata=meta, pre_buffer=not io.local)
@@ -265,9 +305,7 @@ def read_row_groups(
         else:
             table = reader.read_row_groups(groups, columns=decoded, use_threads=use_threads)
             if filled:
-                starts = entry.row_starts
-                rows = int(sum(starts[g + 1] - starts[g] for g in groups))
-                table = _with_constants(table, entry.schema_arrow, columns, filled, rows)
+                table = _with_constants(table, entry, columns, filled)
     if everything:
         return table, None
     starts = entry.row_starts
