@@ -5,13 +5,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from lsmlake.core.fileio import FileIO
 from lsmlake.core.predicate import Compare, parse_filter
 from lsmlake.core.types import DataField, DataType
-from lsmlake.operations.parquet_files import column_ranges, read_row_groups
+from lsmlake.operations.parquet_files import ColumnRanges, _leaf_mask, column_ranges, read_row_groups
 
 
 def test_pruning_reads_the_top_level_column_not_a_nested_namesake(tmp_path: Path) -> None:
@@ -117,3 +120,70 @@ def test_typed_and_object_statistics_prune_alike(tmp_path: Path) -> None:
         got, _ = read_row_groups(io, path, ["i"], predicate)
         expected = [i for g in groups for i in range(10 * g, 10 * g + 10)]
         assert got.column("i").to_pylist() == expected, text
+
+
+class _Ranges:
+    """A footer stand-in that serves fixed column ranges."""
+
+    def __init__(self, ranges: ColumnRanges) -> None:
+        self._ranges = ranges
+
+    def ranges(self, name: str) -> ColumnRanges:
+        return self._ranges
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(-20, 20), st.integers(0, 10), st.sampled_from(["known", "unknown", "all-null"])
+        ),
+        min_size=1,
+        max_size=12,
+    ),
+    st.sampled_from(["=", "<", "<=", ">", ">="]),
+    st.integers(-25, 35),
+)
+def test_typed_pruning_matches_pruning_by_objects(
+    groups: list[tuple[int, int, str]], op: str, lit: int
+) -> None:
+    n = len(groups)
+    mins, maxs = np.empty(n, dtype=object), np.empty(n, dtype=object)
+    known = np.array([g[2] == "known" for g in groups])
+    all_null = np.array([g[2] == "all-null" for g in groups])
+    for i, (lo, width, _) in enumerate(groups):
+        if known[i]:
+            mins[i], maxs[i] = lo, lo + width
+    ranges = ColumnRanges(mins, maxs, known, all_null, ~all_null, np.full(n, 10, dtype=np.int64))
+    typed = _leaf_mask(_Ranges(ranges), Compare("c", op, lit))  # type: ignore[arg-type]
+    assert ranges.typed_bounds is not None or not known.any()
+    values = [range(lo, lo + width + 1) for lo, width, _ in groups]
+    truth = [  # a group may match unless its statistics rule every value out
+        g[2] == "unknown" or (g[2] == "known" and any(_compare(v, op, lit) for v in vals))
+        for g, vals in zip(groups, values, strict=True)
+    ]
+    assert typed is not None and typed.tolist() == truth
+
+
+def _compare(v: int, op: str, lit: int) -> bool:
+    return {"=": v == lit, "<": v < lit, "<=": v <= lit, ">": v > lit, ">=": v >= lit}[op]
+
+
+def test_the_manifest_size_vouches_for_a_cached_footer(tmp_path: Path, monkeypatch: Any) -> None:
+    import lsmlake.operations.parquet_files as parquet_files
+
+    io, path = _kinds_file(tmp_path, [0] * 40)
+    size = Path(path).stat().st_size
+    stats: list[str] = []
+    real = parquet_files._local_size
+    monkeypatch.setattr(parquet_files, "_local_size", lambda io, p: stats.append(p) or real(io, p))
+    read_row_groups(io, path, ["id"], None, file_size=size)  # first read: from the file system
+    read_row_groups(io, path, ["id"], None, file_size=size)  # cached, same size: no stat
+    assert len(stats) == 1
+    read_row_groups(io, path, ["id"], None, file_size=size + 1)  # the manifest disagrees: checked
+    read_row_groups(io, path, ["id"], None)
+    assert len(stats) == 3
+    # rewritten in place with another size: the check notices and the footer is read again
+    pq.write_table(pa.table({"id": pa.array(range(5), pa.int64())}), path)
+    got, _ = read_row_groups(io, path, ["id"], None)
+    assert got.column("id").to_pylist() == list(range(5))

@@ -152,7 +152,14 @@ def _read_physical(
     positions = None
     if fmt == "parquet":
         table, positions = read_row_groups(
-            io, path, columns, pushed, use_threads=threads, constants=(VALUE_KIND,)
+            io,
+            path,
+            columns,
+            pushed,
+            use_threads=threads,
+            constants=(VALUE_KIND,),
+            positions=deleted is not None,
+            file_size=f.file_size,
         )
     elif fmt == "avro":
         table = read_avro(io, path, columns)

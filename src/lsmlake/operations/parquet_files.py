@@ -104,18 +104,24 @@ class ColumnRanges:
 
     @cached_property
     def typed_bounds(self) -> tuple[type, np.ndarray[Any, Any], np.ndarray[Any, Any]] | None:
-        """The known mins and maxs as int64 or float64 arrays, with their Python type, when every one
-        is an int in int64's range or every one a float (comparisons then run in numpy, not per object)."""
-        lo, hi = self.mins[self.known], self.maxs[self.known]
-        kinds = {type(v) for v in (*lo, *hi)}
-        if kinds == {int}:
-            try:
-                return int, np.array(lo, dtype=np.int64), np.array(hi, dtype=np.int64)
-            except OverflowError:
-                return None
-        if kinds == {float}:
-            return float, np.array(lo, dtype=np.float64), np.array(hi, dtype=np.float64)
-        return None
+        """Every row group's min and max as int64 or float64 arrays, with their Python type, when every
+        known one is an int in int64's range or every one a float; a group without statistics spans
+        the whole type (comparisons then run in numpy over all groups at once)."""
+        lo_known, hi_known = self.mins[self.known], self.maxs[self.known]
+        kinds = {type(v) for v in (*lo_known, *hi_known)}
+        bounds: dict[type, tuple[Any, Any, Any]] = {
+            int: (np.int64, np.iinfo(np.int64).min, np.iinfo(np.int64).max),
+            float: (np.float64, -np.inf, np.inf),
+        }
+        if len(kinds) != 1 or (kind := kinds.pop()) not in bounds:
+            return None
+        dtype, low, high = bounds[kind]
+        lo, hi = np.full(len(self.known), low, dtype=dtype), np.full(len(self.known), high, dtype=dtype)
+        try:
+            lo[self.known], hi[self.known] = list(lo_known), list(hi_known)
+        except OverflowError:
+            return None
+        return kind, lo, hi
 
     def constant(self, groups: list[int]) -> int | None:
         """The one value an integer column holds in every row of ``groups``, when the statistics
@@ -145,8 +151,15 @@ def _local_size(io: FileIO, path: str) -> int | None:
     return int(info.size or 0)
 
 
-def _footer(io: FileIO, path: str) -> _Footer:
+def _footer(io: FileIO, path: str, expected_size: int | None = None) -> _Footer:
+    """The file's cached footer. A local file is checked by its size, which the manifest's
+    ``expected_size`` vouches for without a ``stat`` when the cached footer has that size."""
     key = (id(io), path)
+    with _lock:
+        hit = _footers.get(key)
+        if hit is not None and hit.io is io and expected_size is not None and hit.size == expected_size:
+            _footers.move_to_end(key)
+            return hit
     size = _local_size(io, path)
     with _lock:
         hit = _footers.get(key)
@@ -191,21 +204,24 @@ def _leaf_mask(entry: _Footer, leaf: Predicate) -> np.ndarray[Any, np.dtype[np.b
     typed = r.typed_bounds
     in_int64 = isinstance(lit, float) or (isinstance(lit, int) and -(2**63) <= lit < 2**63)
     if typed is not None and type(lit) is typed[0] and in_int64:
-        lo, hi = typed[1], typed[2]
-    else:
-        lo, hi = r.mins[r.known], r.maxs[r.known]
+        return np.asarray(_fits(leaf.op, typed[1], typed[2], lit) & ~r.all_null, dtype=bool)
+    lo, hi = r.mins[r.known], r.maxs[r.known]
     try:
-        if leaf.op == "=":
-            fits = (lo <= lit) & (hi >= lit)
-        elif leaf.op in ("<", "<="):
-            fits = (lo < lit) if leaf.op == "<" else (lo <= lit)
-        else:
-            fits = (hi > lit) if leaf.op == ">" else (hi >= lit)
+        fits = _fits(leaf.op, lo, hi, lit)
     except TypeError:  # statistics of another type than the literal: cannot prune
         return None
     may = np.ones(len(r.known), dtype=bool)
     may[r.known] = np.asarray(fits, dtype=bool)
     return np.asarray(may & ~r.all_null, dtype=bool)
+
+
+def _fits(op: str, lo: np.ndarray[Any, Any], hi: np.ndarray[Any, Any], lit: Any) -> np.ndarray[Any, Any]:
+    """Whether a value ``op lit`` may lie in each [lo, hi]."""
+    if op == "=":
+        return np.asarray((lo <= lit) & (hi >= lit))
+    if op in ("<", "<="):
+        return np.asarray((lo < lit) if op == "<" else (lo <= lit))
+    return np.asarray((hi > lit) if op == ">" else (hi >= lit))
 
 
 def matching_row_groups(entry: _Footer, predicate: Predicate | None) -> list[int]:
@@ -280,15 +296,18 @@ def read_row_groups(
     *,
     use_threads: bool = True,
     constants: Collection[str] = (),
+    positions: bool = True,
+    file_size: int | None = None,
 ) -> tuple[pa.Table, np.ndarray[Any, Any] | None]:
     """``columns`` of the row groups that may match ``predicate`` (rows are not filtered here), and the
-    file position of every row read -- None when every row group was read.
+    file position of every row read -- None when every row group was read (or ``positions`` is False).
 
     Integer ``constants`` (such as the row kind, +I in almost every file) whose statistics prove one
     value in every row group read are filled in rather than decoded: each column chunk decoded costs
-    a zstd context, a fixed cost that dominates small chunks.
+    a zstd context, a fixed cost that dominates small chunks. ``file_size``: the manifest's size of
+    the file, which spares checking a cached footer against the file system.
     """
-    entry = _footer(io, path)
+    entry = _footer(io, path, file_size)
     meta = entry.meta
     groups = matching_row_groups(entry, predicate)
     everything = len(groups) == meta.num_row_groups
@@ -306,7 +325,7 @@ def read_row_groups(
             table = reader.read_row_groups(groups, columns=decoded, use_threads=use_threads)
             if filled:
                 table = _with_constants(table, entry, columns, filled)
-    if everything:
+    if everything or not positions:
         return table, None
     starts = entry.row_starts
     if not groups:
