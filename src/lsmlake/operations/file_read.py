@@ -7,7 +7,7 @@ import posixpath
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, cast
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -186,6 +186,52 @@ def _read_physical(
     return table if keep is None else table.filter(keep)
 
 
+@dataclass(frozen=True)
+class _FilePlan:
+    """How to read files of one schema for one read: the file columns, what the pushed filter may use,
+    and the output schema (memoized per read context)."""
+
+    targets: list[_Target]
+    file_columns: list[str]
+    system_columns: dict[str, pa.DataType]
+    pushable: bool
+    sorted_by: str | None
+    schema: pa.Schema
+
+
+def _plan(
+    ctx: ReadContext,
+    f: DataFileMeta,
+    names: Sequence[str],
+    push: Predicate | None,
+    system: bool,
+    sequence: bool,
+) -> _FilePlan:
+    pushed_fields = push.fields() if push is not None else None
+    key = ("plan", f.schema_id, f.write_cols, tuple(names), system, sequence, pushed_fields)
+    cached = ctx.mapping_cache.get(key)
+    if cached is not None:
+        return cast(_FilePlan, cached)
+    targets = _mapping(ctx, f, names)
+    system_columns = (
+        {n: t for n, t in SYSTEM_COLUMNS.items() if sequence or n != SEQUENCE_NUMBER} if system else {}
+    )
+    same = {t.name for t in targets if t.same}
+    # primary-key data files are sorted by the key: a range of its first column is one slice
+    first_key = ctx.key_names[0] if ctx.key_names else None
+    fields = [pa.field(t.name, t.arrow_type) for t in targets]
+    fields += [pa.field(n, t) for n, t in system_columns.items()]
+    plan = ctx.mapping_cache[key] = _FilePlan(
+        targets=targets,
+        file_columns=[t.source for t in targets if t.source is not None] + list(system_columns),
+        system_columns=system_columns,
+        pushable=pushed_fields is not None and pushed_fields <= same,
+        sorted_by=first_key if first_key in same else None,
+        schema=pa.schema(fields),
+    )
+    return plan
+
+
 def read_file(
     ctx: ReadContext,
     split: Split,
@@ -201,33 +247,24 @@ def read_file(
     ``system`` adds ``_VALUE_KIND`` and, unless ``sequence`` is False, ``_SEQUENCE_NUMBER``.
     """
     f = split.files[index]
-    system_columns = {n: t for n, t in SYSTEM_COLUMNS.items() if sequence or n != SEQUENCE_NUMBER}
+    plan = _plan(ctx, f, names, push, system, sequence)
     io, path = _io_for(ctx, data_file_path(split, f))
-    targets = _mapping(ctx, f, names)
-    same = {t.name for t in targets if t.same}
-    pushable = push is not None and set(push.fields()) <= same
-    file_columns = [t.source for t in targets if t.source is not None]
-    file_columns += list(system_columns) if system else []
     deleted = _deletion_mask(ctx, split.deletion_files[index], f)
-    # primary-key data files are sorted by the key: a range of its first column is one slice
-    first_key = ctx.key_names[0] if ctx.key_names else None
-    sorted_by = first_key if first_key in same else None
+    pushed = push if plan.pushable else None
     try:
         raw = _read_physical(
-            io, path, file_columns, push if pushable else None, deleted, f, ctx.decode_threads, sorted_by
+            io, path, plan.file_columns, pushed, deleted, f, ctx.decode_threads, plan.sorted_by
         )
     except FileNotFoundError:
         raise
     except (OSError, pa.ArrowException) as e:
         raise CorruptFileError(f"cannot read data file {path}: {e}") from e
+    if not plan.schema:
+        return raw if plan.pushable else filter_table(raw, push)
     arrays: list[pa.Array | pa.ChunkedArray] = []
-    fields: list[pa.Field] = []
-    for t in targets:
+    for t in plan.targets:
         col = raw.column(t.source) if t.source is not None else pa.nulls(raw.num_rows, t.arrow_type)
         arrays.append(_cast(col, t.arrow_type))
-        fields.append(pa.field(t.name, t.arrow_type))
-    for name, arrow_type in system_columns.items() if system else ():
-        arrays.append(_cast(raw.column(name), arrow_type))
-        fields.append(pa.field(name, arrow_type))
-    table = pa.Table.from_arrays(arrays, schema=pa.schema(fields)) if fields else raw
-    return table if pushable else filter_table(table, push)
+    arrays += [_cast(raw.column(name), arrow_type) for name, arrow_type in plan.system_columns.items()]
+    table = pa.Table.from_arrays(arrays, schema=plan.schema)
+    return table if plan.pushable else filter_table(table, push)

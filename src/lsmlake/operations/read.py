@@ -223,7 +223,9 @@ def read_merge(ctx: ReadContext, split: Split) -> Iterator[pa.Table]:
             elif not ctx.keep_row_kind:
                 table = drop_retracts(table)
             if table.num_rows:
-                out = _finish(ctx, table, filtered=not overlapping)
+                # merged rows of key-filtered files already hold a filter on keys alone
+                exact = not overlapping or ctx.filters.full == ctx.filters.key_safe
+                out = _finish(ctx, table, filtered=exact)
                 if out.num_rows:
                     yield out
 
