@@ -148,7 +148,7 @@ def merge_rows(
             sorted_keys = int_key[order]
             last = np.ones(len(order), dtype=bool)
             last[:-1] = sorted_keys[1:] != sorted_keys[:-1]
-            merged = _take_sorted(table, order[last])
+            merged = _take_sorted(table, order[np.flatnonzero(last)])
         elif isinstance(merge_function, (Deduplicate, FirstRow)):
             # sort only keys and kinds; take the surviving rows of the whole table once, in key order
             picked = merge_function.pick(table.select([*keys, VALUE_KIND]).take(idx), keys)
