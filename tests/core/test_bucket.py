@@ -17,6 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import lsmlake.core.bucket as bucket_module
 from lsmlake.core.binary_row import Timestamp, encode_row, hash_row_bytes
 from lsmlake.core.bucket import (
     binary_rows,
@@ -187,6 +188,15 @@ def test_fixture_chunked_and_sliced(fixture_table: Any) -> None:
     table = pa.table({f"c{i}": c for i, c in enumerate(chunked)})
     sliced = table.slice(777, 1000)
     np.testing.assert_array_equal(bucket_ids(sliced, types, JAVA_BUCKETS), java_buckets[777:1777])
+
+
+def test_fixture_hashed_on_two_threads_matches_java(fixture_table: Any, monkeypatch: Any) -> None:
+    types, columns, _, java_buckets = fixture_table
+    monkeypatch.setattr(bucket_module, "PARALLEL_HASH_ROWS", 100)  # the 5000 rows split in halves
+    chunked = [pa.chunked_array([c.slice(0, 1234), c.slice(1234)]) for c in columns]
+    np.testing.assert_array_equal(bucket_ids(chunked, types, JAVA_BUCKETS), java_buckets)
+    table = pa.table({f"c{i}": c for i, c in enumerate(columns)})
+    np.testing.assert_array_equal(bucket_ids(table, types, JAVA_BUCKETS), java_buckets)
 
 
 def test_paimon_cpp_extreme_values() -> None:

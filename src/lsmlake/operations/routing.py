@@ -41,11 +41,11 @@ def _dense_codes(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     if top < (1 << 22):
         counts = np.bincount(keys, minlength=top + 1)
         uniq = np.flatnonzero(counts)
-        lookup = np.zeros(top + 1, dtype=np.int64)
+        dtype = np.uint8 if len(uniq) <= 256 else np.uint16 if len(uniq) <= 65536 else np.int64
+        lookup = np.zeros(top + 1, dtype=dtype)
         lookup[uniq] = np.arange(len(uniq))
-        inverse = lookup[keys]
-    else:
-        uniq, inverse = np.unique(keys, return_inverse=True)
+        return uniq, lookup[keys]  # gathered straight into the narrow type
+    uniq, inverse = np.unique(keys, return_inverse=True)
     dtype = np.uint8 if len(uniq) <= 256 else np.uint16 if len(uniq) <= 65536 else np.int64
     return uniq, inverse.astype(dtype)
 
