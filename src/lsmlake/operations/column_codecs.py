@@ -1,9 +1,10 @@
 """Per-column Parquet codecs: numeric columns the table's codec barely shrinks are stored uncompressed.
 
 Random doubles or hashes gain a few percent from zstd, yet every page of them still pays the codec on
-read (a context per page, then a copy). Parquet names the codec per column chunk, and every reader
-(Java Paimon, pypaimon, parquet-rs) honours it, so such columns are written ``UNCOMPRESSED``: on the
-bench's random doubles the file is 2% larger and the column decodes 2.7x faster.
+read (a context per page, then a copy). Parquet names the codec per column chunk and readers take it
+from each chunk's metadata (Java Paimon's ParquetFileReader does; pypaimon reading such files is
+tested), so such columns are written ``UNCOMPRESSED``: on the bench's random doubles the file is 2%
+larger and the column decodes 2.7x faster.
 """
 
 from __future__ import annotations
