@@ -92,3 +92,13 @@ def test_key_range_reads_of_deletion_vector_and_merge_tables(tmp_path: Path) -> 
             mask = parse_filter(text, t.schema.fields).mask(full)
             assert got.to_pylist() == full.filter(mask).sort_by("id").to_pylist(), (name, text)
         assert pc.max(t.read(filter="id < 5100").column("id")).as_py() == 4999
+
+
+def test_nested_conjunctions_slice_too() -> None:
+    table = _table(list(range(0, 100, 3)))
+    nested = And((And((Compare("k", ">=", 10), Compare("k", "<", 40))), Compare("k", "!=", 1)))
+    assert sorted_bounds(table, nested, "k") is None  # != is not a range
+    nested = And((And((Compare("k", ">=", 10), Compare("k", "<", 40))), Compare("k", "<=", 30)))
+    bounds = sorted_bounds(table, nested, "k")
+    assert bounds is not None
+    assert table.slice(bounds[0], bounds[1] - bounds[0]).column("k").to_pylist() == list(range(12, 31, 3))

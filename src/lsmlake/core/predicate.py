@@ -40,6 +40,7 @@ __all__ = [
     "and_",
     "between",
     "coerce_literal",
+    "conjuncts",
     "evaluate",
     "filter_table",
     "might_match",
@@ -702,6 +703,13 @@ def _might(p: Predicate, stats: Mapping[str, ColumnStats], row_count: int, neg: 
 
 
 # --------------------------------------------------------------------------- splitting
+
+
+def conjuncts(predicate: Predicate) -> list[Predicate]:
+    """The parts of a conjunction, nested ones flattened (a lone predicate is its own only part)."""
+    if isinstance(predicate, And):
+        return [c for part in predicate.children for c in conjuncts(part)]
+    return [predicate]
 
 
 def split_by_fields(p: Predicate | None, allowed: Iterable[str]) -> Predicate | None:

@@ -23,7 +23,7 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from lsmlake.core.fileio import FileIO
-from lsmlake.core.predicate import And, ColumnStats, Compare, Predicate, might_match
+from lsmlake.core.predicate import ColumnStats, Compare, Predicate, conjuncts, might_match
 
 _MAX_FOOTERS = 4096
 # Constant columns are filled in from this many row groups on (below, decoding them costs no more).
@@ -183,14 +183,6 @@ def column_ranges(io: FileIO, path: str, name: str) -> ColumnRanges:
 _RANGE_OPS = ("=", "<", "<=", ">", ">=")
 
 
-def _conjuncts(predicate: Predicate) -> list[Predicate]:
-    return (
-        [c for part in predicate.children for c in _conjuncts(part)]
-        if isinstance(predicate, And)
-        else [predicate]
-    )
-
-
 def _leaf_mask(entry: _Footer, leaf: Predicate) -> np.ndarray[Any, np.dtype[np.bool_]] | None:
     """Row groups that may satisfy a plain comparison, vectorized; None for any other predicate."""
     if not isinstance(leaf, Compare) or leaf.op not in _RANGE_OPS or leaf.literal is None:
@@ -235,7 +227,7 @@ def matching_row_groups(entry: _Footer, predicate: Predicate | None) -> list[int
     if predicate is None:
         return [int(i) for i in np.flatnonzero(may)]
     rest = []
-    for part in _conjuncts(predicate):
+    for part in conjuncts(predicate):
         mask = _leaf_mask(entry, part)
         if mask is None:
             rest.append(part)

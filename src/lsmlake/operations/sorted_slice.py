@@ -12,16 +12,15 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from lsmlake.core.predicate import And, Compare, Predicate
+from lsmlake.core.predicate import Compare, Predicate, conjuncts
 
 _INT64 = (-(2**63), 2**63)
 
 
 def _comparisons(predicate: Predicate, column: str) -> list[Compare] | None:
     """The predicate as a conjunction of range comparisons with integer literals on ``column``."""
-    leaves = list(predicate.children) if isinstance(predicate, And) else [predicate]
     out = []
-    for leaf in leaves:
+    for leaf in conjuncts(predicate):
         if (
             not isinstance(leaf, Compare)
             or leaf.field != column
