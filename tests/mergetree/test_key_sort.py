@@ -87,6 +87,11 @@ def test_newest_of_each_key_refuses_what_a_table_cannot_decide() -> None:
     assert newest([1, 2, 3], [2]) is None  # lengths do not cover the rows
     assert newest([-(2**63), 2**63 - 1], [1, 1]) is None
     assert newest([1, 2, 2, 3], [2, 2]) == [0, 2, 3]
+    # narrow key types: shifting by the minimum must not wrap
+    runs16 = [np.arange(-30_000, 30_000, 3, dtype=np.int16), np.arange(-30_000, 30_000, 7, dtype=np.int16)]
+    keys16 = np.concatenate(runs16)
+    got16 = newest_of_each_key(keys16, [len(r) for r in runs16])
+    assert got16 is not None and got16.tolist() == _newest_by_sort(keys16.astype(np.int64))
     # by default a section this small is sorted instead: the table costs more than it saves
     assert newest_of_each_key(np.array([1, 2, 2, 3]), [2, 2]) is None
     big = np.arange(10_000, dtype=np.int64)

@@ -73,6 +73,7 @@ def newest_of_each_key(
     lo, hi = int(keys.min()), int(keys.max())
     if hi - lo >= _DENSE_SPAN_PER_ROW * n:
         return None
+    keys = keys.astype(np.int64, copy=False)  # narrow keys would wrap when shifted by ``lo``
     bounds = np.cumsum([0, *run_lengths])
     runs = [keys[a:b] for a, b in itertools.pairwise(bounds)]
     if not all(bool(np.all(r[1:] > r[:-1])) for r in runs):
