@@ -10,6 +10,12 @@ import pyarrow as pa
 
 MAX_LENGTH = 2147483647
 
+
+def is_int64(value: int) -> bool:
+    """Whether an int fits a BIGINT (Java long, numpy int64)."""
+    return -(2**63) <= value < 2**63
+
+
 # Roots whose values are fixed-width in a BinaryRow slot.
 ATOMIC_ROOTS = frozenset(
     {

@@ -24,6 +24,7 @@ import pyarrow.parquet as pq
 
 from lsmlake.core.fileio import FileIO
 from lsmlake.core.predicate import ColumnStats, Compare, Predicate, conjuncts, might_match
+from lsmlake.core.types import is_int64
 
 _MAX_FOOTERS = 4096
 # Constant columns are filled in from this many row groups on (below, decoding them costs no more).
@@ -98,7 +99,7 @@ class ColumnRanges:
         values = np.zeros(len(single), dtype=np.int64)
         for i in np.flatnonzero(single):
             lo, hi = self.mins[i], self.maxs[i]
-            single[i] = type(lo) is int and lo == hi and -(2**63) <= lo < 2**63
+            single[i] = type(lo) is int and lo == hi and is_int64(lo)
             values[i] = lo if single[i] else 0
         return single, values
 
@@ -194,7 +195,7 @@ def _leaf_mask(entry: _Footer, leaf: Predicate) -> np.ndarray[Any, np.dtype[np.b
         return None
     r = entry.ranges(leaf.field)
     typed = r.typed_bounds
-    in_int64 = isinstance(lit, float) or (isinstance(lit, int) and -(2**63) <= lit < 2**63)
+    in_int64 = isinstance(lit, float) or (isinstance(lit, int) and is_int64(lit))
     if typed is not None and type(lit) is typed[0] and in_int64:
         return np.asarray(_fits(leaf.op, typed[1], typed[2], lit) & ~r.all_null, dtype=bool)
     lo, hi = r.mins[r.known], r.maxs[r.known]

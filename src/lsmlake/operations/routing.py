@@ -38,16 +38,17 @@ def _partition_codes(table: pa.Table, keys: Sequence[str]) -> np.ndarray:
 def _dense_codes(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Distinct keys and each row's index among them, as the narrowest integers (radix-sortable)."""
     top = int(keys.max())
-    if top < (1 << 22):
-        counts = np.bincount(keys, minlength=top + 1)
-        uniq = np.flatnonzero(counts)
-        dtype = np.uint8 if len(uniq) <= 256 else np.uint16 if len(uniq) <= 65536 else np.int64
-        lookup = np.zeros(top + 1, dtype=dtype)
-        lookup[uniq] = np.arange(len(uniq))
-        return uniq, lookup[keys]  # gathered straight into the narrow type
-    uniq, inverse = np.unique(keys, return_inverse=True)
-    dtype = np.uint8 if len(uniq) <= 256 else np.uint16 if len(uniq) <= 65536 else np.int64
-    return uniq, inverse.astype(dtype)
+    if top >= (1 << 22):
+        uniq, inverse = np.unique(keys, return_inverse=True)
+        return uniq, inverse.astype(_narrowest(len(uniq)))
+    uniq = np.flatnonzero(np.bincount(keys, minlength=top + 1))
+    lookup = np.zeros(top + 1, dtype=_narrowest(len(uniq)))
+    lookup[uniq] = np.arange(len(uniq))
+    return uniq, lookup[keys]  # gathered straight into the narrow type
+
+
+def _narrowest(distinct: int) -> type[np.integer]:
+    return np.uint8 if distinct <= 256 else np.uint16 if distinct <= 65536 else np.int64
 
 
 def route_rows(table: pa.Table, schema: TableSchema, num_buckets: int) -> list[RowGroup]:

@@ -7,14 +7,12 @@ comparisons on every decoded row and filtering every column -- most of a small k
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 import pyarrow as pa
 
 from lsmlake.core.predicate import Compare, Predicate, conjuncts
-
-_INT64 = (-(2**63), 2**63)
+from lsmlake.core.types import is_int64
+from lsmlake.mergetree.key_sort import integer_key
 
 
 def _comparisons(predicate: Predicate, column: str) -> list[Compare] | None:
@@ -28,30 +26,22 @@ def _comparisons(predicate: Predicate, column: str) -> list[Compare] | None:
         ):
             return None
         lit = leaf.literal
-        if type(lit) is not int or not _INT64[0] <= lit < _INT64[1]:
+        if type(lit) is not int or not is_int64(lit):
             return None
         out.append(leaf)
     return out
-
-
-def _as_int64(chunked: pa.ChunkedArray) -> np.ndarray[Any, Any]:
-    """A null-free integer column as one int64 array (zero-copy for a single int64 chunk)."""
-    parts = [chunk.to_numpy(zero_copy_only=False) for chunk in chunked.chunks]
-    values = parts[0] if len(parts) == 1 else np.concatenate(parts) if parts else np.zeros(0, np.int64)
-    return values.astype(np.int64, copy=False)
 
 
 def sorted_bounds(table: pa.Table, predicate: Predicate, column: str) -> tuple[int, int] | None:
     """``(start, stop)``: the rows of ``table`` that satisfy ``predicate``, when it is a conjunction of
     comparisons on the integer ``column`` and the table is sorted by it (checked); None otherwise."""
     comparisons = _comparisons(predicate, column)
-    index = table.schema.get_field_index(column)
-    if comparisons is None or index < 0:
+    if comparisons is None or table.schema.get_field_index(column) < 0:
         return None
-    chunked = table.column(index)
-    if not pa.types.is_integer(chunked.type) or chunked.null_count:
+    keys = integer_key(table, [column])
+    if keys is None:
         return None
-    values = _as_int64(chunked)
+    values = keys.astype(np.int64, copy=False)
     if len(values) > 1 and not bool((values[1:] >= values[:-1]).all()):
         return None
     start, stop = 0, len(values)
