@@ -328,7 +328,9 @@ def test_first_plan_leaves_uncompacted_rows_to_the_changelog(catalog: lsmlake.Ca
 def test_bad_stream_options(table: lsmlake.Table) -> None:
     table.write(_rows([1], "a"))
     with pytest.raises(UnsupportedError, match="not supported for streaming"):
-        next(iter(table.stream(mode="latest-delta")))
+        next(iter(table.stream(mode="from-file-creation-time")))
+    with pytest.raises(InvalidOptionError, match=r"scan\.mode"):  # not a Paimon mode at all
+        table.stream(mode="latest-delta")
     with pytest.raises(InvalidOptionError, match=r"needs scan\.snapshot-id"):
         next(iter(table.stream(mode="from-snapshot-full")))
     with pytest.raises(UnsupportedError, match="tag"):

@@ -243,7 +243,10 @@ def build_schema(
     if primary_key and set(primary_key) <= set(partition_keys):
         raise SchemaMismatchError(f"table {table_name}: the primary key must not be just the partition keys")
     nullable_pk = options.get("primary-key.nullable", "false").lower() == "true"
-    validate_create_options(options, primary_key_table=bool(primary_key))
+    try:
+        validate_create_options(options, primary_key_table=bool(primary_key))
+    except InvalidOptionError as e:
+        raise InvalidOptionError(f"table {table_name}: {e}") from None
     bucket = int(options.get("bucket", "-1"))
     if primary_key and bucket > 0 and not set(partition_keys) <= set(primary_key):
         raise InvalidOptionError(

@@ -35,6 +35,10 @@ class InvalidIdentifierError(LsmlakeError, ValueError):
     """A database or table name is empty, malformed, or escapes the warehouse."""
 
 
+class InvalidPartitionSpecError(LsmlakeError, ValueError):
+    """A partition spec names a column that is not a partition key, or data falls outside it."""
+
+
 class CommitConflictError(LsmlakeError):
     """A commit conflicts with one that landed first; nothing was published."""
 

@@ -21,6 +21,7 @@ from lsmlake.metadata.snapshot import Snapshot
 from lsmlake.metadata.snapshot_manager import SnapshotManager
 from lsmlake.operations.input_rows import WriteData
 from lsmlake.schema_change import SchemaChange, commit_changes, latest_schema
+from lsmlake.schema_change.apply import check_dynamic_options
 from lsmlake.table_compact import compact_table
 from lsmlake.table_incremental import is_incremental, read_incremental
 from lsmlake.table_read import Scan, explain_table, read_table, scan_table
@@ -62,9 +63,9 @@ class Table:
 
     def with_options(self, options: Mapping[str, str]) -> Table:
         """A copy of this table that reads and writes with extra (dynamic) options."""
-        merged = dict(self.dynamic_options)
-        merged.update({str(k): str(v) for k, v in options.items()})
-        return Table(self.name, self.io, self.root, self.schema, merged)
+        given = {str(k): str(v) for k, v in options.items()}
+        check_dynamic_options(self.schema, self.name, self.dynamic_options, given)  # as CREATE would
+        return Table(self.name, self.io, self.root, self.schema, {**self.dynamic_options, **given})
 
     # -- schema evolution
     def alter(self, *changes: SchemaChange) -> Table:
@@ -97,8 +98,9 @@ class Table:
         """Replace data in one OVERWRITE snapshot (INSERT OVERWRITE).
 
         Without ``partitions``: the partitions present in ``data`` (the whole table when it is not
-        partitioned). With ``partitions`` (e.g. ``{"dt": "2024-01-01"}``): every partition matching
-        them, even if ``data`` is empty - which truncates them.
+        partitioned, or with option `dynamic-partition-overwrite` false). With ``partitions`` (e.g.
+        ``{"dt": "2024-01-01"}``): every partition matching them, even if ``data`` is empty - which
+        truncates them; rows outside them raise InvalidPartitionSpecError and nothing is written.
         """
         with TableWriter(self, overwrite=True if partitions is None else partitions) as w:
             w.write(data)

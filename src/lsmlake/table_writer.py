@@ -9,10 +9,13 @@ from types import TracebackType
 from typing import TYPE_CHECKING
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from lsmlake.core.binary_row import deserialize_row
 from lsmlake.core.schema import TableSchema
-from lsmlake.errors import CommitConflictError, LsmlakeError
+from lsmlake.core.types import to_arrow_type
+from lsmlake.errors import CommitConflictError, InvalidPartitionSpecError, LsmlakeError
 from lsmlake.maintenance.expire import expire_snapshots
 from lsmlake.mergetree.kv_layout import RowKind
 from lsmlake.operations.commit import FileStoreCommit
@@ -34,19 +37,62 @@ if TYPE_CHECKING:
     from lsmlake.table import Table
 
 
+PartitionSpec = Mapping[str, object]
+
+
+def typed_partition_spec(schema: TableSchema, spec: PartitionSpec, *, table_name: str) -> dict[str, object]:
+    """``spec`` checked against the partition keys, its values cast to the columns' types (strings are
+    parsed, as Paimon's partition specs are strings); raise InvalidPartitionSpecError otherwise."""
+    unknown = [k for k in spec if k not in schema.field_names]
+    if unknown:
+        raise InvalidPartitionSpecError(
+            f"table {table_name}: partition spec {dict(spec)} names unknown column(s) {unknown}"
+        )
+    others = [k for k in spec if k not in schema.partition_keys]
+    if others:
+        raise InvalidPartitionSpecError(
+            f"table {table_name}: partition spec {dict(spec)} names non-partition column(s) {others} "
+            f"(partition keys: {list(schema.partition_keys)})"
+        )
+    return {k: _typed_value(k, v, to_arrow_type(schema.field(k).type), table_name) for k, v in spec.items()}
+
+
+def _typed_value(column: str, value: object, target: pa.DataType, table_name: str) -> object:
+    if value is None:
+        return None
+    try:
+        return pa.array([value]).cast(target, safe=True)[0].as_py()
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as e:
+        raise InvalidPartitionSpecError(
+            f"table {table_name}: partition spec value {value!r} does not fit column {column} "
+            f"of type {target} ({e})"
+        ) from None
+
+
+def check_rows_in_spec(rows: pa.Table, spec: Mapping[str, object], *, table_name: str) -> None:
+    """Refuse rows outside a static overwrite's partition spec (Paimon: the changes must belong to it)."""
+    for column, value in spec.items():
+        values = rows.column(column)
+        inside = pc.is_null(values) if value is None else pc.fill_null(pc.equal(values, value), False)
+        if pc.all(inside).as_py() is False:
+            outside = pc.filter(values, pc.invert(inside))[0].as_py()
+            raise InvalidPartitionSpecError(
+                f"table {table_name}: overwriting partition {dict(spec)}, but a row has {column}={outside!r}, "
+                "which is outside it; nothing was written"
+            )
+
+
 def partition_matcher(
-    schema: TableSchema, spec: Mapping[str, object] | bool | None, messages: Sequence[CommitMessage]
+    schema: TableSchema, spec: PartitionSpec | bool | None, messages: Sequence[CommitMessage]
 ) -> Callable[[bytes], bool]:
-    """Which partitions an overwrite replaces: those matching ``spec``, or those written when ``spec`` is True."""
+    """Which partitions an overwrite replaces: those matching ``spec`` (already typed by
+    ``typed_partition_spec``), or those written when ``spec`` is True."""
     if not schema.partition_keys:
         return lambda _partition: True
     if spec is True or spec is None:
         written = {m.partition for m in messages}
         return lambda partition: partition in written
     assert isinstance(spec, Mapping)
-    unknown = [k for k in spec if k not in schema.partition_keys]
-    if unknown:
-        raise ValueError(f"overwrite partition spec names non-partition column(s) {unknown}")
     types = [schema.field(k).type for k in schema.partition_keys]
     names = list(schema.partition_keys)
 
@@ -62,9 +108,14 @@ class TableWriter:
 
     def __init__(self, table: Table, *, overwrite: Mapping[str, object] | bool | None = False) -> None:
         """``overwrite``: False for upserts; True to replace the partitions written (the whole table when
-        un-partitioned); a mapping of partition values to replace exactly the partitions matching it."""
+        un-partitioned or when `dynamic-partition-overwrite` is false); a mapping of partition values to
+        replace exactly the partitions matching it (rows outside it are refused)."""
         self.table = table
-        self._overwrite = overwrite
+        self._overwrite: PartitionSpec | bool | None = overwrite
+        if isinstance(overwrite, Mapping):
+            self._overwrite = typed_partition_spec(table.schema, overwrite, table_name=table.name)
+        elif overwrite is True and not table.options.get_bool("dynamic-partition-overwrite"):
+            self._overwrite = {}  # a static overwrite without a partition spec replaces the whole table
         self._write = FileStoreWrite(
             table.io,
             table.root,
@@ -88,6 +139,8 @@ class TableWriter:
         self._check_open()
         rows = conform(to_arrow_table(data, "write"), self.table.schema, table_name=self.table.name)
         kinds = row_kinds(rows, self.table.options, RowKind.INSERT, table_name=self.table.name)
+        if isinstance(self._overwrite, Mapping):
+            check_rows_in_spec(rows, self._overwrite, table_name=self.table.name)
         self._write.write(rows, kinds)
 
     def delete(self, keys: WriteData) -> None:
@@ -103,6 +156,8 @@ class TableWriter:
             required=list(schema.primary_keys),
             fill_missing=True,
         )
+        if isinstance(self._overwrite, Mapping):
+            check_rows_in_spec(rows, self._overwrite, table_name=self.table.name)
         kinds = np.full(rows.num_rows, int(RowKind.DELETE), dtype=np.int8)
         self._write.write(rows, kinds)
 

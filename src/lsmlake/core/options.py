@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -55,6 +56,7 @@ DEFAULTS: dict[str, str | None] = {
     "source.split.target-size": "128 mb",
     "source.split.open-file-cost": "4 mb",
     "scan.snapshot-id": None,
+    "dynamic-partition-overwrite": "true",
     "primary-key.nullable": "false",
     "data-file.prefix": "data-",
     "changelog-file.prefix": "changelog-",
@@ -96,6 +98,8 @@ ALSO_KNOWN = frozenset(
         "scan.mode",
         "scan.timestamp-millis",
         "scan.tag-name",
+        "scan.version",
+        "scan.watermark",
         "incremental-between",
         "incremental-between-scan-mode",
         "incremental-between-timestamp",
@@ -190,6 +194,120 @@ def is_known_option(key: str) -> bool:
     return key in DEFAULTS or key in ALSO_KNOWN or key.startswith(PREFIXES)
 
 
+def unknown_option_error(key: str, *, what: str = "table option") -> InvalidOptionError:
+    """The error for an option Paimon does not have, suggesting the closest known name."""
+    close = difflib.get_close_matches(key, [*DEFAULTS, *ALSO_KNOWN], n=1, cutoff=0.75)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    return InvalidOptionError(f"unknown {what} {key!r}{hint}")
+
+
+# Typed options beyond what their defaults tell (a default of "true" is a bool, "10" an integer, ...).
+_DURATION_OPTIONS = frozenset(
+    {
+        "commit.min-retry-wait",
+        "commit.max-retry-wait",
+        "commit.timeout",
+        "snapshot.time-retained",
+        "changelog.time-retained",
+        "continuous.discovery-interval",
+        "streaming.read.snapshot.delay",
+        "cross-partition-upsert.index-ttl",
+    }
+)
+_SIZE_OPTIONS = frozenset(
+    {"target-file-size", "file-index.in-manifest-threshold", "postpone.target-size-per-bucket"}
+)
+_INT_OPTIONS = frozenset(
+    {
+        "scan.snapshot-id",
+        "scan.timestamp-millis",
+        "full-compaction.delta-commits",
+        "num-levels",
+        "num-sorted-run.stop-trigger",
+        "changelog.num-retained.min",
+        "changelog.num-retained.max",
+        "compaction.min.file-num",
+        "dynamic-bucket.target-row-num",
+        "dynamic-bucket.initial-buckets",
+        "dynamic-bucket.max-buckets",
+        "dynamic-bucket.assigner-parallelism",
+        "postpone.default-bucket-num",
+        "postpone.target-row-num-per-bucket",
+        "cross-partition-upsert.bootstrap-parallelism",
+        "metadata.stats-keep-first-n-columns",
+        "sort-spill-threshold",
+    }
+)
+_BOOL_OPTIONS = frozenset(
+    {
+        "first-row.ignore-delete",
+        "deduplicate.ignore-delete",
+        "partial-update.ignore-delete",
+        "partial-update.remove-record-on-delete",
+        "aggregation.remove-record-on-delete",
+        "snapshot.clean-empty-directories",
+        "snapshot.expire.clean-empty-directories",
+        "changelog-producer.lookup-wait",
+        "changelog-producer.row-deduplicate",
+        "lookup-wait",
+        "force-lookup",
+        "consumer.ignore-progress",
+        "streaming-read-overwrite",
+        "incremental-between-tag-to-snapshot",
+        "data-file.thin-mode",
+        "write-buffer-spillable",
+        "write-buffer-for-append",
+        "file.suffix.include.compression",
+        "index-file-in-data-file-dir",
+        "postpone.batch-write-fixed-bucket",
+        "postpone.merge-on-read",
+        "scan.plan-sort-partition",
+    }
+)
+_ENUM_OPTIONS: dict[str, tuple[str, ...]] = {
+    "scan.mode": (
+        "default",
+        "latest-full",
+        "full",
+        "latest",
+        "compacted-full",
+        "from-timestamp",
+        "from-creation-timestamp",
+        "from-file-creation-time",
+        "from-snapshot",
+        "from-snapshot-full",
+        "incremental",
+    ),
+    "incremental-between-scan-mode": ("auto", "delta", "changelog", "diff"),
+    "bucket-function.type": ("default", "mod", "hive"),
+}
+
+
+def check_option_value(key: str, value: str) -> None:
+    """A known option's value must parse as its type (bool, integer, memory size, duration, enum)."""
+    default = DEFAULTS.get(key)
+    if key in _DURATION_OPTIONS:
+        parse_duration_ms(key, value)
+    elif key in _SIZE_OPTIONS or key.endswith(("-size", ".target-file-size", "-cost")):
+        parse_memory_size(key, value)
+    elif key in _BOOL_OPTIONS or default in ("true", "false"):
+        if value.strip().lower() not in ("true", "false"):
+            raise InvalidOptionError(f"option {key!r}: expected true or false, got {value!r}")
+    elif key in _INT_OPTIONS or (default is not None and re.fullmatch(r"-?\d+", default)):
+        if not re.fullmatch(r"\s*-?\d+\s*", value):
+            raise InvalidOptionError(f"option {key!r}: {value!r} is not an integer")
+    elif key in _ENUM_OPTIONS and value.strip().lower() not in _ENUM_OPTIONS[key]:
+        raise InvalidOptionError(f"option {key!r}: {value!r} is not one of {', '.join(_ENUM_OPTIONS[key])}")
+
+
+_IGNORE_DELETE_KEYS = (
+    "ignore-delete",
+    "first-row.ignore-delete",
+    "deduplicate.ignore-delete",
+    "partial-update.ignore-delete",
+)
+
+
 @dataclass(frozen=True)
 class CoreOptions:
     """A typed, read-only view of a table's options with Paimon's defaults."""
@@ -270,14 +388,14 @@ class CoreOptions:
         return (self.get("changelog-producer") or "none").lower()
 
     @property
+    def ignore_delete_key(self) -> str:
+        """The key `ignore-delete` is read from: itself, else the first of its fallback keys that is set
+        (as Paimon's fallback keys work: the first present key decides, even when it says false)."""
+        return next((k for k in _IGNORE_DELETE_KEYS if k in self.raw), _IGNORE_DELETE_KEYS[0])
+
+    @property
     def ignore_delete(self) -> bool:
-        keys = (
-            "ignore-delete",
-            "first-row.ignore-delete",
-            "deduplicate.ignore-delete",
-            "partial-update.ignore-delete",
-        )
-        return any(self.get_bool(k) for k in keys if k in self.raw)
+        return self.get_bool(self.ignore_delete_key) if self.ignore_delete_key in self.raw else False
 
     @property
     def rowkind_field(self) -> str | None:
@@ -323,7 +441,8 @@ def validate_create_options(options: Mapping[str, str], *, primary_key_table: bo
         if not isinstance(key, str) or not isinstance(value, str):
             raise InvalidOptionError(f"option {key!r}: keys and values must be strings")
         if not is_known_option(key):
-            raise InvalidOptionError(f"unknown table option {key!r}")
+            raise unknown_option_error(key)
+        check_option_value(key, value)
     opts = CoreOptions.of(options, primary_key_table=primary_key_table)
     bucket = opts.bucket
     if bucket == 0 or bucket < -2:
@@ -347,16 +466,37 @@ def validate_create_options(options: Mapping[str, str], *, primary_key_table: bo
     _validate_merge_options(opts, primary_key_table=primary_key_table)
 
 
-def _validate_changelog_retention(opts: CoreOptions) -> None:
-    """`changelog.num-retained.min` (falling back to the snapshot option) is >= 1 and <= the max."""
-    low = opts.get_int("changelog.num-retained.min", opts.get_int("snapshot.num-retained.min"))
-    high = opts.get_int("changelog.num-retained.max", opts.get_int("snapshot.num-retained.max"))
-    if low < 1:
-        raise InvalidOptionError("changelog.num-retained.min should be at least 1")
-    if low > high:
-        raise InvalidOptionError(
-            "changelog.num-retained.min should not be larger than changelog.num-retained.max"
-        )
+def _retained(opts: CoreOptions, key: str, fallback: str | None = None) -> tuple[int, str]:
+    """An integer retention option, falling back to ``fallback``, and how the value came about."""
+    if key in opts.raw:
+        return opts.get_int(key), f"{key}={opts.raw[key]}"
+    if fallback is not None:
+        value, origin = _retained(opts, fallback)
+        return value, f"{key}, which falls back to {origin}"
+    return opts.get_int(key), f"{key}={opts.get(key)} (the default)"
+
+
+def _validate_retention(opts: CoreOptions) -> None:
+    """Paimon's checks, in its order: ``snapshot.num-retained.min`` >= 1 and <= the max, then the same
+    for the changelog options (which fall back to the snapshot ones); messages say which values clash."""
+    checks = (
+        ("snapshot.num-retained.min", None, "snapshot.num-retained.max", None),
+        (
+            "changelog.num-retained.min",
+            "snapshot.num-retained.min",
+            "changelog.num-retained.max",
+            "snapshot.num-retained.max",
+        ),
+    )
+    for low_key, low_fallback, high_key, high_fallback in checks:
+        low, low_origin = _retained(opts, low_key, low_fallback)
+        high, high_origin = _retained(opts, high_key, high_fallback)
+        if low < 1:
+            raise InvalidOptionError(f"{low_key} should be at least 1: {low_origin}")
+        if low > high:
+            raise InvalidOptionError(
+                f"{low_key} should not be larger than {high_key}: {high_origin} is smaller than {low_origin}"
+            )
 
 
 def _validate_merge_options(opts: CoreOptions, *, primary_key_table: bool) -> None:
@@ -392,7 +532,7 @@ def _validate_merge_options(opts: CoreOptions, *, primary_key_table: bool) -> No
             "Cannot set streaming-read-overwrite to true when changelog producer is FULL_COMPACTION or "
             "LOOKUP because it will read duplicated changes."
         )
-    _validate_changelog_retention(opts)
+    _validate_retention(opts)
     engine = opts.merge_engine
     if not primary_key_table:
         return
@@ -412,3 +552,25 @@ def _validate_merge_options(opts: CoreOptions, *, primary_key_table: bool) -> No
                 "First row merge engine does not need deletion vectors because there is no deletion of old "
                 "data in this merge engine."
             )
+
+
+def validate_dynamic_options(
+    table_options: Mapping[str, str], dynamic: Mapping[str, str], *, primary_key_table: bool
+) -> None:
+    """Options given at read or write time: known names, well-formed values, and no combination with
+    the table's own options that CREATE TABLE would refuse (Paimon validates the copied schema too)."""
+    for key, value in dynamic.items():
+        if not isinstance(key, str) or not isinstance(value, str):
+            raise InvalidOptionError(f"option {key!r}: keys and values must be strings")
+        if not is_known_option(key):
+            raise unknown_option_error(key, what="dynamic option")
+        check_option_value(key, value)
+    base = {k: v for k, v in table_options.items() if is_known_option(k)}
+    try:
+        validate_create_options({**base, **dynamic}, primary_key_table=primary_key_table)
+    except InvalidOptionError:
+        try:
+            validate_create_options(base, primary_key_table=primary_key_table)
+        except InvalidOptionError:
+            return  # the table's own options already fail lsmlake's checks: not the dynamic options' doing
+        raise

@@ -23,7 +23,7 @@ from lsmlake.mergetree.merge_function import (
 )
 from lsmlake.operations.file_read import data_file_path, read_file
 from lsmlake.operations.key_chunks import section_pieces
-from lsmlake.operations.read_context import ReadContext, output_schema
+from lsmlake.operations.read_context import ROW_KIND_COLUMN, ReadContext, output_schema
 from lsmlake.operations.split import Section, Split
 
 __all__ = [
@@ -54,7 +54,6 @@ def _finish(ctx: ReadContext, table: pa.Table, *, filtered: bool) -> pa.Table:
     return pa.Table.from_arrays([table.column(n) for n in ctx.columns], schema=ctx.output_schema)
 
 
-ROW_KIND_COLUMN = "rowkind"
 _ROW_KIND_TEXT = pa.array(["+I", "-U", "+U", "-D"])
 
 
@@ -65,8 +64,7 @@ def _with_row_kind(ctx: ReadContext, table: pa.Table) -> pa.Table:
     else:
         kinds = pa.array(["+I"] * table.num_rows, pa.string())
     columns = [kinds, *(table.column(n) for n in ctx.columns)]
-    schema = pa.schema([pa.field(ROW_KIND_COLUMN, pa.string(), False), *ctx.output_schema])
-    return pa.Table.from_arrays(columns, schema=schema)
+    return pa.Table.from_arrays(columns, schema=ctx.result_schema)
 
 
 def read_raw(ctx: ReadContext, split: Split) -> Iterator[pa.Table]:
@@ -257,4 +255,5 @@ def concat(parts: Sequence[pa.Table], schema: pa.Schema) -> pa.Table:
 
 
 def read_split_table(ctx: ReadContext, split: Split) -> pa.Table:
-    return concat(list(read_split(ctx, split)), ctx.output_schema)
+    """The rows of one split as one table in ``ctx.result_schema`` (also when none are left)."""
+    return concat(list(read_split(ctx, split)), ctx.result_schema)

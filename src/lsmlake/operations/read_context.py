@@ -18,6 +18,9 @@ from lsmlake.errors import UnsupportedError
 from lsmlake.mergetree.merge_function import MergeFunction, merge_function_for, read_columns
 from lsmlake.operations.scan import ScanFilters
 
+ROW_KIND_COLUMN = "rowkind"
+"""The leading column of audit-log, binlog and stream reads: +I, -U, +U or -D."""
+
 
 def load_schema(ctx: ReadContext, schema_id: int) -> TableSchema:
     """An older schema of the table, read once per read context (never shared across tables)."""
@@ -66,7 +69,16 @@ class ReadContext:
 
     @cached_property
     def output_schema(self) -> pa.Schema:
+        """The projected table columns."""
         return output_schema(self.schema, self.columns)
+
+    @cached_property
+    def result_schema(self) -> pa.Schema:
+        """What a split read returns, empty or not: the output schema, behind ``rowkind`` for audit reads."""
+        if not self.keep_row_kind:
+            return self.output_schema
+        return pa.schema([pa.field(ROW_KIND_COLUMN, pa.string(), False), *self.output_schema])
+
 
     @cached_property
     def key_names(self) -> list[str]:

@@ -6,18 +6,15 @@ here touches storage except the lazy "does the table have snapshots" question so
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
 from lsmlake.core.options import (
-    DEFAULTS,
     CoreOptions,
     is_known_option,
-    parse_duration_ms,
-    parse_memory_size,
     validate_create_options,
+    validate_dynamic_options,
 )
 from lsmlake.core.schema import CURRENT_VERSION, TableSchema
 from lsmlake.core.types import DataField, DataType
@@ -215,6 +212,30 @@ def _check_option_change(st: _State, key: str, old: str | None, new: str | None)
         )
     if key in _BOOL_ONE_WAY and _bool(old, False) and not _bool(new, False):
         raise UnsupportedError(f"table {table}: cannot change {key} from true to false")
+
+
+def check_dynamic_options(
+    schema: TableSchema, table: str, current: Mapping[str, str], given: Mapping[str, str]
+) -> None:
+    """Options ``given`` at read or write time (on top of ``current`` ones), refused as Paimon's
+    ``copy(dynamicOptions)`` refuses them: unknown names, malformed values, combinations CREATE TABLE
+    would reject, and changes to what ALTER TABLE could not change on a table holding data."""
+    try:
+        validate_dynamic_options(
+            {**schema.effective_options, **current}, given, primary_key_table=bool(schema.primary_keys)
+        )
+    except InvalidOptionError as e:
+        raise InvalidOptionError(f"table {table}: {e}") from None
+    st = _State(schema, table, lambda: True)
+    declared = {"primary-key": st.primary_keys, "partition": st.partition_keys}
+    for key, new in given.items():
+        old = st.old_options.get(key)
+        if old == new or (key in declared and _normalized_keys(new) == declared[key]):
+            continue
+        try:
+            _check_option_change(st, key, old, new)
+        except UnsupportedError as e:
+            raise UnsupportedError(f"dynamic option {key}={new!r} refused: {e}") from None
 
 
 def _set_option(st: _State, change: SetOption) -> None:
@@ -429,10 +450,7 @@ def validate_schema(s: TableSchema, table: str, *, previous: Mapping[str, str] |
     before = previous or {}
     checked = {k: v for k, v in s.options.items() if is_known_option(k) or before.get(k) != v}
     try:
-        validate_create_options(checked, primary_key_table=pk_table)
-        for key, value in s.options.items():
-            if before.get(key) != value:
-                _check_value(key, value)
+        validate_create_options(checked, primary_key_table=pk_table)  # names, values, combinations
     except InvalidOptionError as e:
         raise InvalidOptionError(f"table {table}: {e}") from None
     opts = CoreOptions.of(s.options, primary_key_table=pk_table)
@@ -473,29 +491,6 @@ def validate_schema(s: TableSchema, table: str, *, previous: Mapping[str, str] |
         validate_merge_engine(s)
     except InvalidOptionError as e:
         raise InvalidOptionError(f"table {table}: {e}") from None
-
-
-_DURATIONS = (
-    "commit.min-retry-wait",
-    "commit.max-retry-wait",
-    "snapshot.time-retained",
-    "commit.timeout",
-    "changelog.time-retained",
-)
-
-
-def _check_value(key: str, value: str) -> None:
-    """Values of known options must parse as the type of their default (bool, int, size, duration)."""
-    default = DEFAULTS.get(key)
-    if key in _DURATIONS:
-        parse_duration_ms(key, value)
-    elif key.endswith(("-size", ".target-file-size", "-cost")) or key in ("target-file-size",):
-        parse_memory_size(key, value)
-    elif default in ("true", "false"):
-        if value.strip().lower() not in ("true", "false"):
-            raise InvalidOptionError(f"option {key!r}: expected true or false, got {value!r}")
-    elif default is not None and re.fullmatch(r"-?\d+", default) and not re.fullmatch(r"\s*-?\d+\s*", value):
-        raise InvalidOptionError(f"option {key!r}: {value!r} is not an integer")
 
 
 # --------------------------------------------------------------------------- entry point

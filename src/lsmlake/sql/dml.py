@@ -130,6 +130,12 @@ def insert(ctx: SqlContext, stmt: str, tree: exp.Insert, hints: Hints) -> Result
         columns = [field_name(table, c, what) for c in listed]
         if len(set(columns)) != len(columns):
             raise SqlError(f"{what} {name}: a column is listed twice: {columns}")
+        static = [c for c in columns if c in constants]
+        if static:  # as in Flink: a static partition column takes its value from PARTITION only
+            raise SqlError(
+                f"{what} {name}: static partition column(s) {static} get their value from the PARTITION "
+                "clause and must not be in the column list"
+            )
     with QueryEngine(ctx, hints) as engine:
         data = engine.run(tree.expression)
         rows = shape_rows(engine, table, data, columns, what=f"{what} {name}", constants=constants)

@@ -28,9 +28,7 @@ def audit_log_table(ctx: SystemContext) -> pa.Table:
         return read_incremental(ctx.table, keep_row_kind=True)
     scan = scan_table(ctx.table, snapshot_id=_snapshot_id(ctx))
     context = replace(scan.context, keep_row_kind=True)
-    parts = [read_split_table(context, split) for split in scan.splits()]
-    schema = pa.schema([pa.field("rowkind", pa.string(), False), *scan.context.output_schema])
-    return concat(parts, schema)
+    return concat([read_split_table(context, split) for split in scan.splits()], context.result_schema)
 
 
 def binlog_table(ctx: SystemContext) -> pa.Table:

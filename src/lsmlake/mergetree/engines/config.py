@@ -164,14 +164,15 @@ def _partial_update(
     remove_on_delete = options.get_bool("partial-update.remove-record-on-delete")
     on_group = options.get("partial-update.remove-record-on-sequence-group")
     ignore = options.ignore_delete
+    ignore_key = options.ignore_delete_key  # name the key the user set (it has fallback keys)
     if remove_on_delete and ignore:
         raise InvalidOptionError(
-            "ignore-delete and partial-update.remove-record-on-delete have conflicting behavior "
+            f"{ignore_key} and partial-update.remove-record-on-delete have conflicting behavior "
             "so should not be enabled at the same time"
         )
     if on_group is not None and ignore:
         raise InvalidOptionError(
-            "ignore-delete and partial-update.remove-record-on-sequence-group have conflicting behavior "
+            f"{ignore_key} and partial-update.remove-record-on-sequence-group have conflicting behavior "
             "so should not be enabled at the same time"
         )
     if remove_on_delete and groups:
