@@ -1,34 +1,50 @@
-# The README's set-up commands: `make demo` and `make test` (each installs everything first).
+# The README's set-up commands. `make demo` installs lsmlake with its runtime dependencies only;
+# `make test` (and lint, bench) add the development tools (pytest, hypothesis, moto, Ray, matplotlib).
+# Both use one venv; a stamp per install level notes what it holds (redone when pyproject.toml changes).
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
-STAMP := $(VENV)/.installed
+BASE_STAMP := $(VENV)/.installed-base
+DEV_STAMP := $(VENV)/.installed-dev
+DEV_EXTRAS := dev,png
 
-.PHONY: install demo test test-fast lint typecheck bench clean
+.PHONY: install install-base demo test test-fast lint typecheck bench clean
 
-$(STAMP): pyproject.toml
+$(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --upgrade pip >/dev/null
-	$(PY) -m pip install -e '.[dev]'
-	touch $(STAMP)
 
-install: $(STAMP)
+$(BASE_STAMP): pyproject.toml | $(PY)
+	$(PY) -m pip install -e .
+	touch $@
 
-demo: install
+# The development set includes the base install: it renews that stamp too.
+$(DEV_STAMP): pyproject.toml | $(PY)
+	$(PY) -m pip install -e '.[$(DEV_EXTRAS)]'
+	touch $@ $(BASE_STAMP)
+
+install-base: $(BASE_STAMP)
+
+install: $(DEV_STAMP)
+
+demo: $(BASE_STAMP)
 	$(VENV)/bin/lsmlake --warehouse ./warehouse demo
 
-test: install
+test: $(DEV_STAMP)
 	$(PY) -m pytest -n 2 -q
 
-test-fast: install
+test-fast: $(DEV_STAMP)
 	$(PY) -m pytest -n 2 -q -m "not slow and not interop"
 
-lint: install
+lint: $(DEV_STAMP)
 	$(VENV)/bin/ruff check src tests bench
 	$(VENV)/bin/mypy
 
-bench: install
-	$(PY) -m pip install -q -e '.[dev,bench]'
+typecheck: $(DEV_STAMP)
+	$(VENV)/bin/mypy
+
+bench: $(DEV_STAMP)
+	$(PY) -m pip install -q -e '.[$(DEV_EXTRAS),bench]'
 	$(PY) -m bench
 
 clean:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -10,7 +12,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from lsmlake.cli import main, statement_complete
+import lsmlake
+from lsmlake import cli_stream, table_stream
+from lsmlake.cli import EXIT_CODES, EXIT_CODES_HELP, INTERRUPTED, main
+from lsmlake.cli_commands import statement_complete
 
 SETUP = (
     "CREATE DATABASE db; "
@@ -147,3 +152,49 @@ def test_entry_point_exit_code(tmp_path: Path) -> None:
         check=False,
     )
     assert proc.returncode == 3 and proc.stderr.startswith("error: ") and proc.stdout == ""
+
+
+def test_help_lists_every_exit_code() -> None:
+    result = CliRunner().invoke(main, ["--help"])
+    assert result.exit_code == 0
+    listed = {int(code) for code in re.findall(r"^ {2}(\d+) {2,}", EXIT_CODES_HELP, re.M)}
+    assert {code for _, code in EXIT_CODES} | {0, INTERRUPTED} == listed
+    assert all(f"  {code}  " in result.stdout for code in listed)
+
+
+def test_version() -> None:
+    result = CliRunner().invoke(main, ["--version"])
+    assert result.exit_code == 0 and result.stdout == f"lsmlake, version {lsmlake.__version__}\n"
+    assert lsmlake.__version__ == importlib.metadata.version("lsmlake")  # pyproject.toml's version
+
+
+def test_help_imports_no_table_layer() -> None:
+    """`lsmlake --help` loads click and the error classes only (it answered in 2 s when it loaded all)."""
+    code = (
+        "import sys\n"
+        "from lsmlake.cli import main\n"
+        "try:\n"
+        "    main(['--help'])\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "heavy = {'pyarrow', 'pandas', 'numpy', 'duckdb', 'sqlglot', 'rich', 'lsmlake.catalog'}\n"
+        "print(sorted(heavy & set(sys.modules)))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert proc.stdout.splitlines()[-1] == "[]"
+
+
+def test_stream_modes_match_the_table_layer() -> None:
+    assert cli_stream.STREAM_MODES == table_stream.STREAM_MODES
+
+
+def test_inspect_png_names_its_extra(warehouse: str, tmp_path: Path) -> None:
+    png = tmp_path / "levels.png"
+    result = invoke(warehouse, "inspect", "db.t", "--png", str(png))
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        assert result.exit_code == 1 and "'png' extra" in result.stderr and "pip install '.[png]'" in result.stderr
+        assert not png.exists()
+    else:
+        assert result.exit_code == 0 and png.read_bytes().startswith(b"\x89PNG")

@@ -2,10 +2,31 @@
 
 from __future__ import annotations
 
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
 from lsmlake import errors
-from lsmlake.catalog import Catalog
-from lsmlake.table import Table
-from lsmlake.table_writer import TableWriter
+
+if TYPE_CHECKING:
+    from lsmlake.catalog import Catalog
+    from lsmlake.table import Table
+    from lsmlake.table_writer import TableWriter
 
 __all__ = ["Catalog", "Table", "TableWriter", "errors"]
 __version__ = "0.1.0"
+
+# The public classes load on first use, so that `import lsmlake.errors` or `lsmlake --help` does not pay
+# for pyarrow, pandas and the table layer.
+_LAZY = {"Catalog": "lsmlake.catalog", "Table": "lsmlake.table", "TableWriter": "lsmlake.table_writer"}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module 'lsmlake' has no attribute {name!r}")
+    value = getattr(import_module(_LAZY[name]), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_LAZY])

@@ -3,14 +3,25 @@
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 import click
-import pyarrow as pa
 
-from lsmlake.catalog import Catalog
 from lsmlake.cli_values import cell_text, plain_value
-from lsmlake.sql.context import open_data_table
-from lsmlake.table_stream import STREAM_MODES
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+# table_stream.STREAM_MODES (a test keeps them equal), written out so that `lsmlake --help` need not
+# import the table layer.
+STREAM_MODES = (
+    "latest-full",
+    "latest",
+    "from-snapshot",
+    "from-snapshot-full",
+    "from-timestamp",
+    "compacted-full",
+)
 
 
 def echo_changes(changes: pa.Table, snapshot_id: int | None, *, as_json: bool) -> None:
@@ -62,7 +73,9 @@ def stream_command(
 ) -> None:
     """Print the changes of a table as they are committed, one row per line with its row kind
     (+I, -U, +U, -D); the first lines are the current contents unless --mode latest. Ctrl-C stops."""
-    table = open_data_table(Catalog(ctx.obj["warehouse"]), identifier)
+    from lsmlake.cli_commands import open_table
+
+    table = open_table(ctx.obj["warehouse"], identifier)
     if mode is None and snapshot is not None:
         mode = "from-snapshot"
     if mode is None and timestamp is not None:

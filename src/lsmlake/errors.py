@@ -49,3 +49,22 @@ class CorruptFileError(LsmlakeError):
 
 class UnsupportedError(LsmlakeError):
     """The table uses a feature lsmlake does not implement yet."""
+
+
+class MissingFileError(CorruptFileError, FileNotFoundError):
+    """A file the table's metadata references does not exist (deleted by hand, or lost).
+
+    Also a ``FileNotFoundError``, so code that waits for a file to appear keeps working."""
+
+
+class NoSuchColumnError(LsmlakeError, ValueError):
+    """A column the table does not have was named (in a filter, a projection or an update)."""
+
+
+class InvalidFilterError(LsmlakeError, ValueError):
+    """A filter cannot be parsed, uses a construct lsmlake cannot push down, or compares a column with
+    a value it cannot hold."""
+
+
+class ImmutableColumnError(LsmlakeError, ValueError):
+    """An update would change a primary-key or partition column (they place a row; write it anew)."""

@@ -16,8 +16,11 @@ def render_levels_png(per_level: pa.Table, path: str | Path, *, title: str) -> N
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
-    except ImportError:  # optional: pip install lsmlake[bench] (matplotlib)
-        raise LsmlakeError("--png needs matplotlib: pip install matplotlib") from None
+    except ImportError:  # optional: the `png` extra
+        raise LsmlakeError(
+            "--png needs matplotlib, which the 'png' extra installs: pip install '.[png]' in an lsmlake "
+            "checkout (or pip install matplotlib)"
+        ) from None
     rows = per_level.to_pylist()
     for r in rows:
         r["partition"] = "" if r["partition"] in (None, "{}") else r["partition"]

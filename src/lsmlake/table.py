@@ -12,11 +12,10 @@ from lsmlake.core.options import CoreOptions
 from lsmlake.core.paths import TablePaths
 from lsmlake.core.predicate import Predicate
 from lsmlake.core.schema import TableSchema
-from lsmlake.errors import NoSuchSnapshotError
 from lsmlake.maintenance.cleanup import RollbackResult, delete_tag, rollback_to
 from lsmlake.maintenance.expire import ExpireResult, expire_snapshots
 from lsmlake.maintenance.orphans import remove_orphan_files
-from lsmlake.maintenance.tags import Tag, create_tag, list_tags, tag_snapshot
+from lsmlake.maintenance.tags import Tag, create_tag, list_tags
 from lsmlake.metadata.snapshot import Snapshot
 from lsmlake.metadata.snapshot_manager import SnapshotManager
 from lsmlake.operations.input_rows import WriteData
@@ -140,21 +139,6 @@ class Table:
         return self.write(rows)
 
     # -- reading
-    def _resolve_snapshot(
-        self, snapshot_id: int | None, tag: str | None, as_of_millis: int | None
-    ) -> int | None:
-        """Time travel: an id, a tag's snapshot, or the newest snapshot at or before a time (epoch ms)."""
-        if sum(x is not None for x in (snapshot_id, tag, as_of_millis)) > 1:
-            raise ValueError("give at most one of snapshot_id, tag and as_of_millis")
-        if tag is not None:
-            return tag_snapshot(self, tag).id
-        if as_of_millis is not None:
-            found = self.snapshot_manager.earlier_or_equal_time_millis(as_of_millis)
-            if found is None:
-                raise NoSuchSnapshotError(f"table {self.name} has no snapshot at or before {as_of_millis}")
-            return found.id
-        return snapshot_id
-
     def scan(
         self,
         *,
@@ -165,9 +149,19 @@ class Table:
         as_of_millis: int | None = None,
         limit: int | None = None,
     ) -> Scan:
-        """Plan a read: ``.splits()``, ``.to_arrow()``, ``.to_batches()``, ``.to_pandas()``."""
-        sid = self._resolve_snapshot(snapshot_id, tag, as_of_millis)
-        return scan_table(self, filter=filter, columns=columns, snapshot_id=sid, limit=limit)
+        """Plan a read: ``.splits()``, ``.to_arrow()``, ``.to_batches()``, ``.to_pandas()``.
+
+        A past snapshot (``snapshot_id``, ``tag``, ``as_of_millis`` or a time-travel option) is read with
+        its own schema, as Paimon does: ``columns``, ``filter`` and the result use its column names."""
+        return scan_table(
+            self,
+            filter=filter,
+            columns=columns,
+            snapshot_id=snapshot_id,
+            tag=tag,
+            as_of_millis=as_of_millis,
+            limit=limit,
+        )
 
     def read(
         self,
@@ -181,12 +175,21 @@ class Table:
     ) -> pa.Table:
         """The rows a reader sees (merged, deletes applied) that pass ``filter``, now or at a past point.
 
-        With option `incremental-between` (or `incremental-between-timestamp`): the rows added between
-        the two snapshots (see ``lsmlake.table_incremental``; `$audit_log` shows the row kinds too)."""
+        A past snapshot is read with its own schema (see ``scan``); a tag is readable after its snapshot
+        expired. With option `incremental-between` (or `incremental-between-timestamp`): the rows added
+        between the two snapshots, in the current schema (see ``lsmlake.table_incremental``;
+        `$audit_log` shows the row kinds too)."""
         if is_incremental(self) and snapshot_id is None and tag is None and as_of_millis is None:
             return read_incremental(self, filter=filter, columns=columns, limit=limit)
-        sid = self._resolve_snapshot(snapshot_id, tag, as_of_millis)
-        return read_table(self, filter=filter, columns=columns, snapshot_id=sid, limit=limit)
+        return read_table(
+            self,
+            filter=filter,
+            columns=columns,
+            snapshot_id=snapshot_id,
+            tag=tag,
+            as_of_millis=as_of_millis,
+            limit=limit,
+        )
 
     def stream(
         self,

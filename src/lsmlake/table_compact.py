@@ -44,7 +44,7 @@ def compact_table(
 ) -> int | None:
     """Compact each bucket (its strategy, or everything to the max level when ``full``); snapshot id or None.
 
-    ``executor="ray"`` compacts the buckets as Ray tasks (needs ``lsmlake[ray]``) and commits once.
+    ``executor="ray"`` compacts the buckets as Ray tasks (needs the ``ray`` extra) and commits once.
     ``only`` limits the compaction to these (partition, bucket) pairs (postponed rows are left alone);
     ``commit_user`` commits as that writer (a write re-running its own compaction).
     """

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import datetime as dt
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -13,6 +12,7 @@ import pyarrow.compute as pc
 from lsmlake.core.predicate import Predicate, parse_filter
 from lsmlake.errors import InvalidOptionError, NoSuchSnapshotError, UnsupportedError
 from lsmlake.maintenance.tags import read_tag, tag_names
+from lsmlake.metadata.snapshot import Snapshot
 from lsmlake.metadata.snapshot_manager import SnapshotManager
 from lsmlake.operations.diff import diff_rows
 from lsmlake.operations.incremental import (
@@ -24,7 +24,8 @@ from lsmlake.operations.incremental import (
 )
 from lsmlake.operations.read import ROW_KIND_COLUMN, concat
 from lsmlake.operations.scan import split_filters
-from lsmlake.table_read import scan_table, without_scan_position
+from lsmlake.table_read import Scan
+from lsmlake.table_travel import parse_millis, snapshot_by_id, travel_option, without_scan_position
 
 if TYPE_CHECKING:
     from lsmlake.table import Table
@@ -44,6 +45,9 @@ class IncrementalRange:
     end: int
     mode: str
     """``delta``, ``changelog`` or ``diff``."""
+    start_snapshot: Snapshot | None = None
+    end_snapshot: Snapshot | None = None
+    """The two tags' snapshots (kept in the tag files even after the snapshots expired), for ``diff``."""
 
 
 def is_incremental(table: Table) -> bool:
@@ -74,17 +78,7 @@ def _pair(table: Table, key: str) -> tuple[str, str]:
 
 
 def _millis(text: str, key: str) -> int:
-    """Epoch millis, or a timestamp string read in the local time zone (as Java's default zone)."""
-    try:
-        return int(text)
-    except ValueError:
-        pass
-    try:
-        return int(dt.datetime.fromisoformat(text).timestamp() * 1000)
-    except ValueError:
-        raise InvalidOptionError(
-            f"option {key!r}: {text!r} is neither epoch millis nor a timestamp"
-        ) from None
+    return parse_millis(text, f"option {key!r}")
 
 
 def _checked_ids(manager: SnapshotManager, start: int, end: int, table: Table) -> tuple[int, int]:
@@ -103,23 +97,31 @@ def _checked_ids(manager: SnapshotManager, start: int, end: int, table: Table) -
     return start, end
 
 
+def _tag_range(table: Table, first: str, second: str, mode: str) -> IncrementalRange:
+    """Between two tags: a diff of their snapshots (read from the tag files, so expired snapshots
+    work), or with `incremental-between-tag-to-snapshot` the snapshots between them."""
+    start = read_tag(table.io, table.root, first).snapshot
+    end = read_tag(table.io, table.root, second).snapshot
+    if end.id < start.id:
+        raise InvalidOptionError(
+            f"table {table.name}: tag {second!r} (snapshot {end.id}) is older than tag {first!r} ({start.id})"
+        )
+    if table.options.get_bool("incremental-between-tag-to-snapshot"):
+        start_id, end_id = _checked_ids(table.snapshot_manager, start.id, end.id, table)
+        return IncrementalRange(start_id, end_id, mode)
+    return IncrementalRange(start.id, end.id, "diff", start, end)  # Paimon reads between two tags as a diff
+
+
 def resolve_range(table: Table) -> IncrementalRange:
     """The snapshot range and read mode the incremental options name (tags, ids or timestamps)."""
+    travel_option(table)  # refuses a time-travel option set together with an incremental one
     manager = table.snapshot_manager
     mode = _scan_mode(table)
     if table.options.get(INCREMENTAL_BETWEEN) is not None:
         first, second = _pair(table, INCREMENTAL_BETWEEN)
         tags = set(tag_names(table.io, table.root))
         if first in tags and second in tags:
-            start = read_tag(table.io, table.root, first).snapshot.id
-            end = read_tag(table.io, table.root, second).snapshot.id
-            if not table.options.get_bool("incremental-between-tag-to-snapshot"):
-                mode = "diff"  # Paimon reads between two tags as a diff
-            if end < start:
-                raise InvalidOptionError(
-                    f"table {table.name}: tag {second!r} (snapshot {end}) is older than tag {first!r} ({start})"
-                )
-            return IncrementalRange(start, end, mode)
+            return _tag_range(table, first, second, mode)
         try:
             start, end = int(first), int(second)
         except ValueError:
@@ -171,18 +173,27 @@ def incremental_changes(
 
 
 def _diff(table: Table, r: IncrementalRange, predicate: Predicate | None, columns: Sequence[str]) -> pa.Table:
-    """Merged contents at ``end`` compared with those at ``start`` (Paimon's IncrementalDiffSplitRead)."""
+    """Merged contents at ``end`` compared with those at ``start`` (Paimon's IncrementalDiffSplitRead),
+    both read with the table's current schema, as Paimon reads incremental ranges."""
     keys = table.primary_keys
     if not keys:
         raise UnsupportedError(f"table {table.name}: incremental diff needs a primary-key table")
     plain = without_scan_position(table)
-    after = scan_table(plain, filter=predicate, snapshot_id=r.end).to_arrow()
-    if r.start >= 1:
-        before = scan_table(plain, filter=predicate, snapshot_id=r.start).to_arrow()
-    else:
-        before = after.schema.empty_table()
+    after = _state(plain, predicate, r.end, r.end_snapshot).to_arrow()
+    empty = r.start < 1 and r.start_snapshot is None
+    before = (
+        after.schema.empty_table()
+        if empty
+        else _state(plain, predicate, r.start, r.start_snapshot).to_arrow()
+    )
     changes = diff_rows(before, after, keys)
     return changes.select([ROW_KIND_COLUMN, *columns])
+
+
+def _state(table: Table, predicate: Predicate | None, snapshot_id: int, snapshot: Snapshot | None) -> Scan:
+    """A scan of one end of a diff in the table's schema (``snapshot`` when a tag gave it)."""
+    pinned = snapshot_by_id(table, snapshot_id) if snapshot is None else snapshot
+    return Scan(table, filter=predicate, snapshot=pinned)
 
 
 def read_incremental(

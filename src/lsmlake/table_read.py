@@ -14,11 +14,14 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from lsmlake.core.predicate import Predicate, parse_filter
+from lsmlake.metadata.snapshot import Snapshot
 from lsmlake.operations.bucket_routers import POSTPONE_BUCKET, bucket_mode_text
 from lsmlake.operations.postpone import postponed_row_count
 from lsmlake.operations.read import ReadContext, concat, read_split, read_split_table
-from lsmlake.operations.scan import ScanPlan, plan_scan, split_filters
+from lsmlake.operations.scan import ScanPlan, plan_scan, resolve_snapshot, split_filters
 from lsmlake.operations.split import Split
+from lsmlake.table_travel import time_travel
+from lsmlake.table_travel import without_scan_position as without_scan_position  # re-exported
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -121,7 +124,11 @@ def _streamed_pieces(ctx: ReadContext, splits: Sequence[Split], depth: int = 2) 
 
 
 class Scan:
-    """A planned read of one snapshot: its splits, and their rows as Arrow, batches or pandas."""
+    """A planned read of one snapshot: its splits, and their rows as Arrow, batches or pandas.
+
+    ``table`` is read with its own schema; ``snapshot`` pins the snapshot (it may be a tag's whose
+    file has expired), else the table's options or the latest pick it. :func:`scan_table` is the way
+    in for time travel: it reads a past snapshot with that snapshot's schema."""
 
     def __init__(
         self,
@@ -129,7 +136,7 @@ class Scan:
         *,
         filter: str | Predicate | None = None,
         columns: Sequence[str] | None = None,
-        snapshot_id: int | None = None,
+        snapshot: Snapshot | None = None,
         limit: int | None = None,
         threads: int = MAX_READ_THREADS,
     ) -> None:
@@ -141,8 +148,12 @@ class Scan:
         io, root, schema, options = table.io, table.root, table.schema, table.options
         filters = split_filters(self.predicate, schema)
         self.context = ReadContext(io, root, schema, options, tuple(names), filters)  # checks the columns
+        if snapshot is None:
+            snapshot = resolve_snapshot(io, root, None, options)
+        self.snapshot: Snapshot | None = snapshot
+        """The snapshot read (None for a table without snapshots)."""
         self.plan: ScanPlan = plan_scan(
-            io, root, schema, options, predicate=self.predicate, snapshot_id=snapshot_id
+            io, root, schema, options, predicate=self.predicate, snapshot=snapshot
         )
         self.limit = limit
         self.threads = threads
@@ -235,29 +246,17 @@ def scan_table(
     filter: str | Predicate | None = None,
     columns: Sequence[str] | None = None,
     snapshot_id: int | None = None,
+    tag: str | None = None,
+    as_of_millis: int | None = None,
     limit: int | None = None,
 ) -> Scan:
-    """Plan a read of ``table`` (latest snapshot unless ``snapshot_id`` or option ``scan.snapshot-id``)."""
-    return Scan(table, filter=filter, columns=columns, snapshot_id=snapshot_id, limit=limit)
-
-
-SCAN_POSITION_OPTIONS = (
-    "scan.mode",
-    "scan.snapshot-id",
-    "scan.tag-name",
-    "scan.timestamp-millis",
-    "scan.timestamp",
-    "incremental-between",
-    "incremental-between-timestamp",
-    "incremental-between-scan-mode",
-    "consumer-id",
-)
-
-
-def without_scan_position(table: Table) -> Table:
-    """The table without dynamic options that choose what to read (for reading one given snapshot)."""
-    kept = {k: v for k, v in table.dynamic_options.items() if k not in SCAN_POSITION_OPTIONS}
-    return table if len(kept) == len(table.dynamic_options) else replace(table, dynamic_options=kept)
+    """Plan a read of ``table``: the latest snapshot, or the one ``snapshot_id``, ``tag``, ``as_of_millis``
+    or the table's time-travel options (`scan.snapshot-id`, `scan.tag-name`, `scan.timestamp-millis`,
+    ...) name, read with that snapshot's schema: ``columns`` and ``filter`` use its column names."""
+    travel = time_travel(table, snapshot_id=snapshot_id, tag=tag, as_of_millis=as_of_millis)
+    if travel is None:
+        return Scan(table, filter=filter, columns=columns, limit=limit)
+    return Scan(travel.table, filter=filter, columns=columns, snapshot=travel.snapshot, limit=limit)
 
 
 def read_table(
@@ -266,10 +265,20 @@ def read_table(
     filter: str | Predicate | None = None,
     columns: Sequence[str] | None = None,
     snapshot_id: int | None = None,
+    tag: str | None = None,
+    as_of_millis: int | None = None,
     limit: int | None = None,
 ) -> pa.Table:
     """The table's rows (merged, deletes applied) that pass ``filter``, as one Arrow table."""
-    return scan_table(table, filter=filter, columns=columns, snapshot_id=snapshot_id, limit=limit).to_arrow()
+    return scan_table(
+        table,
+        filter=filter,
+        columns=columns,
+        snapshot_id=snapshot_id,
+        tag=tag,
+        as_of_millis=as_of_millis,
+        limit=limit,
+    ).to_arrow()
 
 
 def _partition_text(table: Table, values: tuple[object, ...]) -> str:
@@ -283,6 +292,7 @@ def explain_table(
 ) -> str:
     """How a read would go: per bucket raw or merge and the rule that decided it, files per level."""
     scan = scan_table(table, filter=filter, snapshot_id=snapshot_id)
+    table = scan.table  # a past snapshot is explained with its own schema
     plan, opts = scan.plan, table.options
     snapshot = plan.snapshot_id if plan.snapshot_id is not None else "(none: empty table)"
     lines = [
@@ -292,7 +302,7 @@ def explain_table(
         f"  {bucket_mode_text(table.schema, opts)}",
     ]
     if opts.bucket == POSTPONE_BUCKET and table.schema.primary_keys and plan.snapshot_id is not None:
-        files, rows = postponed_row_count(table.io, table.paths, table.snapshot(plan.snapshot_id))
+        files, rows = postponed_row_count(table.io, table.paths, scan.snapshot)
         lines.append(f"  postponed: {rows} row(s) in {files} file(s) wait for table.compact()")
     if plan.filters.full is not None:
         lines.append(f"  filter: {plan.filters.full}")

@@ -36,7 +36,7 @@ from lsmlake.core.predicate import (
     stats_from_simple,
 )
 from lsmlake.core.types import DataField, DataType, parse_sql_type, to_arrow_field
-from lsmlake.errors import CorruptFileError
+from lsmlake.errors import CorruptFileError, InvalidFilterError, NoSuchColumnError
 from lsmlake.metadata.stats import EMPTY_ROW, SimpleStats
 
 COLUMNS = {
@@ -153,12 +153,19 @@ def test_parse_binds_types_and_passes_predicates_through() -> None:
         ("age", "age"),
         ('"AGE" = 1', "AGE"),
         ("SELECT 1", "SELECT"),
+        ("(age = ", "at column 6 near '='"),
+        ("age = 1 )", "Unexpected token at column 9 near ')'"),
+        ("age = 1 AND\n name >", "missing for GT at line 2, column 7 near '>'"),
+        ("name = 'abc", "Error tokenizing"),
     ],
 )
 def test_parse_errors_name_the_problem(text: str, needle: str) -> None:
-    with pytest.raises(ValueError) as info:
+    expected = NoSuchColumnError if text.startswith(("nope", '"AGE"')) else InvalidFilterError
+    with pytest.raises(expected) as info:
         P(text)
-    assert needle in str(info.value)
+    message = str(info.value)
+    assert needle in message and "\x1b" not in message and "<class" not in message
+    assert isinstance(info.value, ValueError)  # `except ValueError` still catches it
 
 
 def test_coerce_literal_conventions() -> None:

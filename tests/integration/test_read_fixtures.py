@@ -13,6 +13,7 @@ from fixtures import CPP_TEST_DATA, FIXTURES, GOLDEN_WAREHOUSE, copy_fixture
 import lsmlake
 from lsmlake.core.predicate import parse_filter
 from lsmlake.errors import NoSuchSnapshotError, UnsupportedError
+from lsmlake.maintenance.tags import NoSuchTagError
 from lsmlake.table import Table
 from lsmlake.table_read import explain_table, read_table, scan_table
 
@@ -423,7 +424,7 @@ def test_blank_partition_values_share_the_default_directory(tmp_path: Path) -> N
 
 def test_unsupported_scan_options_are_refused(tmp_path: Path) -> None:
     t = open_cpp_table(tmp_path, "pk_table_scan_and_read_mor")
-    with pytest.raises(UnsupportedError, match="tag-name"):
+    with pytest.raises(NoSuchTagError, match="tag 't1' of table"):  # tags are read, this one is absent
         read_table(t.with_options({"scan.tag-name": "t1"}))
     with pytest.raises(UnsupportedError, match="incremental"):
         read_table(t.with_options({"scan.mode": "incremental"}))

@@ -13,7 +13,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-pytest.importorskip("ray.data", reason="ray[data] is not installed (pip install 'lsmlake[ray]')")
+pytest.importorskip("ray.data", reason="ray[data] is not installed (pip install '.[ray]')")
 
 import ray
 import ray.data

@@ -14,7 +14,7 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 
 from lsmlake.core.object_store import S3ConditionalPut, S3GetObject, S3Settings, boto3_available
-from lsmlake.errors import LsmlakeError
+from lsmlake.errors import LsmlakeError, MissingFileError
 
 
 def _lazy_get_object(settings: S3Settings) -> Callable[[str], bytes]:
@@ -108,29 +108,38 @@ class FileIO:
     def is_dir(self, path: str) -> bool:
         return bool(self.fs.get_file_info(path).type == pafs.FileType.Directory)
 
+    def missing(self, path: str, what: str = "file") -> MissingFileError:
+        """The error for a file that does not exist, naming it as other tools open it."""
+        return MissingFileError(f"{what} {self.uri(path)} does not exist")
+
     def read_bytes(self, path: str) -> bytes:
-        if self._get_object is not None:
-            return self._get_object(path)
+        """A whole file; MissingFileError (a FileNotFoundError) when it does not exist."""
         try:
+            if self._get_object is not None:
+                return self._get_object(path)
             with self.fs.open_input_stream(path) as f:
                 return cast(bytes, f.read())
-        except FileNotFoundError:
-            raise
+        except FileNotFoundError as e:
+            raise self.missing(path) from e
         except OSError as e:
             if not self.exists(path):
-                raise FileNotFoundError(path) from e
+                raise self.missing(path) from e
             raise
 
     def read_text(self, path: str) -> str:
         return self.read_bytes(path).decode("utf-8")
 
     def open_input_file(self, path: str) -> pa.NativeFile:
-        return self.fs.open_input_file(path)
+        """A random-access file; MissingFileError when it does not exist."""
+        try:
+            return self.fs.open_input_file(path)
+        except FileNotFoundError as e:
+            raise self.missing(path) from e
 
     def file_size(self, path: str) -> int:
         info = self.fs.get_file_info(path)
         if info.type == pafs.FileType.NotFound:
-            raise FileNotFoundError(path)
+            raise self.missing(path)
         return int(info.size or 0)
 
     def list_dir(self, path: str) -> list[FileStatus]:

@@ -63,9 +63,10 @@ def boto3_available() -> bool:
 def _boto3_client(settings: S3Settings) -> Any:
     try:
         import boto3
-    except ImportError:  # optional: `pip install lsmlake[s3]`
+    except ImportError:  # optional: the `s3` extra
         raise LsmlakeError(
-            "committing to S3 needs boto3 for conditional puts: pip install 'lsmlake[s3]'"
+            "committing to S3 needs boto3 for conditional puts, which the 's3' extra installs: "
+            "pip install '.[s3]' in an lsmlake checkout (or pip install boto3)"
         ) from None
     return boto3.client(
         "s3",

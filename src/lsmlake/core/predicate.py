@@ -21,7 +21,7 @@ from sqlglot import exp
 
 from lsmlake.core.binary_row import Timestamp, deserialize_row, unscaled_decimal
 from lsmlake.core.types import DataField, DataType, timestamp_unit, to_arrow_type
-from lsmlake.errors import CorruptFileError
+from lsmlake.errors import CorruptFileError, InvalidFilterError, NoSuchColumnError
 
 if TYPE_CHECKING:  # metadata is a higher layer; only the type is needed here
     from lsmlake.metadata.stats import SimpleStats
@@ -386,7 +386,9 @@ def coerce_literal(value: Any, dtype: DataType, *, column: str = "?") -> Any:
     try:
         return _coerce(value, dtype)
     except (TypeError, ValueError, ArithmeticError) as e:
-        raise ValueError(f"literal {value!r} does not fit column {column!r} of type {dtype}: {e}") from None
+        raise InvalidFilterError(
+            f"literal {value!r} does not fit column {column!r} of type {dtype}: {e}"
+        ) from None
 
 
 def _arrow_scalar(v: Any, t: DataType | None) -> pa.Scalar:
@@ -456,7 +458,7 @@ class _Binder:
             return self.fields[name]
         matches = [] if exact else self.lower.get(name.lower(), [])
         if len(matches) != 1:
-            raise ValueError(f"unknown column {name!r} in filter (columns: {sorted(self.fields)})")
+            raise NoSuchColumnError(f"unknown column {name!r} in filter (columns: {sorted(self.fields)})")
         return matches[0]
 
     def bind(self, p: Predicate) -> Predicate:
@@ -473,7 +475,7 @@ class _Binder:
             lits = tuple(coerce_literal(v, col.type, column=col.name) for v in p.literals)
             return In(col.name, lits, col.type)
         if isinstance(p, StartsWith) and not col.type.is_string:
-            raise ValueError(f"LIKE needs a string column, {col.name!r} is {col.type}")
+            raise InvalidFilterError(f"LIKE needs a string column, {col.name!r} is {col.type}")
         return StartsWith(col.name, str(p.prefix)) if isinstance(p, StartsWith) else type(p)(col.name)
 
     def convert(self, node: exp.Expr) -> Predicate:
@@ -513,11 +515,11 @@ class _Binder:
         elif isinstance(node, exp.Column) and self._column(node).type.root == "BOOLEAN":
             col = self._column(node)
             return Compare(col.name, "=", True, col.type)
-        raise ValueError(f"unsupported filter construct: {node.sql()!r}")
+        raise InvalidFilterError(f"unsupported filter construct: {node.sql()!r}")
 
     def _column(self, node: exp.Expr) -> DataField:
         if not isinstance(node, exp.Column) or node.table or not isinstance(node.this, exp.Identifier):
-            raise ValueError(f"expected a column name, got {node.sql()!r}")
+            raise InvalidFilterError(f"expected a column name, got {node.sql()!r}")
         return self.column(node.name, exact=bool(node.this.args.get("quoted")))
 
     def _literal(self, node: exp.Expr, col: DataField) -> Any:
@@ -526,13 +528,15 @@ class _Binder:
     @staticmethod
     def _like(col: DataField, pattern: Any) -> Predicate:
         if not col.type.is_string or not isinstance(pattern, str):
-            raise ValueError(f"LIKE needs a string column and pattern, got {col.name!r} {col.type}")
+            raise InvalidFilterError(f"LIKE needs a string column and pattern, got {col.name!r} {col.type}")
         head = re.match(r"[^%_]*", pattern).group(0)  # type: ignore[union-attr]
         if "\\" not in head and len(head) == len(pattern):
             return Compare(col.name, "=", head, col.type)
         if "\\" not in head and pattern[len(head) :].strip("%") == "":
             return StartsWith(col.name, head)
-        raise ValueError(f"unsupported LIKE pattern {pattern!r} (only 'prefix%' or no wildcards, no escapes)")
+        raise InvalidFilterError(
+            f"unsupported LIKE pattern {pattern!r} (only 'prefix%' or no wildcards, no escapes)"
+        )
 
 
 def _raw_literal(node: exp.Expr) -> Any:
@@ -545,7 +549,7 @@ def _raw_literal(node: exp.Expr) -> Any:
         return None if isinstance(node, exp.Null) else bool(node.this)
     if isinstance(node, (exp.Cast, exp.TryCast, exp.Paren)):  # DATE '...', TIMESTAMP '...', CAST(...)
         return _raw_literal(node.this)
-    raise ValueError(f"expected a literal, got {node.sql()!r}")
+    raise InvalidFilterError(f"expected a literal, got {node.sql()!r}")
 
 
 def parse_filter(filter: str | Predicate | None, schema_fields: Sequence[DataField]) -> Predicate | None:
@@ -566,8 +570,26 @@ def _parse_text(text: str, schema_fields: tuple[DataField, ...]) -> Predicate:
     try:
         tree = sqlglot.parse_one(text)
     except sqlglot.errors.SqlglotError as e:
-        raise ValueError(f"cannot parse filter {text!r}: {e}") from None
+        raise InvalidFilterError(f"cannot parse filter {text!r}: {sqlglot_error_text(e)}") from None
     return _Binder(schema_fields).convert(tree)
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+_SQLGLOT_CLASS = re.compile(r"<class '(?:\w+\.)*(\w+)'>")
+
+
+def sqlglot_error_text(e: sqlglot.errors.SqlglotError) -> str:
+    """A sqlglot error as plain text from its structured errors: what, where (line only past the first)
+    and near which token; sqlglot's own message underlines the token with terminal escape codes."""
+    errors = getattr(e, "errors", None) or []
+    if not errors:
+        return _ANSI.sub("", str(e))
+    first = errors[0]
+    what = _SQLGLOT_CLASS.sub(r"\1", str(first.get("description") or "syntax error"))
+    line, col = first.get("line"), first.get("col")
+    where = f"column {col}" if line in (None, 1) else f"line {line}, column {col}"
+    near = _ANSI.sub("", str(first.get("highlight") or "")).strip()
+    return f"{what} at {where}" + (f" near {near!r}" if near else "")
 
 
 # --------------------------------------------------------------------------- evaluation

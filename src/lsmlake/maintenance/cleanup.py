@@ -52,12 +52,31 @@ def _collect_with_live(reader: SnapshotReader, snapshot: Snapshot) -> SnapshotFi
         return reader.collect(snapshot, strict=False)
 
 
+def _rollback_target(table: Table, snapshot_id: int | None, tag: str | None) -> Snapshot:
+    """The snapshot to roll back to: the tag's, or ``snapshot_id``'s - from a tag holding it when the
+    snapshot itself has expired (as Java's ``rollbackTo(long)`` falls back to the tags)."""
+    if tag is not None:
+        return require_tag(table, tag).snapshot
+    assert snapshot_id is not None
+    manager = table.snapshot_manager
+    if snapshot_id > 0 and manager.snapshot_exists(snapshot_id):
+        return manager.snapshot(snapshot_id)
+    for t in read_tags(table.io, table.root):
+        if t.snapshot.id == snapshot_id:
+            return t.snapshot
+    raise NoSuchSnapshotError(
+        f"table {table.name}: cannot roll back to snapshot {snapshot_id}: it does not exist (snapshots "
+        f"{manager.earliest_id()}..{manager.latest_id()}) and no tag holds it"
+    )
+
+
 def rollback_to(table: Table, snapshot_id: int | None = None, tag: str | None = None) -> RollbackResult:
     """Make ``snapshot_id`` (or the snapshot of ``tag``) the latest snapshot.
 
     Newer snapshots and the tags on them are removed (as Java's RollbackHelper does), then the
-    files only they referenced. A tag whose snapshot has expired is restored as a snapshot file
-    and becomes the earliest one. The next commit gets id ``snapshot_id + 1``.
+    files only they referenced. A snapshot that has expired but is held by a tag (``tag``, or one on
+    ``snapshot_id``) is restored from the tag as a snapshot file and becomes the earliest one. The
+    next commit gets id ``snapshot_id + 1``. Everything is planned before the first write.
     """
     if (snapshot_id is None) == (tag is None):
         raise ValueError("rollback_to needs exactly one of snapshot_id and tag")
@@ -65,38 +84,41 @@ def rollback_to(table: Table, snapshot_id: int | None = None, tag: str | None = 
     latest = manager.latest_id()
     if latest is None:
         raise NoSuchSnapshotError(f"table {table.name} has no snapshots to roll back")
-    if tag is not None:
-        target = require_tag(table, tag).snapshot
-        if not manager.snapshot_exists(target.id):
-            data = encode_snapshot(target).encode("utf-8")
-            table.io.write_if_absent(manager.snapshot_path(target.id), data)
-            manager.write_earliest_hint(target.id)
-    else:
-        assert snapshot_id is not None
-        target = manager.snapshot(snapshot_id)
-    earliest = manager.earliest_id()
-    assert earliest is not None
+    target = _rollback_target(table, snapshot_id, tag)
+    restore = not manager.snapshot_exists(target.id)
 
     removed = read_snapshots(manager, range(latest, target.id, -1))
     tags = read_tags(table.io, table.root)
     kept_tags = [t for t in tags if t.snapshot.id <= target.id]
-    removed_tags = [t.name for t in tags if t.snapshot.id > target.id]
-    if not removed and not removed_tags:
+    removed_tags = [t for t in tags if t.snapshot.id > target.id]
+    if not removed and not removed_tags and not restore:
         return RollbackResult(target.id)
     reader = SnapshotReader(table.io, FileLocator(table))
     removed_files = [reader.collect(s, strict=False) for s in removed[:-1]]
     if removed:
         removed_files.append(_collect_with_live(reader, removed[-1]))
+    present = {s.id for s in removed}  # removed tags on expired snapshots: their files are candidates too
+    removed_files += [
+        _collect_with_live(reader, t.snapshot) for t in removed_tags if t.snapshot.id not in present
+    ]
     holders = collect_holders(reader, holder_snapshots(table.io, table.root, main_tags=kept_tags))
-    retained = read_snapshots(manager, range(earliest, target.id + 1))
+    if restore:
+        retained = [target]
+    else:
+        earliest = manager.earliest_id()
+        retained = read_snapshots(manager, range(target.id if earliest is None else earliest, target.id + 1))
     plan = plan_deletion(removal_candidates(removed_files), retained_protection(reader, retained, holders))
 
+    if restore:  # Java's createSnapshotFileIfNeeded: the tag's snapshot, without the tag fields
+        table.io.write_if_absent(manager.snapshot_path(target.id), encode_snapshot(target).encode("utf-8"))
+        manager.write_earliest_hint(target.id)
     manager.write_latest_hint(target.id)
     for s in removed:  # newest first, so an interruption leaves a consistent prefix
         table.io.delete_file(manager.snapshot_path(s.id))
-    remove_tag_files(table.io, table.root, removed_tags)
+    names = tuple(t.name for t in removed_tags)
+    remove_tag_files(table.io, table.root, names)
     delete_files(table.io, plan)
-    return RollbackResult(target.id, tuple(s.id for s in removed), tuple(removed_tags), plan)
+    return RollbackResult(target.id, tuple(s.id for s in removed), names, plan)
 
 
 def delete_tag(table: Table, name: str) -> FileSets:

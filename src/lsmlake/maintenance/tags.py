@@ -155,7 +155,7 @@ def list_tags(table: Table) -> list[Tag]:
 
 def tag_snapshot(table: Table, name: str) -> Snapshot:
     """The snapshot a tag points at (for time travel); works after the snapshot itself has expired."""
-    return read_tag(table.io, table.root, check_tag_name(name)).snapshot
+    return require_tag(table, name).snapshot
 
 
 # --------------------------------------------------------------------------- creating

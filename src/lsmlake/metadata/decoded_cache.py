@@ -16,8 +16,11 @@ T = TypeVar("T")
 class DecodedFileCache(Generic[T]):
     """Decoded items of files, keyed by (FileIO, path), evicted least recently used past ``max_items``."""
 
-    def __init__(self, decode: Callable[[bytes, str], list[T]], max_items: int) -> None:
-        self._decode, self._max_items = decode, max_items
+    def __init__(
+        self, decode: Callable[[bytes, str], list[T]], max_items: int, *, kind: str = "file"
+    ) -> None:
+        """``kind`` names the files in errors (``manifest``, ``manifest list``, ...)."""
+        self._decode, self._max_items, self._kind = decode, max_items, kind
         self._entries: OrderedDict[tuple[int, str], tuple[FileIO, tuple[T, ...]]] = OrderedDict()
         self._items = 0
         self._lock = threading.Lock()
@@ -30,7 +33,11 @@ class DecodedFileCache(Generic[T]):
             if hit is not None and hit[0] is io:
                 self._entries.move_to_end(key)
                 return list(hit[1])
-        items = tuple(self._decode(io.read_bytes(path), path))
+        try:
+            data = io.read_bytes(path)
+        except FileNotFoundError as e:
+            raise io.missing(path, self._kind) from e
+        items = tuple(self._decode(data, path))
         with self._lock:
             old = self._entries.pop(key, None)
             self._items -= len(old[1]) if old is not None else 0

@@ -207,7 +207,9 @@ def decode_index_manifest(data: bytes, *, name: str = "") -> list[IndexManifestE
         raise CorruptFileError(f"malformed entry in index manifest {name}: {e!r}") from e
 
 
-_cache = DecodedFileCache(lambda data, path: decode_index_manifest(data, name=path), 100_000)
+_cache = DecodedFileCache(
+    lambda data, path: decode_index_manifest(data, name=path), 100_000, kind="index manifest"
+)
 
 
 def read_index_manifest(io: FileIO, path: str) -> list[IndexManifestEntry]:

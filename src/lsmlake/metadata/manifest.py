@@ -127,7 +127,9 @@ def decode_manifest(data: bytes, *, name: str = "") -> list[ManifestEntry]:
 
 # Manifest files are immutable (unique names): decoded entries are kept, up to this many in all.
 _CACHE_MAX_ENTRIES = 500_000
-_cache = DecodedFileCache(lambda data, path: decode_manifest(data, name=path), _CACHE_MAX_ENTRIES)
+_cache = DecodedFileCache(
+    lambda data, path: decode_manifest(data, name=path), _CACHE_MAX_ENTRIES, kind="manifest"
+)
 
 
 def read_manifest(io: FileIO, path: str) -> list[ManifestEntry]:

@@ -129,7 +129,9 @@ def decode_manifest_list(data: bytes, name: str = "") -> list[ManifestFileMeta]:
         raise CorruptFileError(f"malformed entry in manifest list {name}: {e!r}") from e
 
 
-_cache = DecodedFileCache(lambda data, path: decode_manifest_list(data, name=path), 100_000)
+_cache = DecodedFileCache(
+    lambda data, path: decode_manifest_list(data, name=path), 100_000, kind="manifest list"
+)
 
 
 def read_manifest_list(io: FileIO, path: str) -> list[ManifestFileMeta]:

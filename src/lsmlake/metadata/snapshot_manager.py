@@ -18,6 +18,8 @@ from lsmlake.metadata.snapshot import (
 EARLIEST = "EARLIEST"
 LATEST = "LATEST"
 _HINT_ATTEMPTS = 3
+_NO_WATERMARK = -(2**63)
+"""Java's Long.MIN_VALUE: a snapshot committed without a watermark."""
 
 
 class SnapshotManager:
@@ -105,6 +107,16 @@ class SnapshotManager:
         for sid in reversed(self.snapshot_ids()):
             snapshot = self.snapshot(sid)
             if snapshot.time_millis <= millis:
+                return snapshot
+        return None
+
+    def later_or_equal_watermark(self, watermark: int) -> Snapshot | None:
+        """The oldest snapshot whose watermark is at least ``watermark`` (snapshots without one, or with
+        Java's Long.MIN_VALUE placeholder, skipped); None if there is none."""
+        for sid in self.snapshot_ids():
+            snapshot = self.snapshot(sid)
+            mark = snapshot.watermark
+            if mark is not None and mark != _NO_WATERMARK and mark >= watermark:
                 return snapshot
         return None
 

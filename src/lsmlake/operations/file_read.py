@@ -95,7 +95,10 @@ def _map_columns(ctx: ReadContext, f: DataFileMeta, names: Sequence[str]) -> lis
 @lru_cache(maxsize=32)
 def _index_file_bytes(io: FileIO, path: str) -> bytes:
     """DV index files are immutable (unique names): each is read once for all splits of its bucket."""
-    return io.read_bytes(path)
+    try:
+        return io.read_bytes(path)
+    except FileNotFoundError as e:
+        raise io.missing(path, "deletion vector index file") from e
 
 
 def _deletion_mask(ctx: ReadContext, d: DeletionFile | None, f: DataFileMeta) -> Any:
@@ -255,8 +258,8 @@ def read_file(
         raw = _read_physical(
             io, path, plan.file_columns, pushed, deleted, f, ctx.decode_threads, plan.sorted_by
         )
-    except FileNotFoundError:
-        raise
+    except FileNotFoundError as e:
+        raise io.missing(path, "data file") from e
     except (OSError, pa.ArrowException) as e:
         raise CorruptFileError(f"cannot read data file {path}: {e}") from e
     if not plan.schema:

@@ -148,7 +148,7 @@ def _local_size(io: FileIO, path: str) -> int | None:
         return None
     info = io.fs.get_file_info(path)
     if info.type == pafs.FileType.NotFound:
-        raise FileNotFoundError(f"data file {path} does not exist")
+        raise io.missing(path, "data file")
     return int(info.size or 0)
 
 
@@ -167,7 +167,7 @@ def _footer(io: FileIO, path: str, expected_size: int | None = None) -> _Footer:
         if hit is not None and hit.io is io and hit.size == size:
             _footers.move_to_end(key)
             return hit
-    with io.fs.open_input_file(path) as f:
+    with io.open_input_file(path) as f:
         entry = _Footer(pq.ParquetFile(f).metadata, size, io)
     with _lock:
         _footers[key] = entry
@@ -310,7 +310,7 @@ def read_row_groups(
             c: v for c in constants if c in columns and (v := entry.ranges(c).constant(groups)) is not None
         }
     decoded = [c for c in columns if c not in filled]
-    with io.fs.open_input_file(path) as f:
+    with io.open_input_file(path) as f:
         reader = pq.ParquetFile(f, metadata=meta, pre_buffer=not io.local)
         if not groups:
             table = reader.schema_arrow.empty_table().select(columns)

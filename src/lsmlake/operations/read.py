@@ -10,7 +10,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from lsmlake.core.predicate import Predicate, filter_table
-from lsmlake.errors import LsmlakeError, UnsupportedError
+from lsmlake.errors import LsmlakeError, MissingFileError, UnsupportedError
 from lsmlake.mergetree.key_sort import by_sequence, integer_key, newest_of_each_key, stable_key_order
 from lsmlake.mergetree.kv_layout import SEQUENCE_NUMBER, VALUE_KIND
 from lsmlake.mergetree.lookup_merge import merge_skips_shadowed, shadowed_mask
@@ -241,8 +241,14 @@ def _pieces(
 
 
 def read_split(ctx: ReadContext, split: Split) -> Iterator[pa.Table]:
-    """The rows of one split as a stream of tables in the output schema."""
-    return read_raw(ctx, split) if split.raw_convertible else read_merge(ctx, split)
+    """The rows of one split as a stream of tables in the output schema; a missing data or deletion
+    vector file is a MissingFileError naming the snapshot that references it."""
+    tables = read_raw(ctx, split) if split.raw_convertible else read_merge(ctx, split)
+    try:
+        yield from tables
+    except MissingFileError as e:
+        where = f"snapshot {split.snapshot_id} of table" if split.snapshot_id is not None else "table"
+        raise MissingFileError(f"{e}; {where} {ctx.root} references it") from e
 
 
 def concat(parts: Sequence[pa.Table], schema: pa.Schema) -> pa.Table:

@@ -14,7 +14,7 @@ from lsmlake.core.fileio import FileIO
 from lsmlake.core.options import CoreOptions
 from lsmlake.core.schema import TableSchema, read_schema, schema_file_name
 from lsmlake.core.types import to_arrow_type
-from lsmlake.errors import UnsupportedError
+from lsmlake.errors import NoSuchColumnError, UnsupportedError
 from lsmlake.mergetree.merge_function import MergeFunction, merge_function_for, read_columns
 from lsmlake.operations.scan import ScanFilters
 
@@ -65,7 +65,9 @@ class ReadContext:
         known = set(self.schema.field_names)
         for name in self.columns:
             if name not in known:
-                raise ValueError(f"unknown column {name!r}; table columns are {self.schema.field_names}")
+                raise NoSuchColumnError(
+                    f"unknown column {name!r}; table columns are {self.schema.field_names}"
+                )
 
     @cached_property
     def output_schema(self) -> pa.Schema:

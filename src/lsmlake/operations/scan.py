@@ -112,7 +112,10 @@ def resolve_snapshot(io: FileIO, root: str, snapshot_id: int | None, options: Co
     """The snapshot to read: ``snapshot_id``, else option ``scan.snapshot-id``, else the latest."""
     for key in UNSUPPORTED_SCAN_OPTIONS:
         if options.get(key) is not None:
-            raise UnsupportedError(f"scan option {key!r} is not supported yet (table {root})")
+            raise UnsupportedError(
+                f"scan option {key!r} is not supported here (table {root}); Table.read and Table.scan "
+                "resolve time travel, Table.read incremental reads"
+            )
     mode = (options.get("scan.mode") or "default").lower()
     if mode not in BATCH_SCAN_MODES:
         raise UnsupportedError(f"scan.mode={mode!r} is not supported for batch reads (table {root})")
@@ -303,17 +306,20 @@ def plan_scan(
     *,
     predicate: Predicate | None = None,
     snapshot_id: int | None = None,
+    snapshot: Snapshot | None = None,
     streaming: bool = False,
 ) -> ScanPlan:
-    """Plan a batch read of one snapshot into splits (see module docstring). ``streaming``: the first
-    plan of a stream, which never skips level 0 (Java skips it for batch scans only)."""
+    """Plan a batch read of one snapshot into splits (see module docstring): ``snapshot`` when given
+    (e.g. a tag's, which may have expired from `snapshot/`), else as :func:`resolve_snapshot` picks.
+    ``streaming``: the first plan of a stream, which never skips level 0 (Java: batch scans only)."""
     if options.get_bool("data-evolution.enabled"):
         raise UnsupportedError(f"table {root} uses data-evolution.enabled, which lsmlake cannot read yet")
     filters = split_filters(predicate, schema)
     planner = _Planner(io, root, schema, options, filters)
     if streaming:
         planner.skip_level0 = False
-    snapshot = resolve_snapshot(io, root, snapshot_id, options)
+    if snapshot is None:
+        snapshot = resolve_snapshot(io, root, snapshot_id, options)
     if snapshot is None:
         return ScanPlan(None, (), (), filters, planner.counts, planner.skip_level0)
     entries = _live_entries(planner, snapshot)

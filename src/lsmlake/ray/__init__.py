@@ -1,4 +1,4 @@
-"""lsmlake on Ray: distributed reads, writes and compaction through Ray Data (``pip install lsmlake[ray]``).
+"""lsmlake on Ray: distributed reads, writes and compaction through Ray Data (the ``ray`` extra).
 
 - :func:`read_table`: a Ray Dataset whose read tasks are lsmlake splits (filters and projection
   pushed down, Ray's own ``filter``/``select_columns`` too where they translate exactly).
@@ -16,7 +16,10 @@ try:
     import ray
     import ray.data  # noqa: F401
 except ImportError as e:  # pragma: no cover - depends on the environment
-    raise ImportError("lsmlake.ray needs Ray Data: pip install 'lsmlake[ray]' (ray[data] >= 2.9)") from e
+    raise ImportError(
+        "lsmlake.ray needs Ray Data, which the 'ray' extra installs: pip install '.[ray]' in an lsmlake "
+        "checkout (or pip install 'ray[data]>=2.9')"
+    ) from e
 
 from lsmlake.ray._common import TableSource
 from lsmlake.ray.compact import compact_table_ray as compact_table

@@ -29,7 +29,7 @@ from lsmlake.operations.scan import ScanFilters
 from lsmlake.operations.split import Split
 from lsmlake.ray._common import Storage, TableSource, accepts, open_source, worker_table
 from lsmlake.ray._expr import to_predicate
-from lsmlake.table_read import scan_table
+from lsmlake.table_read import Scan, scan_table
 
 # A split is cut into smaller read tasks only while a piece would still hold this much (in memory).
 MIN_TASK_BYTES = 32 * 1024 * 1024
@@ -175,15 +175,11 @@ class LsmlakeDatasource(Datasource):
         table, self._storage = open_source(source)
         self._table = worker_table(table, self._storage)
         self._projection_map: dict[str, str] | None = None
-        self._plan(filter, columns, snapshot_id)
+        self._plan(scan_table(self._table, filter=filter, columns=columns, snapshot_id=snapshot_id))
 
-    def _plan(
-        self,
-        filter: str | Predicate | None,
-        columns: Sequence[str] | None,
-        snapshot_id: int | None,
-    ) -> None:
-        scan = scan_table(self._table, filter=filter, columns=columns, snapshot_id=snapshot_id)
+    def _plan(self, scan: Scan) -> None:
+        self._read_table = scan.table  # a past snapshot is read with its own schema
+        self._snapshot = scan.snapshot
         self._predicate = scan.predicate
         self._columns = tuple(scan.context.columns)
         self._filters = scan.context.filters
@@ -227,9 +223,9 @@ class LsmlakeDatasource(Datasource):
             read_fn = partial(
                 _read_splits,
                 self._storage,
-                self._table.root,
-                self._table.schema,
-                self._table.options,
+                self._read_table.root,
+                self._read_table.schema,
+                self._read_table.options,
                 self._columns,
                 self._filters,
                 tuple(group),
@@ -269,7 +265,10 @@ class LsmlakeDatasource(Datasource):
             return self
         clone = copy.copy(self)
         try:
-            clone._plan(and_(self._predicate, pushed), self._columns, self.snapshot_id)
+            predicate = and_(self._predicate, pushed)
+            clone._plan(
+                Scan(self._read_table, filter=predicate, columns=self._columns, snapshot=self._snapshot)
+            )
         except (ValueError, TypeError):  # e.g. a literal that does not fit the column's type
             return self
         clone._output_schema = self._output_schema

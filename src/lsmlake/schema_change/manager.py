@@ -13,7 +13,13 @@ from collections.abc import Sequence
 
 from lsmlake.core.fileio import FileIO
 from lsmlake.core.schema import SCHEMA_PREFIX, TableSchema, read_schema, schema_file_name, write_schema
-from lsmlake.errors import CommitConflictError, LsmlakeError, NoSuchTableError, UnsupportedError
+from lsmlake.errors import (
+    CommitConflictError,
+    CorruptFileError,
+    LsmlakeError,
+    NoSuchTableError,
+    UnsupportedError,
+)
 from lsmlake.metadata.index_manifest import read_index_manifest
 from lsmlake.metadata.manifest import read_manifest
 from lsmlake.metadata.snapshot_manager import SnapshotManager
@@ -43,6 +49,15 @@ def latest_schema(io: FileIO, root: str, *, table_name: str = "") -> TableSchema
     if not ids:
         raise NoSuchTableError(f"table {table_name or root} does not exist (no schema file)")
     return read_schema(io, posixpath.join(schema_dir(root), schema_file_name(ids[-1])))
+
+
+def schema_at(io: FileIO, root: str, schema_id: int, *, table_name: str = "") -> TableSchema:
+    """Schema ``schema_id`` of the table at ``root`` (a snapshot's ``schemaId``), CorruptFileError if absent."""
+    path = posixpath.join(schema_dir(root), schema_file_name(schema_id))
+    try:
+        return read_schema(io, path)
+    except FileNotFoundError:
+        raise CorruptFileError(f"table {table_name or root}: schema {schema_id} is missing ({path})") from None
 
 
 def commit_changes(

@@ -5,7 +5,7 @@ in-memory DuckDB, and DuckDB runs the rewritten query."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import duckdb
@@ -14,21 +14,24 @@ import sqlglot
 from sqlglot import exp
 
 from lsmlake.core.predicate import parse_filter
-from lsmlake.errors import NoSuchSnapshotError, UnsupportedError
-from lsmlake.maintenance.tags import tag_snapshot
+from lsmlake.core.schema import TableSchema
 from lsmlake.sql.common import SqlError, parse_time_millis
 from lsmlake.sql.context import SqlContext, TableName
 from lsmlake.sql.lexer import strip_hint
 from lsmlake.system_tables import read_system_table
 from lsmlake.table import Table
-
-TIME_TRAVEL_OPTIONS = (
-    "scan.snapshot-id",
-    "scan.tag-name",
-    "scan.timestamp-millis",
-    "scan.timestamp",
-    "scan.version",
+from lsmlake.table_travel import (
+    SNAPSHOT_ID,
+    TAG_NAME,
+    TIMESTAMP,
+    TIMESTAMP_MILLIS,
+    VERSION,
+    TimeTravel,
+    tag_exists,
+    time_travel,
 )
+from lsmlake.table_travel import TIME_TRAVEL_OPTIONS as TIME_TRAVEL_OPTIONS  # re-exported for DML checks
+
 _NOT_PUSHABLE = (exp.Subquery, exp.Select, exp.Exists, exp.Window, exp.AggFunc, exp.Star)
 
 
@@ -49,24 +52,6 @@ def to_arrow(relation: Any) -> pa.Table:
 # --------------------------------------------------------------------------- time travel
 
 
-def snapshot_at(table: Table, millis: int) -> int:
-    """The latest snapshot committed at or before ``millis`` (Paimon's ``earlierOrEqualTimeMills``)."""
-    snapshot = table.snapshot_manager.earlier_or_equal_time_millis(millis)
-    if snapshot is not None:
-        return snapshot.id
-    raise NoSuchSnapshotError(f"table {table.name} has no snapshot at or before {millis} (epoch millis)")
-
-
-def tag_snapshot_id(table: Table, tag: str) -> int:
-    snapshot = tag_snapshot(table, tag)
-    if not table.snapshot_manager.snapshot_exists(snapshot.id):
-        raise UnsupportedError(
-            f"table {table.name}: tag {tag!r} points at expired snapshot {snapshot.id}; "
-            "reading expired tags is not supported yet"
-        )
-    return snapshot.id
-
-
 def _version_value(node: exp.Expr) -> object:
     """A literal version/timestamp, or the value DuckDB computes for an expression."""
     inner = node.this if isinstance(node, exp.Cast) and isinstance(node.this, exp.Literal) else node
@@ -80,8 +65,8 @@ def _version_value(node: exp.Expr) -> object:
     return None if row is None else row[0]
 
 
-def resolve_snapshot(table: Table, options: dict[str, str], version: exp.Expr | None) -> int | None:
-    """Pop time-travel options from ``options`` and turn them (or an AS OF clause) into a snapshot id."""
+def travel_options(table: Table, options: dict[str, str], version: exp.Expr | None) -> dict[str, str]:
+    """Pop time-travel options from ``options`` (or take an AS OF clause): at most one, as one option."""
     travel = {k: options.pop(k) for k in TIME_TRAVEL_OPTIONS if k in options}
     if version is not None:
         if travel:
@@ -89,20 +74,33 @@ def resolve_snapshot(table: Table, options: dict[str, str], version: exp.Expr | 
                 f"table {table.name}: both an AS OF clause and time-travel options {sorted(travel)}"
             )
         value = _version_value(version.expression)
-        kind = str(version.this).upper()
-        travel = {"scan.version" if kind == "VERSION" else "scan.timestamp": str(value)}
+        if str(version.this).upper() == "VERSION":
+            return {VERSION: str(value)}
+        return {TIMESTAMP_MILLIS: str(parse_time_millis(value, what=f"table {table.name} TIMESTAMP AS OF"))}
     if len(travel) > 1:
         raise SqlError(f"table {table.name}: more than one time-travel option: {sorted(travel)}")
-    if not travel:
-        return None
-    ((key, value),) = travel.items()
-    if key == "scan.snapshot-id" or (key == "scan.version" and value.strip().isdigit()):
-        if not value.strip().isdigit():
-            raise SqlError(f"table {table.name}: {key} must be a snapshot id, got {value!r}")
-        return int(value)
-    if key in ("scan.tag-name", "scan.version"):
-        return tag_snapshot_id(table, value)
-    return snapshot_at(table, parse_time_millis(value, what=f"table {table.name} {key}"))
+    if TIMESTAMP in travel:
+        text = travel.pop(TIMESTAMP)
+        travel[TIMESTAMP_MILLIS] = str(parse_time_millis(text, what=f"table {table.name} {TIMESTAMP}"))
+    return travel
+
+
+def travelled(
+    table: Table, options: dict[str, str], version: exp.Expr | None
+) -> tuple[Table, TimeTravel | None]:
+    """``table`` with its hint options and time travel, and the snapshot (with its schema) it names.
+
+    The returned table names the snapshot by one option that reads the same snapshot again: the tag
+    (readable after its snapshot expired) or the snapshot id."""
+    travel = travel_options(table, options, version)
+    dynamic = {**options, **travel}
+    table = table.with_options(dynamic) if dynamic else table
+    found = time_travel(table)
+    if found is None or TAG_NAME in travel or (VERSION in travel and tag_exists(table, travel[VERSION])):
+        return table, found
+    pinned = {k: v for k, v in table.dynamic_options.items() if k not in TIME_TRAVEL_OPTIONS}
+    pinned[SNAPSHOT_ID] = str(found.snapshot.id)
+    return replace(table, dynamic_options=pinned), found
 
 
 # --------------------------------------------------------------------------- references
@@ -115,11 +113,22 @@ class TableRef:
     node: exp.Table
     name: TableName
     table: Table
+    """The table with its hint options, time travel included (reads resolve it again)."""
     alias: str
-    snapshot_id: int | None = None
+    travel: TimeTravel | None = None
+    """The snapshot a time-travel read names, with the table under that snapshot's schema."""
     filter: str | None = None
     columns: list[str] | None = None
     limit: int | None = None
+
+    @property
+    def snapshot_id(self) -> int | None:
+        return None if self.travel is None else self.travel.snapshot.id
+
+    @property
+    def schema(self) -> TableSchema:
+        """The schema the read returns and the query's names refer to (a past snapshot's own)."""
+        return self.table.schema if self.travel is None else self.travel.table.schema
 
     @property
     def key(self) -> tuple[object, ...]:
@@ -135,11 +144,9 @@ class TableRef:
 
     def read(self) -> pa.Table:
         if self.name.system:
-            out = read_system_table(self.table, self.name.system, snapshot_id=self.snapshot_id)
+            out = read_system_table(self.table, self.name.system)
             return out if self.columns is None else out.select(self.columns)
-        return self.table.read(
-            filter=self.filter, columns=self.columns, snapshot_id=self.snapshot_id, limit=self.limit
-        )
+        return self.table.read(filter=self.filter, columns=self.columns, limit=self.limit)
 
     def describe(self) -> str:
         lines = [
@@ -150,10 +157,7 @@ class TableRef:
         if self.name.system:
             lines.append(f"  system table ${self.name.system}: read in full, filtered by DuckDB")
         else:
-            lines.extend(
-                "  " + line
-                for line in self.table.explain(filter=self.filter, snapshot_id=self.snapshot_id).splitlines()
-            )
+            lines.extend("  " + line for line in self.table.explain(filter=self.filter).splitlines())
         return "\n".join(lines)
 
 
@@ -189,7 +193,7 @@ def _conjunct_filter(conj: exp.Expr, ref: TableRef, single: bool) -> str | None:
         col.set("table", None)
     text = stripped.sql()
     try:
-        parse_filter(text, ref.table.schema.fields)
+        parse_filter(text, ref.schema.fields)
     except (ValueError, TypeError):
         return None
     return text
@@ -284,12 +288,11 @@ class QueryEngine:
             parts = [p for p in (node.catalog, node.db, raw) if p]
             name = self.ctx.name(parts)
             base = self.ctx.table(name)
-            snapshot_id = resolve_snapshot(base, options, node.args.get("version"))
-            table = base.with_options(options) if options else base
-            ref = TableRef(node, name, table, node.alias or raw, snapshot_id)
+            table, travel = travelled(base, options, node.args.get("version"))
+            ref = TableRef(node, name, table, node.alias or raw, travel)
             if not name.system:
                 ref.filter = _where_filter(ref)
-                ref.columns = _needed_columns(tree, table.schema.field_names, table.primary_keys)
+                ref.columns = _needed_columns(tree, ref.schema.field_names, table.primary_keys)
                 ref.limit = _simple_limit(ref, tree)
             refs.append(ref)
         return refs

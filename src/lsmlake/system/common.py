@@ -10,12 +10,11 @@ import pyarrow as pa
 
 from lsmlake.core.schema import SCHEMA_PREFIX, TableSchema, read_schema, schema_file_name
 from lsmlake.core.types import DataType
-from lsmlake.errors import NoSuchSnapshotError
 from lsmlake.maintenance.files import FileLocator
-from lsmlake.maintenance.tags import tag_snapshot
 from lsmlake.metadata.snapshot import Snapshot
 from lsmlake.system.render import cast_to_string, decode_stats_row, row_to_string
 from lsmlake.table import Table
+from lsmlake.table_travel import travel_snapshot
 
 
 class SystemContext:
@@ -61,25 +60,10 @@ class SystemContext:
 
     # -- the snapshot to show (time travel like Java's TimeTravelUtil.tryTravelOrLatest)
     def snapshot(self) -> Snapshot | None:
-        manager = self.table.snapshot_manager
-        options = self.table.options
-        if self.requested_snapshot_id is not None:
-            return manager.snapshot(self.requested_snapshot_id)
-        if options.get("scan.snapshot-id") is not None:
-            return manager.snapshot(options.get_int("scan.snapshot-id"))
-        tag = options.get("scan.tag-name")
-        if tag:
-            return tag_snapshot(self.table, tag)
-        millis = options.get("scan.timestamp-millis")
-        if millis is not None:
-            return self._snapshot_at(int(millis))
-        return manager.latest()
-
-    def _snapshot_at(self, millis: int) -> Snapshot:
-        snapshot = self.table.snapshot_manager.earlier_or_equal_time_millis(millis)
-        if snapshot is not None:
-            return snapshot
-        raise NoSuchSnapshotError(f"table {self.table.name} has no snapshot at or before {millis}")
+        """The requested snapshot, else the one the table's time-travel options name (a tag's works
+        after its snapshot expired), else the latest."""
+        found = travel_snapshot(self.table, snapshot_id=self.requested_snapshot_id)
+        return self.table.snapshot_manager.latest() if found is None else found
 
     # -- partitions
     @property

@@ -15,18 +15,13 @@ from lsmlake.table_incremental import is_incremental, read_incremental
 from lsmlake.table_read import scan_table
 
 
-def _snapshot_id(ctx: SystemContext) -> int | None:
-    snapshot = ctx.snapshot()
-    return None if snapshot is None else snapshot.id
-
-
 def audit_log_table(ctx: SystemContext) -> pa.Table:
     """Every row the batch read sees, a ``rowkind`` column first; merged deletes still in level 0 or in
     overlapping runs appear as ``-D`` instead of being dropped (Paimon's audit log batch read).
     With `incremental-between` options: the changes between the two snapshots, every row kind kept."""
     if is_incremental(ctx.table):
         return read_incremental(ctx.table, keep_row_kind=True)
-    scan = scan_table(ctx.table, snapshot_id=_snapshot_id(ctx))
+    scan = scan_table(ctx.table, snapshot_id=ctx.requested_snapshot_id)
     context = replace(scan.context, keep_row_kind=True)
     return concat([read_split_table(context, split) for split in scan.splits()], context.result_schema)
 
@@ -40,7 +35,7 @@ def ro_table(ctx: SystemContext) -> pa.Table:
     """Read-optimized: primary-key tables show only their top-level files, read without merging
     (deletion vectors applied); append tables read as usual."""
     table = ctx.table
-    scan = scan_table(table, snapshot_id=_snapshot_id(ctx))
+    scan = scan_table(table, snapshot_id=ctx.requested_snapshot_id)
     if not table.schema.primary_keys:
         return scan.to_arrow()
     top = num_levels(table.options) - 1
