@@ -12,6 +12,7 @@ from lsmlake.core.options import CoreOptions
 from lsmlake.core.paths import TablePaths
 from lsmlake.core.predicate import Predicate
 from lsmlake.core.schema import TableSchema
+from lsmlake.errors import ImmutableColumnError, NoSuchColumnError
 from lsmlake.maintenance.cleanup import RollbackResult, delete_tag, rollback_to
 from lsmlake.maintenance.expire import ExpireResult, expire_snapshots
 from lsmlake.maintenance.orphans import remove_orphan_files
@@ -125,10 +126,13 @@ class Table:
         """Set columns to constant values on the rows matching a SQL WHERE string, in one commit."""
         unknown = [c for c in values if c not in self.schema.field_names]
         if unknown:
-            raise ValueError(f"table {self.name}: update sets unknown column(s) {unknown}")
-        protected = [c for c in values if c in self.schema.primary_keys]
-        if protected:
-            raise ValueError(f"table {self.name}: update may not change primary-key column(s) {protected}")
+            raise NoSuchColumnError(f"table {self.name}: update sets unknown column(s) {unknown}")
+        placing = {"primary-key": self.schema.primary_keys, "partition": self.schema.partition_keys}
+        for what, names in placing.items():
+            if protected := [c for c in values if c in names]:
+                raise ImmutableColumnError(
+                    f"table {self.name}: update may not change {what} column(s) {protected}"
+                )
         rows = self.read(filter=where)
         if rows.num_rows == 0:
             return None
@@ -235,7 +239,7 @@ class Table:
     def compact(self, *, full: bool = False, executor: str = "local") -> int | None:
         """Run the compaction strategy (or a full compaction) on every bucket; one COMPACT snapshot.
 
-        ``executor="ray"`` runs the buckets as Ray tasks (``pip install lsmlake[ray]``)."""
+        ``executor="ray"`` runs the buckets as Ray tasks (the ``ray`` extra)."""
         return compact_table(self, full=full, executor=executor)
 
     # -- maintenance

@@ -17,7 +17,7 @@ from lsmlake.core.predicate import (
     split_by_fields,
 )
 from lsmlake.core.schema import TableSchema
-from lsmlake.errors import NoSuchSnapshotError, UnsupportedError
+from lsmlake.errors import MissingFileError, NoSuchSnapshotError, UnsupportedError
 from lsmlake.mergetree.interval_partition import KeyBounds
 from lsmlake.metadata.data_file import DataFileMeta
 from lsmlake.metadata.index_manifest import DELETION_VECTORS_INDEX, read_index_manifest
@@ -322,8 +322,11 @@ def plan_scan(
         snapshot = resolve_snapshot(io, root, snapshot_id, options)
     if snapshot is None:
         return ScanPlan(None, (), (), filters, planner.counts, planner.skip_level0)
-    entries = _live_entries(planner, snapshot)
-    dv_files = planner.deletion_files(snapshot)
+    try:
+        entries = _live_entries(planner, snapshot)
+        dv_files = planner.deletion_files(snapshot)
+    except MissingFileError as e:
+        raise MissingFileError(f"{e}; snapshot {snapshot.id} of table {root} references it") from e
     target = options.get_size("source.split.target-size")
     open_cost = options.get_size("source.split.open-file-cost")
     bounds = KeyBounds([f.type for f in planner.key_fields])
