@@ -70,7 +70,7 @@ def test_unknown_columns_and_bad_filters(catalog: lsmlake.Catalog) -> None:
         t.read(filter="v = 'x'")
     with pytest.raises(InvalidFilterError) as info:
         t.delete("(id = ")
-    assert "\x1b" not in str(info.value) and "at column 5 near '='" in str(info.value)
+    assert "\x1b" not in str(info.value) and "at line 1, column 5 near '='" in str(info.value)
     assert t.read().num_rows == 2
 
 
@@ -79,5 +79,5 @@ def test_cli_filter_parse_error_is_plain_text(catalog: lsmlake.Catalog) -> None:
     result = CliRunner().invoke(main, ["-w", catalog.warehouse, "explain", "db.t", "--filter", "(id = "])
     assert result.exit_code == 2
     assert result.stderr == "error: cannot parse filter '(id = ': " + (
-        "Required keyword: 'expression' missing for EQ at column 5 near '='\n"
+        "Required keyword: 'expression' missing for EQ at line 1, column 5 near '='\n"
     )

@@ -198,3 +198,9 @@ def test_inspect_png_names_its_extra(warehouse: str, tmp_path: Path) -> None:
         assert not png.exists()
     else:
         assert result.exit_code == 0 and png.read_bytes().startswith(b"\x89PNG")
+
+
+def test_sql_parse_errors_name_sqlglot_classes_plainly(warehouse: str) -> None:
+    result = invoke(warehouse, "sql", "SELECT * FROM db.t WHERE (id = ")
+    assert result.exit_code == 2
+    assert "missing for EQ at line 1, column 30 near '='" in result.stderr and "<class" not in result.stderr

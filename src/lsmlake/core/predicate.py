@@ -579,17 +579,16 @@ _SQLGLOT_CLASS = re.compile(r"<class '(?:\w+\.)*(\w+)'>")
 
 
 def sqlglot_error_text(e: sqlglot.errors.SqlglotError) -> str:
-    """A sqlglot error as plain text from its structured errors: what, where (line only past the first)
-    and near which token; sqlglot's own message underlines the token with terminal escape codes."""
+    """A sqlglot error as plain text from its structured errors: what, where and near which token
+    (sqlglot's own message underlines the token with terminal escape codes)."""
     errors = getattr(e, "errors", None) or []
     if not errors:
         return _ANSI.sub("", str(e))
     first = errors[0]
     what = _SQLGLOT_CLASS.sub(r"\1", str(first.get("description") or "syntax error"))
-    line, col = first.get("line"), first.get("col")
-    where = f"column {col}" if line in (None, 1) else f"line {line}, column {col}"
     near = _ANSI.sub("", str(first.get("highlight") or "")).strip()
-    return f"{what} at {where}" + (f" near {near!r}" if near else "")
+    where = f" at line {first.get('line')}, column {first.get('col')}" if first.get("line") else ""
+    return what + where + (f" near {near!r}" if near else "")
 
 
 # --------------------------------------------------------------------------- evaluation

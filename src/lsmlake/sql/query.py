@@ -13,7 +13,7 @@ import pyarrow as pa
 import sqlglot
 from sqlglot import exp
 
-from lsmlake.core.predicate import parse_filter
+from lsmlake.core.predicate import parse_filter, sqlglot_error_text
 from lsmlake.core.schema import TableSchema
 from lsmlake.sql.common import SqlError, parse_time_millis
 from lsmlake.sql.context import SqlContext, TableName
@@ -347,11 +347,4 @@ def parse_query(text: str) -> exp.Expr:
 
 
 def parse_error_text(e: sqlglot.errors.ParseError) -> str:
-    if not e.errors:
-        return f"cannot parse: {e}"
-    first = e.errors[0]
-    near = (first.get("highlight") or "").strip()
-    return (
-        f"cannot parse: {first.get('description')} at line {first.get('line')}, "
-        f"column {first.get('col')}" + (f" near {near!r}" if near else "")
-    )
+    return f"cannot parse: {sqlglot_error_text(e)}"
