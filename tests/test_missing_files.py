@@ -9,6 +9,7 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 from click.testing import CliRunner
+from s3_server import S3Endpoint, Warehouse
 
 import lsmlake
 from lsmlake.cli import main
@@ -101,3 +102,33 @@ def test_cli_prints_one_error_line_and_exits_8(table: lsmlake.Table, kind: str, 
     assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1
     assert f"{kind} {path} does not exist" in result.stderr
     assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
+def _delete(warehouse: Warehouse, path: str) -> None:
+    """Delete one file by its filesystem path (``bucket/key`` on S3)."""
+    if warehouse.backend == "local":
+        Path(path).unlink()
+        return
+    endpoint = S3Endpoint(url=warehouse.options["s3.endpoint"])
+    endpoint.client().delete_object(Bucket=endpoint.bucket, Key=path.split("/", 1)[1])
+
+
+@pytest.mark.parametrize("kind", ["data file", "manifest list"])
+def test_missing_file_on_every_backend(warehouse: Warehouse, kind: str) -> None:
+    catalog = warehouse.catalog()
+    catalog.create_database("db")
+    schema = pa.schema([pa.field("id", pa.int64(), False), ("v", pa.int64())])
+    t = catalog.create_table("db.t", schema=schema, primary_key=["id"], options={"bucket": "1"})
+    t.write(pa.table({"id": [1, 2], "v": [1, 2]}, schema=schema))
+    snapshot = t.snapshot_manager.latest()
+    assert snapshot is not None
+    if kind == "data file":
+        uri = str(catalog.get_table("db.t$files").read()["file_path"][0])
+        path = uri.split("://", 1)[1] if "://" in uri else uri
+    else:
+        path = f"{t.root}/manifest/{snapshot.base_manifest_list}"
+    _delete(warehouse, path)
+    with pytest.raises(MissingFileError) as info:
+        warehouse.catalog().get_table("db.t").read()
+    shown = path if warehouse.backend == "local" else f"s3://{path}"
+    assert str(info.value).startswith(f"{kind} {shown} does not exist; snapshot {snapshot.id} of table")
