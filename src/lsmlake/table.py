@@ -19,7 +19,7 @@ from lsmlake.maintenance.orphans import remove_orphan_files
 from lsmlake.maintenance.tags import Tag, create_tag, list_tags
 from lsmlake.metadata.snapshot import Snapshot
 from lsmlake.metadata.snapshot_manager import SnapshotManager
-from lsmlake.operations.input_rows import WriteData
+from lsmlake.operations.input_rows import WriteData, constant_column
 from lsmlake.schema_change import SchemaChange, commit_changes, latest_schema
 from lsmlake.schema_change.apply import check_dynamic_options
 from lsmlake.table_compact import compact_table
@@ -138,7 +138,9 @@ class Table:
             return None
         for name, value in values.items():
             index = rows.schema.get_field_index(name)
-            column = pa.array([value] * rows.num_rows, type=rows.schema.field(name).type)
+            column = constant_column(
+                value, rows.num_rows, self.schema.field(name).type, column=name, table_name=self.name
+            )
             rows = rows.set_column(index, rows.schema.field(name), column)
         return self.write(rows)
 

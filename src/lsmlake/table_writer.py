@@ -20,7 +20,7 @@ from lsmlake.maintenance.expire import expire_snapshots
 from lsmlake.mergetree.kv_layout import RowKind
 from lsmlake.operations.commit import FileStoreCommit
 from lsmlake.operations.commit_message import CommitMessage
-from lsmlake.operations.input_rows import WriteData, conform, row_kinds, to_arrow_table
+from lsmlake.operations.input_rows import WriteData, input_rows, row_kinds
 from lsmlake.operations.restore import RestoredState
 from lsmlake.operations.write import FileStoreWrite
 from lsmlake.operations.write_commit import (
@@ -137,7 +137,7 @@ class TableWriter:
     def write(self, data: WriteData) -> None:
         """Upsert rows (every column of the table); row kinds come from ``rowkind.field`` when set."""
         self._check_open()
-        rows = conform(to_arrow_table(data, "write"), self.table.schema, table_name=self.table.name)
+        rows = input_rows(data, self.table.schema, table_name=self.table.name, what="write")
         kinds = row_kinds(rows, self.table.options, RowKind.INSERT, table_name=self.table.name)
         if isinstance(self._overwrite, Mapping):
             check_rows_in_spec(rows, self._overwrite, table_name=self.table.name)
@@ -149,10 +149,11 @@ class TableWriter:
         schema = self.table.schema
         if not schema.primary_keys:
             raise LsmlakeError(f"table {self.table.name}: deleting by key needs a primary-key table")
-        rows = conform(
-            to_arrow_table(keys, "delete"),
+        rows = input_rows(
+            keys,
             schema,
             table_name=self.table.name,
+            what="delete",
             required=list(schema.primary_keys),
             fill_missing=True,
         )

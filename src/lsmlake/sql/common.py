@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-from lsmlake.core.types import DataType, timestamp_unit, to_arrow_type
+from lsmlake.core.types import DataType, timestamp_unit
 from lsmlake.errors import LsmlakeError
 
 
@@ -91,18 +91,6 @@ def duckdb_type(t: DataType) -> str | None:
     if t.root == "TIMESTAMP_LTZ":
         return "TIMESTAMPTZ"
     return None
-
-
-def cast_column(column: pa.ChunkedArray, t: DataType, *, what: str) -> pa.ChunkedArray:
-    """Cast to the exact Arrow type of ``t``; timestamps may lose sub-precision digits (as in Flink)."""
-    target = to_arrow_type(t)
-    if column.type == target:
-        return column
-    safe = not (pa.types.is_timestamp(target) or pa.types.is_time(target))
-    try:
-        return column.cast(target, safe=safe)
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as e:
-        raise SqlError(f"{what}: cannot store {column.type} values in a {type_sql(t)} column ({e})") from None
 
 
 # --------------------------------------------------------------------------- time

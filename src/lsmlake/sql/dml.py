@@ -8,11 +8,12 @@ import duckdb
 import pyarrow as pa
 from sqlglot import exp
 
-from lsmlake.errors import UnsupportedError
-from lsmlake.sql.common import Result, SqlError, cast_column, duckdb_type
+from lsmlake.errors import SchemaMismatchError, UnsupportedError
+from lsmlake.operations.column_fit import FitRules, fit_column
+from lsmlake.sql.common import Result, SqlError, duckdb_type
 from lsmlake.sql.context import SqlContext, TableName
 from lsmlake.sql.lexer import strip_hint
-from lsmlake.sql.query import TIME_TRAVEL_OPTIONS, QueryEngine, arg
+from lsmlake.sql.query import TIME_TRAVEL_OPTIONS, QueryEngine, arg, to_arrow
 from lsmlake.table import Table
 
 Hints = Mapping[str, Mapping[str, str]]
@@ -79,7 +80,8 @@ def shape_rows(
     constants: Mapping[str, str] | None = None,
 ) -> pa.Table:
     """Rows of the table's schema from ``data`` (positional ``columns``), cast with SQL semantics by
-    DuckDB, then to the exact Arrow types; missing columns are NULL, ``constants`` are SQL literals."""
+    DuckDB, then to the exact Arrow types; missing columns are NULL, ``constants`` are SQL literals.
+    ROW values are matched to the column's fields by position, as Flink's ``ROW(...)`` is."""
     constants = constants or {}
     if data.num_columns != len(columns):
         raise SqlError(
@@ -87,14 +89,46 @@ def shape_rows(
             f"expected ({', '.join(columns)})"
         )
     view = engine.register(data.rename_columns(list(columns)))
-    select = []
+    select = {}
     for f in table.schema.fields:
         value = _quote(f.name) if f.name in columns else constants.get(f.name, "NULL")
         target = duckdb_type(f.type)
-        select.append((f"CAST({value} AS {target})" if target else value) + f" AS {_quote(f.name)}")
-    shaped = engine.execute(f"SELECT {', '.join(select)} FROM {view}")
-    arrays = [cast_column(shaped.column(i), f.type, what=what) for i, f in enumerate(table.schema.fields)]
+        select[f.name] = (f"CAST({value} AS {target})" if target else value) + f" AS {_quote(f.name)}"
+    shaped = _run_casts(engine, view, select, table.name)
+    rules = FitRules(table.name, by_position=True, lossy_time=True)
+    arrays = [
+        fit_column(shaped.column(i), f.type, path=f.name, rules=rules)
+        for i, f in enumerate(table.schema.fields)
+    ]
     return pa.Table.from_arrays(arrays, names=table.schema.field_names)
+
+
+_VALUE_ERRORS = (duckdb.ConversionException, duckdb.OutOfRangeException, duckdb.TypeMismatchException)
+
+
+def _run_casts(engine: QueryEngine, view: str, select: Mapping[str, str], table_name: str) -> pa.Table:
+    """Run the casting SELECT; when DuckDB refuses a value, name the column it belongs to."""
+    try:
+        return engine.execute(f"SELECT {', '.join(select.values())} FROM {view}")
+    except SqlError:
+        for name, expression in select.items():
+            reason = _value_error(engine, f"SELECT {expression} FROM {view}")
+            if reason is not None:
+                raise SchemaMismatchError(
+                    f"table {table_name}: column {name}: a value does not fit ({reason})"
+                ) from None
+        raise
+
+
+def _value_error(engine: QueryEngine, sql_text: str) -> str | None:
+    """Why DuckDB cannot convert the values of one column (None: it can, or fails for another reason)."""
+    try:
+        to_arrow(engine.con.sql(sql_text))
+    except _VALUE_ERRORS as e:
+        return str(e).splitlines()[0]
+    except duckdb.Error:
+        return None
+    return None
 
 
 def _written(kind: str, stmt: str, verb: str, count: int, name: TableName, sid: int | None) -> Result:
@@ -151,12 +185,15 @@ def insert(ctx: SqlContext, stmt: str, tree: exp.Insert, hints: Hints) -> Result
 def _constant_values(table: Table, constants: dict[str, str]) -> dict[str, object]:
     """Python values of PARTITION (k = literal) constants, typed as the partition columns."""
     out: dict[str, object] = {}
+    rules = FitRules(table.name, lossy_time=True)
     for k, literal in constants.items():
-        target = table.schema.logical_arrow_schema().field(k).type
-        relation = duckdb.sql(f"SELECT {literal} AS v")
-        assert relation is not None
-        value = relation.to_arrow_table().column("v")
-        out[k] = value.cast(target)[0].as_py()
+        try:
+            relation = duckdb.sql(f"SELECT {literal} AS v")
+            assert relation is not None
+            value = relation.to_arrow_table().column("v")
+        except duckdb.Error as e:
+            raise SqlError(f"PARTITION ({k} = {literal}): not a constant value ({e})") from None
+        out[k] = fit_column(value, table.schema.field(k).type, path=k, rules=rules)[0].as_py()
     return out
 
 
