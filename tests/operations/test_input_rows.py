@@ -201,3 +201,30 @@ def test_python_conversion_failures_name_the_column(table: lsmlake.Table) -> Non
     assert_refused(table, pd.DataFrame({**{k: [v] for k, v in ROW.items()}, "addr": [5]}), "column addr")
     table.write([{**ROW, "id": 2, "n": "12"}])  # a numeric string parses, as an Arrow string column does
     assert table.read(filter="id = 2").column("n").to_pylist() == [12]
+
+
+def test_python_values_are_never_truncated(table: lsmlake.Table) -> None:
+    """Arrow's typed conversion turns 1.7 into 1 for an integer column; the safe cast refuses it."""
+    assert_refused(table, [{**ROW, "id": 2, "n": 1.7}], "column n")
+    assert_refused(table, [{**ROW, "id": 2, "addr": {"city": "x", "zip": 2.5}}], "column addr.zip")
+    assert_refused(table, [{**ROW, "id": 2, "m": {"k": {"x": 0.5, "y": None}}}], "column m{}.x")
+    table.write([{**ROW, "id": 2, "n": 2.0}])
+    assert table.read(filter="id = 2").column("n").to_pylist() == [2]
+
+
+def test_timestamps_and_decimals_keep_every_digit(catalog: lsmlake.Catalog) -> None:
+    import datetime as dt
+    from decimal import Decimal
+
+    schema = pa.schema(
+        [
+            pa.field("id", pa.int64(), nullable=False),
+            ("ts", pa.struct([("at", pa.timestamp("ms"))])),
+            ("big", pa.decimal128(38, 0)),
+        ]
+    )
+    t = catalog.create_table("db.t", schema=schema, primary_key=["id"])
+    fine = dt.datetime(2024, 1, 1, 0, 0, 0, 123000)
+    t.write([{"id": 1, "ts": {"at": fine}, "big": 2**70}])  # beyond int64: Arrow's typed conversion
+    assert t.read().to_pylist() == [{"id": 1, "ts": {"at": fine}, "big": Decimal(2**70)}]
+    assert_refused(t, [{"id": 2, "ts": {"at": fine.replace(microsecond=123456)}, "big": 1}], "ts.at")

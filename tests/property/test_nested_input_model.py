@@ -105,7 +105,8 @@ def as_columns(rows: list[dict[str, Any]], extra: bool) -> dict[str, list[Any]]:
 
 
 def as_pandas(rows: list[dict[str, Any]], extra: bool) -> pd.DataFrame:
-    return pa.Table.from_pylist(rows, schema=arrow_schema(extra)).to_pandas()
+    # integer_object_nulls: without it pandas holds [None, 2**53 + 1] as floats, losing digits itself
+    return pa.Table.from_pylist(rows, schema=arrow_schema(extra)).to_pandas(integer_object_nulls=True)
 
 
 def as_polars(rows: list[dict[str, Any]], extra: bool) -> pl.DataFrame:

@@ -159,28 +159,26 @@ def _fit_list(arr: pa.Array, t: DataType, path: str, rules: FitRules) -> pa.Arra
     return pa.ListArray.from_arrays(_offsets(arr), values, type=to_arrow_type(t), mask=mask)
 
 
-def _map_entries(arr: pa.Array, path: str, t: DataType, rules: FitRules) -> tuple[pa.Array, pa.Array]:
-    """A map column (or a list of two-field structs, as some writers spell maps) as a list array of
-    entries; returns the list array and the flattened entries."""
+def _map_entries(arr: pa.Array, path: str, t: DataType, rules: FitRules) -> tuple[pa.Array, list[pa.Array]]:
+    """A map column (or a list of two-field structs, as Python dicts of entries and some writers spell
+    maps) as a list array of entries; returns the list array and the flattened keys and values."""
     if pa.types.is_map(arr.type):
         mt = arr.type
         entries = pa.field("entries", pa.struct([mt.key_field, mt.item_field]), nullable=False)
-        listed = arr.view(pa.list_(entries))
-    elif (
-        _is_list_like(arr.type)
-        and pa.types.is_struct(arr.type.value_type)
-        and arr.type.value_type.num_fields == 2
-    ):
-        listed = arr
-    else:
+        arr = arr.view(pa.list_(entries))
+    elif not _is_list_like(arr.type):
         raise rules.error(path, f"expected {to_arrow_type(t)} values, got {arr.type}")
-    return listed, listed.flatten()
+    flat = arr.flatten()
+    if pa.types.is_null(flat.type) and len(flat) == 0:  # only empty maps: no entry type to infer
+        return arr, [pa.array([], pa.null()), pa.array([], pa.null())]
+    if not pa.types.is_struct(flat.type) or flat.type.num_fields != 2:
+        raise rules.error(path, f"expected {to_arrow_type(t)} values, got {arr.type}")
+    return arr, _children(flat)
 
 
 def _fit_map(arr: pa.Array, t: DataType, path: str, rules: FitRules) -> pa.Array:
     assert t.key is not None and t.value is not None
-    listed, entries = _map_entries(arr, path, t, rules)
-    raw_keys, raw_values = _children(entries)
+    listed, (raw_keys, raw_values) = _map_entries(arr, path, t, rules)
     keys = _fit(raw_keys, t.key, f"{path}{{key}}", rules)
     if keys.null_count:
         raise rules.error(f"{path}{{key}}", f"map keys cannot be null ({keys.null_count} are)")
