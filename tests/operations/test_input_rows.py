@@ -228,3 +228,34 @@ def test_timestamps_and_decimals_keep_every_digit(catalog: lsmlake.Catalog) -> N
     t.write([{"id": 1, "ts": {"at": fine}, "big": 2**70}])  # beyond int64: Arrow's typed conversion
     assert t.read().to_pylist() == [{"id": 1, "ts": {"at": fine}, "big": Decimal(2**70)}]
     assert_refused(t, [{"id": 2, "ts": {"at": fine.replace(microsecond=123456)}, "big": 1}], "ts.at")
+
+
+@pytest.mark.parametrize(
+    ("arrow_type", "column", "value", "message"),
+    [
+        (pa.float32(), pa.array([1e300]), 1.0, "overflows type float"),
+        (pa.float64(), pa.array(["1e400"]), 1.0, "overflows type double"),
+        (pa.bool_(), pa.array([5]), True, "not a BOOLEAN"),
+    ],
+)
+def test_casts_that_would_change_a_value_are_refused(
+    catalog: lsmlake.Catalog, arrow_type: pa.DataType, column: pa.Array, value: object, message: str
+) -> None:
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", arrow_type)])
+    t = catalog.create_table("db.lossy", schema=schema, primary_key=["id"], options={"bucket": "1"})
+    with pytest.raises(SchemaMismatchError, match=f"column v: .*{message}"):
+        t.write(pa.table({"id": [1], "v": column}))
+    assert t.latest_snapshot() is None
+    t.write(pa.table({"id": [1], "v": pa.array([value], arrow_type)}))  # a value that fits still does
+    assert t.read()["v"].to_pylist() == [value]
+
+
+def test_zoned_timestamps_into_a_timestamp_without_zone(catalog: lsmlake.Catalog) -> None:
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("ts", pa.timestamp("us"))])
+    t = catalog.create_table("db.ts", schema=schema, primary_key=["id"], options={"bucket": "1"})
+    tokyo = pa.array([1_700_000_000_000_000], pa.timestamp("us", tz="Asia/Tokyo"))
+    with pytest.raises(SchemaMismatchError, match="column ts: .*time zone Asia/Tokyo"):
+        t.write(pa.table({"id": [1], "ts": tokyo}))
+    utc = pa.array([1_700_000_000_000_000], pa.timestamp("us", tz="UTC"))
+    t.write(pa.table({"id": [1], "ts": utc}))  # UTC has one wall-clock reading: stored as it is
+    assert t.read()["ts"].cast(pa.int64()).to_pylist() == [1_700_000_000_000_000]

@@ -166,7 +166,13 @@ def rows_of(batch: list[tuple[int, dict[str, Any]]], extra: bool, seed: int) -> 
 def test_nested_values_round_trip_through_every_input_kind(
     kind: str, batches: list[tuple[list[tuple[int, dict[str, Any]]], bool, int]]
 ) -> None:
-    catalog = lsmlake.Catalog(tempfile.mkdtemp(prefix="lsmlake-nested-"))
+    with tempfile.TemporaryDirectory(prefix="lsmlake-nested-") as warehouse:
+        _round_trip(kind, lsmlake.Catalog(warehouse), batches)
+
+
+def _round_trip(
+    kind: str, catalog: lsmlake.Catalog, batches: list[tuple[list[tuple[int, dict[str, Any]]], bool, int]]
+) -> None:
     catalog.create_database("db", exist_ok=True)
     name = f"t{next(_names)}"
     table = catalog.create_table(f"db.{name}", schema=SCHEMA, primary_key=["id"], options={"bucket": "1"})

@@ -67,10 +67,49 @@ def _cast(arr: pa.Array, t: DataType, target: pa.DataType, path: str, rules: Fit
     if arr.type == target:
         return arr
     temporal = pa.types.is_timestamp(target) or pa.types.is_time(target)
+    _check_time_zone(arr.type, target, path, rules)
     try:
-        return arr.cast(target, safe=not (rules.lossy_time and temporal))
+        cast = arr.cast(target, safe=not (rules.lossy_time and temporal))
     except _CAST_ERRORS as e:
         raise rules.error(path, f"{arr.type} values do not fit type {target} ({e})") from None
+    _check_lossless(arr, cast, path, rules)
+    return cast
+
+
+_INFINITY_TEXT = pa.array(["inf", "+inf", "-inf", "infinity", "+infinity", "-infinity"])
+
+
+def _check_time_zone(source: pa.DataType, target: pa.DataType, path: str, rules: FitRules) -> None:
+    """A timestamp in a zone other than UTC has no single wall-clock time for a TIMESTAMP column."""
+    if not (pa.types.is_timestamp(source) and pa.types.is_timestamp(target)) or target.tz is not None:
+        return
+    if source.tz is not None and source.tz.upper() not in ("UTC", "Z", "+00:00", "ETC/UTC"):
+        raise rules.error(
+            path,
+            f"{source} values carry time zone {source.tz}, but the column is a TIMESTAMP without time "
+            "zone; convert them to local wall-clock time (or to UTC) first, or use TIMESTAMP_LTZ",
+        )
+
+
+def _check_lossless(source: pa.Array, cast: pa.Array, path: str, rules: FitRules) -> None:
+    """Casts Arrow's safe mode lets through but that change values: a finite number (or numeric text)
+    that overflows to infinity in FLOAT/DOUBLE, and integers other than 0 and 1 as BOOLEAN."""
+    if pa.types.is_floating(cast.type):
+        if pa.types.is_floating(source.type) or pa.types.is_decimal(source.type):
+            finite = pc.is_finite(source.cast(pa.float64()))
+        elif pa.types.is_string(source.type) or pa.types.is_large_string(source.type):
+            finite = pc.invert(pc.is_in(pc.utf8_lower(pc.utf8_trim_whitespace(source)), _INFINITY_TEXT))
+        else:
+            return
+        overflow = pc.and_(pc.fill_null(finite, False), pc.invert(pc.fill_null(pc.is_finite(cast), True)))
+        if pc.any(overflow).as_py():
+            bad = source.filter(overflow)[0].as_py()
+            raise rules.error(path, f"{source.type} value {bad!r} overflows type {cast.type}")
+    elif pa.types.is_boolean(cast.type) and pa.types.is_integer(source.type):
+        other = pc.invert(pc.is_in(source, pa.array([0, 1], source.type)))
+        if pc.any(pc.fill_null(other, False)).as_py():
+            bad = source.filter(pc.fill_null(other, False))[0].as_py()
+            raise rules.error(path, f"{source.type} value {bad!r} is not a BOOLEAN (only 0 and 1 are)")
 
 
 def _check_not_null(

@@ -81,7 +81,6 @@ class ReadContext:
             return self.output_schema
         return pa.schema([pa.field(ROW_KIND_COLUMN, pa.string(), False), *self.output_schema])
 
-
     @cached_property
     def key_names(self) -> list[str]:
         return list(self.schema.trimmed_primary_keys) if self.schema.primary_keys else []
