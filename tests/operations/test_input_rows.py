@@ -254,7 +254,7 @@ def test_zoned_timestamps_into_a_timestamp_without_zone(catalog: lsmlake.Catalog
     schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("ts", pa.timestamp("us"))])
     t = catalog.create_table("db.ts", schema=schema, primary_key=["id"], options={"bucket": "1"})
     tokyo = pa.array([1_700_000_000_000_000], pa.timestamp("us", tz="Asia/Tokyo"))
-    with pytest.raises(SchemaMismatchError, match="column ts: .*time zone Asia/Tokyo"):
+    with pytest.raises(SchemaMismatchError, match=r"column ts: .*time zone Asia/Tokyo"):
         t.write(pa.table({"id": [1], "ts": tokyo}))
     utc = pa.array([1_700_000_000_000_000], pa.timestamp("us", tz="UTC"))
     t.write(pa.table({"id": [1], "ts": utc}))  # UTC has one wall-clock reading: stored as it is
