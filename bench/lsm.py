@@ -14,7 +14,7 @@ import pyarrow.parquet as pq
 
 import lsmlake
 from bench.common import Measurement, make_rows, peak_rss_mb, report, time_alternating
-from lsmlake.operations.live_files import live_entries
+from lsmlake.metadata.live_files import live_entries
 
 UPSERT_FRACTION = 0.3
 UPSERT_COMMITS = 3

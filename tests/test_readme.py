@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from lsmlake.cli import EXIT_CODES_HELP
+from lsmlake.cli.main import EXIT_CODES_HELP
 
 tomllib = pytest.importorskip("tomllib")  # Python 3.11+
 

@@ -10,14 +10,14 @@ from lsmlake import errors
 if TYPE_CHECKING:
     from lsmlake.catalog import Catalog
     from lsmlake.table import Table
-    from lsmlake.table_writer import TableWriter
+    from lsmlake.table.writer import TableWriter
 
 __all__ = ["Catalog", "Table", "TableWriter", "errors"]
 __version__ = "0.1.0"
 
 # The public classes load on first use, so that `import lsmlake.errors` or `lsmlake --help` does not pay
 # for pyarrow, pandas and the table layer.
-_LAZY = {"Catalog": "lsmlake.catalog", "Table": "lsmlake.table", "TableWriter": "lsmlake.table_writer"}
+_LAZY = {"Catalog": "lsmlake.catalog", "Table": "lsmlake.table", "TableWriter": "lsmlake.table.writer"}
 
 
 def __getattr__(name: str) -> Any:

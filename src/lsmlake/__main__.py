@@ -1,5 +1,5 @@
 """``python -m lsmlake`` runs the command line."""
 
-from lsmlake.cli import run
+from lsmlake.cli.main import run
 
 run()

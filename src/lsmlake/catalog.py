@@ -25,7 +25,7 @@ from lsmlake.errors import (
 from lsmlake.mergetree.merge_function import validate_merge_engine
 from lsmlake.schema_change import SchemaChange
 from lsmlake.schema_change.manager import rename_table_dir
-from lsmlake.system_tables import SystemTable
+from lsmlake.system.registry import SystemTable
 from lsmlake.table import Table
 
 DB_SUFFIX = ".db"

@@ -13,7 +13,9 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from lsmlake.core.binary_row import Timestamp, serialize_row
-from lsmlake.core.predicate import (
+from lsmlake.core.types import DataField, DataType, parse_sql_type, to_arrow_field
+from lsmlake.errors import CorruptFileError, InvalidFilterError, NoSuchColumnError
+from lsmlake.expr import (
     And,
     ColumnStats,
     Compare,
@@ -35,8 +37,6 @@ from lsmlake.core.predicate import (
     split_by_fields,
     stats_from_simple,
 )
-from lsmlake.core.types import DataField, DataType, parse_sql_type, to_arrow_field
-from lsmlake.errors import CorruptFileError, InvalidFilterError, NoSuchColumnError
 from lsmlake.metadata.stats import EMPTY_ROW, SimpleStats
 
 COLUMNS = {

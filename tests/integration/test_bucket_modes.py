@@ -11,12 +11,12 @@ import pyarrow as pa
 import pytest
 
 import lsmlake
+from lsmlake.bucket.assigner import assigner_ids
 from lsmlake.core.binary_row import hash_row_bytes, serialize_row
 from lsmlake.core.bucket import hash_rows
 from lsmlake.errors import CommitConflictError, InvalidOptionError
 from lsmlake.metadata.index_manifest import HASH_INDEX, read_index_manifest
-from lsmlake.operations.bucket_assigner import assigner_ids
-from lsmlake.operations.live_files import live_entries
+from lsmlake.metadata.live_files import live_entries
 
 SCHEMA = pa.schema([("id", pa.int64()), ("dt", pa.string()), ("v", pa.int64()), ("s", pa.string())])
 

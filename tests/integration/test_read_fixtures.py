@@ -11,11 +11,11 @@ import pytest
 from fixtures import CPP_TEST_DATA, FIXTURES, GOLDEN_WAREHOUSE, copy_fixture
 
 import lsmlake
-from lsmlake.core.predicate import parse_filter
 from lsmlake.errors import NoSuchSnapshotError, UnsupportedError
-from lsmlake.maintenance.tags import NoSuchTagError
+from lsmlake.expr import parse_filter
+from lsmlake.metadata.tags import NoSuchTagError
+from lsmlake.read.table_read import explain_table, read_table, scan_table
 from lsmlake.table import Table
-from lsmlake.table_read import explain_table, read_table, scan_table
 
 pytestmark = pytest.mark.skipif(not FIXTURES.is_dir(), reason=f"fixtures not found at {FIXTURES}")
 

@@ -10,8 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import lsmlake
-from lsmlake.core.predicate import parse_filter
-from lsmlake.table_read import read_table, scan_table
+from lsmlake.expr import parse_filter
+from lsmlake.read.table_read import read_table, scan_table
 
 SCHEMA = pa.schema(
     [

@@ -6,7 +6,7 @@ import pyarrow as pa
 
 import lsmlake
 from lsmlake.metadata.index_manifest import read_index_manifest
-from lsmlake.operations.live_files import live_entries
+from lsmlake.metadata.live_files import live_entries
 
 
 def test_update_marks_old_rows_in_one_deletion_vector(catalog: lsmlake.Catalog) -> None:

@@ -13,7 +13,7 @@ from pypaimon_env import PypaimonBatch, pypaimon_read, pypaimon_write
 
 import lsmlake
 from lsmlake.metadata.index_manifest import HASH_INDEX, read_index_manifest
-from lsmlake.operations.read import ReadContext, read_split_table
+from lsmlake.read.split_read import ReadContext, read_split_table
 
 pytestmark = pytest.mark.interop
 

@@ -11,7 +11,7 @@ from change_model import apply_all, as_model
 from pypaimon_env import pypaimon_create_table, pypaimon_read, pypaimon_stream, pypaimon_write
 
 import lsmlake
-from lsmlake.maintenance.consumers import read_consumers
+from lsmlake.metadata.consumers import read_consumers
 
 pytestmark = pytest.mark.interop
 

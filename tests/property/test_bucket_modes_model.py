@@ -15,7 +15,7 @@ import lsmlake
 from lsmlake.core.bucket import hash_rows
 from lsmlake.metadata.hash_index import read_hash_index
 from lsmlake.metadata.index_manifest import HASH_INDEX, read_index_manifest
-from lsmlake.operations.read import ReadContext, read_split_table
+from lsmlake.read.split_read import ReadContext, read_split_table
 
 SCHEMA = pa.schema([("k", pa.int32()), ("p", pa.string()), ("v", pa.int64())])
 KEYS = st.integers(0, 40)

@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 import lsmlake
 from lsmlake.metadata.snapshot import Snapshot
-from lsmlake.operations.incremental import change_context, change_splits, read_changes
-from lsmlake.operations.scan import ScanFilters
+from lsmlake.scan.planner import ScanFilters
+from lsmlake.stream.incremental import change_context, change_splits, read_changes
 
 SCHEMA = pa.schema([("k", pa.int32()), ("s", pa.string()), ("v", pa.int64())])
 KEY_SCHEMA = pa.schema([("k", pa.int32())])

@@ -11,9 +11,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import lsmlake
+from lsmlake.compact.bucket_compactor import restore_deletion_vectors
 from lsmlake.mergetree.dv_maintainer import BucketDeletionVectors
-from lsmlake.operations.compact import restore_deletion_vectors
-from lsmlake.operations.restore import RestoredState
+from lsmlake.metadata.restore import RestoredState
 
 SCHEMA = pa.schema([("k", pa.int32()), ("s", pa.string()), ("v", pa.int64())])
 KEYS = st.integers(0, 40)

@@ -21,9 +21,9 @@ from ray.data.expressions import col
 
 import lsmlake
 import lsmlake.ray as lray
+from lsmlake.commit.committer import FileStoreCommit
 from lsmlake.core.fileio import FileIO
 from lsmlake.errors import CorruptFileError, UnsupportedError
-from lsmlake.operations.commit import FileStoreCommit
 
 # a local Ray cluster takes seconds to start and the module ~30 s on two CPUs
 pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::DeprecationWarning")]
@@ -304,7 +304,7 @@ def test_failed_ray_compaction_leaves_no_snapshot_and_no_files(
 def test_ray_compaction_that_loses_a_race_redoes_only_the_changed_bucket(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import lsmlake.table_compact as table_compact
+    import lsmlake.table.compact as table_compact
 
     t = _pk_table(_catalog(tmp_path), **{"write-only": "true"})
     for i in range(3):

@@ -13,7 +13,7 @@ pytest.importorskip("ray.data", reason="ray[data] is not installed (pip install 
 from ray.data.expressions import col, lit
 
 import lsmlake
-from lsmlake.core.predicate import And, Compare, In, IsNotNull, IsNull, Not, Or
+from lsmlake.expr import And, Compare, In, IsNotNull, IsNull, Not, Or
 from lsmlake.ray import LsmlakeDatasource, read
 from lsmlake.ray._expr import to_predicate
 from lsmlake.ray.write import group_key

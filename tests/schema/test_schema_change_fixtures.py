@@ -46,7 +46,7 @@ def pruned(t: Table, where: str) -> int:
 
 def check_filters(t: Table, filters: list[str]) -> None:
     """Each filter returns exactly the rows of a full read filtered in Python (nothing pruned wrongly)."""
-    from lsmlake.core.predicate import evaluate, parse_filter
+    from lsmlake.expr import evaluate, parse_filter
 
     everything = t.read().to_pylist()
     for where in filters:

@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 
 import lsmlake
 from lsmlake import schema_change as sc
-from lsmlake.core.predicate import evaluate, parse_filter
 from lsmlake.errors import InvalidOptionError, UnsupportedError
+from lsmlake.expr import evaluate, parse_filter
 from lsmlake.schema_change import SchemaChangeError, schema_ids
 from lsmlake.table import Table
 

@@ -8,7 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 import lsmlake
-from lsmlake.cli import main
+from lsmlake.cli.main import main
 from lsmlake.sql import execute
 
 SEED = """

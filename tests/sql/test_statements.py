@@ -15,7 +15,7 @@ import lsmlake
 from lsmlake.errors import AlreadyExistsError, NoSuchSnapshotError, NoSuchTableError, UnsupportedError
 from lsmlake.maintenance import list_tags
 from lsmlake.sql import Result, Session, SqlError, execute
-from lsmlake.system_tables import read_system_table
+from lsmlake.system.registry import read_system_table
 from lsmlake.table import Table
 
 USERS = """

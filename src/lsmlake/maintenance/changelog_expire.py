@@ -16,9 +16,9 @@ from dataclasses import replace
 
 from lsmlake.core.fileio import FileIO
 from lsmlake.core.options import CoreOptions, parse_duration_ms
-from lsmlake.maintenance.consumers import min_next_snapshot
 from lsmlake.maintenance.files import FileLocator, SnapshotReader
 from lsmlake.maintenance.planning import SnapshotFiles
+from lsmlake.metadata.consumers import min_next_snapshot
 from lsmlake.metadata.manifest import FileKind
 from lsmlake.metadata.snapshot import Snapshot, decode_snapshot, encode_snapshot
 from lsmlake.metadata.snapshot_manager import SnapshotManager

@@ -22,8 +22,8 @@ from lsmlake.maintenance.protect import (
     read_snapshots,
     retained_protection,
 )
-from lsmlake.maintenance.tags import read_tags, remove_tag_files, require_tag
 from lsmlake.metadata.snapshot import Snapshot, encode_snapshot
+from lsmlake.metadata.tags import read_tags, remove_tag_files, require_tag
 
 if TYPE_CHECKING:
     from lsmlake.table import Table

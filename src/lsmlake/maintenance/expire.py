@@ -15,7 +15,6 @@ from lsmlake.maintenance.changelog_expire import (
     keep_changelog,
     without_changelog,
 )
-from lsmlake.maintenance.consumers import min_next_snapshot
 from lsmlake.maintenance.empty_dirs import remove_empty_data_dirs
 from lsmlake.maintenance.files import FileLocator, SnapshotReader
 from lsmlake.maintenance.planning import FileSets, expire_candidates, expire_end, plan_deletion
@@ -26,8 +25,9 @@ from lsmlake.maintenance.protect import (
     read_snapshots,
     retained_protection,
 )
-from lsmlake.maintenance.tags import read_tags
+from lsmlake.metadata.consumers import min_next_snapshot
 from lsmlake.metadata.snapshot_manager import EARLIEST, SnapshotManager
+from lsmlake.metadata.tags import read_tags
 
 if TYPE_CHECKING:
     from lsmlake.table import Table

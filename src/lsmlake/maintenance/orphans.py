@@ -15,9 +15,9 @@ from lsmlake.maintenance.empty_dirs import remove_empty_data_dirs
 from lsmlake.maintenance.files import STATISTICS_DIR, FileLocator, SnapshotReader
 from lsmlake.maintenance.planning import orphan_files
 from lsmlake.maintenance.protect import branch_roots
-from lsmlake.maintenance.tags import read_tags
 from lsmlake.metadata.snapshot import Snapshot, decode_snapshot
 from lsmlake.metadata.snapshot_manager import EARLIEST, LATEST, SnapshotManager
+from lsmlake.metadata.tags import read_tags
 
 if TYPE_CHECKING:
     from lsmlake.table import Table

@@ -9,9 +9,9 @@ from lsmlake.core.fileio import FileIO
 from lsmlake.errors import NoSuchSnapshotError
 from lsmlake.maintenance.files import SnapshotReader
 from lsmlake.maintenance.planning import FileSets, Protection, SnapshotFiles
-from lsmlake.maintenance.tags import Tag, read_tags
 from lsmlake.metadata.snapshot import Snapshot
 from lsmlake.metadata.snapshot_manager import SnapshotManager
+from lsmlake.metadata.tags import Tag, read_tags
 
 BRANCH_DIR = "branch"
 BRANCH_PREFIX = "branch-"

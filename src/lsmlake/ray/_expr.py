@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lsmlake.core.predicate import And, Compare, In, IsNotNull, IsNull, Not, Or, Predicate
+from lsmlake.expr import And, Compare, In, IsNotNull, IsNull, Not, Or, Predicate
 
 _COMPARE = {"eq": "=", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
 _FLIPPED = {"=": "=", "!=": "!=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}

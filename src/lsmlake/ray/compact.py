@@ -16,20 +16,20 @@ from typing import Any
 
 import ray
 
+from lsmlake.bucket.routers import POSTPONE_BUCKET
+from lsmlake.compact.bucket_compactor import BucketFiles, compact_bucket, restore_deletion_vectors, written_by
 from lsmlake.core.binary_row import deserialize_row
 from lsmlake.core.options import CoreOptions
 from lsmlake.core.paths import TablePaths, partition_directory
 from lsmlake.core.schema import TableSchema
 from lsmlake.errors import UnsupportedError
+from lsmlake.metadata.commit_message import CommitMessage
 from lsmlake.metadata.data_file import DataFileMeta
 from lsmlake.metadata.index_manifest import IndexFileMeta
-from lsmlake.operations.bucket_routers import POSTPONE_BUCKET
-from lsmlake.operations.commit_message import CommitMessage
-from lsmlake.operations.compact import BucketFiles, compact_bucket, restore_deletion_vectors, written_by
-from lsmlake.operations.restore import BucketKey, RestoredState
+from lsmlake.metadata.restore import BucketKey, RestoredState
 from lsmlake.ray._common import Storage, TableSource, ensure_ray, open_source
 from lsmlake.table import Table
-from lsmlake.table_compact import Compacted, compact_and_publish, delete_unpublished
+from lsmlake.table.compact import Compacted, compact_and_publish, delete_unpublished
 
 
 @dataclass(frozen=True)

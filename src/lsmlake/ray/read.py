@@ -22,14 +22,14 @@ from ray.data.block import BlockMetadata
 from ray.data.datasource import Datasource, ReadTask
 
 from lsmlake.core.options import CoreOptions
-from lsmlake.core.predicate import Predicate, and_
 from lsmlake.core.schema import TableSchema
-from lsmlake.operations.read import ReadContext, read_split
-from lsmlake.operations.scan import ScanFilters
-from lsmlake.operations.split import Split
+from lsmlake.expr import Predicate, and_
 from lsmlake.ray._common import Storage, TableSource, accepts, open_source, worker_table
 from lsmlake.ray._expr import to_predicate
-from lsmlake.table_read import Scan, scan_table
+from lsmlake.read.split_read import ReadContext, read_split
+from lsmlake.read.table_read import Scan, scan_table
+from lsmlake.scan.planner import ScanFilters
+from lsmlake.scan.split import Split
 
 # A split is cut into smaller read tasks only while a piece would still hold this much (in memory).
 MIN_TASK_BYTES = 32 * 1024 * 1024

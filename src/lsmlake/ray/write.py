@@ -31,6 +31,9 @@ import numpy as np
 import pyarrow as pa
 import ray.data
 
+from lsmlake.bucket.routing import route_rows
+from lsmlake.commit.committer import FileStoreCommit
+from lsmlake.commit.publish import PublishedWrite, publish_write, written_buckets
 from lsmlake.core.fileio import FileIO
 from lsmlake.core.options import CoreOptions
 from lsmlake.core.paths import TablePaths
@@ -38,17 +41,14 @@ from lsmlake.core.schema import TableSchema
 from lsmlake.errors import LsmlakeError, UnsupportedError
 from lsmlake.maintenance.expire import expire_snapshots
 from lsmlake.mergetree.kv_layout import RowKind
+from lsmlake.metadata.commit_message import CommitMessage
+from lsmlake.metadata.restore import RestoredState
 from lsmlake.metadata.snapshot_manager import SnapshotManager
-from lsmlake.operations.commit import FileStoreCommit
-from lsmlake.operations.commit_message import CommitMessage
-from lsmlake.operations.input_rows import conform, row_kinds
-from lsmlake.operations.restore import RestoredState
-from lsmlake.operations.routing import route_rows
-from lsmlake.operations.write import FileStoreWrite
-from lsmlake.operations.write_commit import PublishedWrite, publish_write, written_buckets
 from lsmlake.ray._common import Storage, TableSource, open_source
 from lsmlake.table import Table
-from lsmlake.table_compact import compact_table
+from lsmlake.table.compact import compact_table
+from lsmlake.write.input_rows import conform, row_kinds
+from lsmlake.write.writer import FileStoreWrite
 
 GROUP_COLUMN = "__lsmlake_bucket_group"
 """The shuffle key added to each row: a hash of its (partition, bucket)."""

@@ -139,9 +139,9 @@ def _parse_type_text(text: str) -> DataType:
     except ValueError:
         pass
     # nested types (ARRAY<..>, MAP<..>, ROW<..>) and SQL aliases go through the SQL type parser
+    from lsmlake.core.sql_lexer import Cursor, Statement, tokenize
+    from lsmlake.core.type_parser import parse_type
     from lsmlake.sql.common import SqlError
-    from lsmlake.sql.lexer import Cursor, Statement, tokenize
-    from lsmlake.sql.types import parse_type
 
     tokens = tuple(tokenize(text))
     if not tokens:

@@ -17,6 +17,8 @@ The table option ``comment`` is the table comment (as in Paimon's Spark catalog)
 
 from __future__ import annotations
 
+from lsmlake.core.sql_lexer import Cursor, Statement, Token, parse_key_values
+from lsmlake.core.type_parser import parse_type
 from lsmlake.core.types import DataType
 from lsmlake.errors import UnsupportedError
 from lsmlake.schema_change import (
@@ -35,8 +37,6 @@ from lsmlake.schema_change import (
 from lsmlake.schema_change.changes import UpdateColumnType
 from lsmlake.sql.common import Result, SqlError
 from lsmlake.sql.context import SqlContext
-from lsmlake.sql.lexer import Cursor, Statement, Token, parse_key_values
-from lsmlake.sql.types import parse_type
 from lsmlake.table import Table
 
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from lsmlake.catalog import SYSTEM_TABLE_SPLITTER, Catalog
 from lsmlake.errors import UnsupportedError
 from lsmlake.sql.common import SqlError
-from lsmlake.system_tables import SYSTEM_TABLES
+from lsmlake.system.registry import SYSTEM_TABLES
 from lsmlake.table import Table
 
 DEFAULT_DATABASE = "default"

@@ -7,14 +7,14 @@ from dataclasses import dataclass, field
 
 import pyarrow as pa
 
+from lsmlake.core.sql_lexer import Cursor, Statement, parse_key_values, rewrite_for_sqlglot
+from lsmlake.core.type_parser import parse_type
 from lsmlake.core.types import DataType, to_arrow_type
 from lsmlake.errors import NoSuchDatabaseError, UnsupportedError
 from lsmlake.sql.common import Result, SqlError, type_sql
 from lsmlake.sql.context import DEFAULT_DATABASE, SqlContext
-from lsmlake.sql.lexer import Cursor, Statement, parse_key_values, rewrite_for_sqlglot
 from lsmlake.sql.query import QueryEngine, parse_query
-from lsmlake.sql.types import parse_type
-from lsmlake.system_tables import read_system_table
+from lsmlake.system.registry import read_system_table
 from lsmlake.table import Table
 
 

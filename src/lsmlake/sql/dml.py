@@ -8,13 +8,13 @@ import duckdb
 import pyarrow as pa
 from sqlglot import exp
 
+from lsmlake.core.sql_lexer import strip_hint
 from lsmlake.errors import SchemaMismatchError, UnsupportedError
-from lsmlake.operations.column_fit import FitRules, fit_column
 from lsmlake.sql.common import Result, SqlError, duckdb_type
 from lsmlake.sql.context import SqlContext, TableName
-from lsmlake.sql.lexer import strip_hint
 from lsmlake.sql.query import TIME_TRAVEL_OPTIONS, QueryEngine, arg, to_arrow
 from lsmlake.table import Table
+from lsmlake.write.column_fit import FitRules, fit_column
 
 Hints = Mapping[str, Mapping[str, str]]
 

@@ -11,6 +11,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
+from lsmlake.core.sql_lexer import strip_hint
 from lsmlake.errors import UnsupportedError
 from lsmlake.sql.common import Result, SqlError
 from lsmlake.sql.context import SqlContext, TableName
@@ -22,7 +23,6 @@ from lsmlake.sql.dml import (
     shape_rows,
     target_table,
 )
-from lsmlake.sql.lexer import strip_hint
 from lsmlake.sql.query import QueryEngine, arg
 from lsmlake.table import Table
 

@@ -8,11 +8,11 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 from lsmlake.core.options import parse_duration_ms
+from lsmlake.core.sql_lexer import Cursor, Statement, Token
 from lsmlake.errors import UnsupportedError
 from lsmlake.maintenance import create_tag, delete_tag, expire_snapshots, remove_orphan_files, rollback_to
 from lsmlake.sql.common import Result, SqlError, parse_time_millis
 from lsmlake.sql.context import SqlContext, open_data_table
-from lsmlake.sql.lexer import Cursor, Statement, Token
 from lsmlake.table import Table
 
 Args = dict[str, object]

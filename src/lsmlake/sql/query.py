@@ -13,14 +13,10 @@ import pyarrow as pa
 import sqlglot
 from sqlglot import exp
 
-from lsmlake.core.predicate import parse_filter, sqlglot_error_text
 from lsmlake.core.schema import TableSchema
-from lsmlake.sql.common import SqlError, parse_time_millis
-from lsmlake.sql.context import SqlContext, TableName
-from lsmlake.sql.lexer import strip_hint
-from lsmlake.system_tables import read_system_table
-from lsmlake.table import Table
-from lsmlake.table_travel import (
+from lsmlake.core.sql_lexer import strip_hint
+from lsmlake.expr import parse_filter, sqlglot_error_text
+from lsmlake.scan.travel import (
     SNAPSHOT_ID,
     TAG_NAME,
     TIMESTAMP,
@@ -30,7 +26,11 @@ from lsmlake.table_travel import (
     tag_exists,
     time_travel,
 )
-from lsmlake.table_travel import TIME_TRAVEL_OPTIONS as TIME_TRAVEL_OPTIONS  # re-exported for DML checks
+from lsmlake.scan.travel import TIME_TRAVEL_OPTIONS as TIME_TRAVEL_OPTIONS  # re-exported for DML checks
+from lsmlake.sql.common import SqlError, parse_time_millis
+from lsmlake.sql.context import SqlContext, TableName
+from lsmlake.system.registry import read_system_table
+from lsmlake.table import Table
 
 _NOT_PUSHABLE = (exp.Subquery, exp.Select, exp.Exists, exp.Window, exp.AggFunc, exp.Star)
 

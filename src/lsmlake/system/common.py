@@ -12,9 +12,9 @@ from lsmlake.core.schema import SCHEMA_PREFIX, TableSchema, read_schema, schema_
 from lsmlake.core.types import DataType
 from lsmlake.maintenance.files import FileLocator
 from lsmlake.metadata.snapshot import Snapshot
+from lsmlake.scan.travel import travel_snapshot
 from lsmlake.system.render import cast_to_string, decode_stats_row, row_to_string
 from lsmlake.table import Table
-from lsmlake.table_travel import travel_snapshot
 
 
 class SystemContext:

@@ -6,13 +6,13 @@ from dataclasses import replace
 
 import pyarrow as pa
 
-from lsmlake.operations.binlog import to_binlog
-from lsmlake.operations.compact import num_levels
-from lsmlake.operations.read import concat, read_split_table
-from lsmlake.operations.split import Split
+from lsmlake.compact.bucket_compactor import num_levels
+from lsmlake.read.split_read import concat, read_split_table
+from lsmlake.read.table_read import scan_table
+from lsmlake.scan.split import Split
+from lsmlake.stream.batch_incremental import is_incremental, read_incremental
+from lsmlake.stream.binlog import to_binlog
 from lsmlake.system.common import SystemContext
-from lsmlake.table_incremental import is_incremental, read_incremental
-from lsmlake.table_read import scan_table
 
 
 def audit_log_table(ctx: SystemContext) -> pa.Table:

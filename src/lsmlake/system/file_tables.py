@@ -12,9 +12,9 @@ from lsmlake.core.schema import TableSchema
 from lsmlake.core.types import DataField
 from lsmlake.metadata.data_file import DataFileMeta
 from lsmlake.metadata.index_manifest import DELETION_VECTORS_INDEX, IndexManifestEntry, read_index_manifest
+from lsmlake.metadata.live_files import live_entries, snapshot_manifests
 from lsmlake.metadata.manifest import FileKind, ManifestEntry
 from lsmlake.metadata.snapshot import Snapshot
-from lsmlake.operations.live_files import live_entries, snapshot_manifests
 from lsmlake.system.common import SystemContext, rows_to_table
 from lsmlake.system.render import decode_stats_row, internal_string, key_string, map_string
 

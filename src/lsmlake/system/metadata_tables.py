@@ -9,8 +9,8 @@ import pyarrow as pa
 
 from lsmlake.core.schema import schema_to_json
 from lsmlake.errors import NoSuchSnapshotError
-from lsmlake.maintenance.consumers import read_consumers
-from lsmlake.maintenance.tags import read_tags
+from lsmlake.metadata.consumers import read_consumers
+from lsmlake.metadata.tags import read_tags
 from lsmlake.system.common import SystemContext, rows_to_table
 from lsmlake.system.render import duration_string, utc_to_local_millis
 

@@ -1,0 +1,1 @@
+"""Bucket routing: fixed, dynamic (HASH index), cross-partition and postpone modes."""

@@ -1,0 +1,1 @@
+"""The ``lsmlake`` command line."""

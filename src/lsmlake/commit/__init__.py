@@ -1,0 +1,1 @@
+"""The committer, the only writer of manifests and snapshots, and the one publish recipe."""

@@ -1,0 +1,402 @@
+"""The committer: the only writer of manifests and snapshots; publishes create-only, retries on a race."""
+
+from __future__ import annotations
+
+import random
+import time
+import uuid
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from lsmlake.commit.conflicts import detect_conflicts, sequence_conflicts
+from lsmlake.commit.hash_index_conflicts import hash_index_conflicts
+from lsmlake.commit.manifest_files import ManifestWriter
+from lsmlake.core.fileio import FileIO
+from lsmlake.core.options import CoreOptions, parse_duration_ms
+from lsmlake.core.paths import TablePaths
+from lsmlake.core.schema import TableSchema
+from lsmlake.errors import CommitConflictError
+from lsmlake.metadata.commit_message import CommitMessage
+from lsmlake.metadata.index_manifest import (
+    HASH_INDEX,
+    IndexManifestEntry,
+    combine_index_entries,
+    read_index_manifest,
+    write_index_manifest,
+)
+from lsmlake.metadata.live_files import live_entries
+from lsmlake.metadata.manifest import FileKind, ManifestEntry, read_manifest
+from lsmlake.metadata.manifest_list import ManifestFileMeta, read_manifest_list, write_manifest_list
+from lsmlake.metadata.snapshot import Snapshot
+from lsmlake.metadata.snapshot_manager import SnapshotManager
+
+BATCH_COMMIT_IDENTIFIER = 9223372036854775807
+
+
+@dataclass(frozen=True)
+class Changes:
+    """The manifest entries and index changes that one snapshot publishes."""
+
+    kind: str
+    entries: tuple[ManifestEntry, ...]
+    index_changes: tuple[IndexManifestEntry, ...] = ()
+    changelog: tuple[ManifestEntry, ...] = ()  # ADD entries of changelog files (changelogManifestList)
+
+
+def split_changes(messages: Sequence[CommitMessage]) -> list[Changes]:
+    """An APPEND snapshot for new files (and input changelog), then a COMPACT snapshot for compaction
+    results (and the changelog compaction produced)."""
+    append: list[ManifestEntry] = []
+    compact: list[ManifestEntry] = []
+    compact_index: list[IndexManifestEntry] = []
+    append_changelog: list[ManifestEntry] = []
+    compact_changelog: list[ManifestEntry] = []
+    for m in messages:
+        append += [
+            ManifestEntry(FileKind.ADD, m.partition, m.bucket, m.total_buckets, f) for f in m.new_files
+        ]
+        append_changelog += [
+            ManifestEntry(FileKind.ADD, m.partition, m.bucket, m.total_buckets, f) for f in m.changelog_files
+        ]
+        compact_changelog += [
+            ManifestEntry(FileKind.ADD, m.partition, m.bucket, m.total_buckets, f)
+            for f in m.compact_changelog_files
+        ]
+        compact += [
+            ManifestEntry(FileKind.DELETE, m.partition, m.bucket, m.total_buckets, f)
+            for f in m.compact_before
+        ]
+        compact += [
+            ManifestEntry(FileKind.ADD, m.partition, m.bucket, m.total_buckets, f) for f in m.compact_after
+        ]
+        compact_index += [
+            IndexManifestEntry(FileKind.DELETE, m.partition, m.bucket, f) for f in m.deleted_index_files
+        ]
+        compact_index += [
+            IndexManifestEntry(FileKind.ADD, m.partition, m.bucket, f) for f in m.new_index_files
+        ]
+    # HASH index files (dynamic bucket) are published with the data files they index, as Java does
+    append_index = [e for e in compact_index if e.index_file.index_type == HASH_INDEX]
+    compact_index = [e for e in compact_index if e.index_file.index_type != HASH_INDEX]
+    out = []
+    if append or append_changelog or append_index:
+        out.append(Changes("APPEND", tuple(append), tuple(append_index), tuple(append_changelog)))
+    if compact or compact_index or compact_changelog:
+        out.append(Changes("COMPACT", tuple(compact), tuple(compact_index), tuple(compact_changelog)))
+    return out
+
+
+class FileStoreCommit:
+    """Publishes snapshots of one table for one commit user."""
+
+    def __init__(
+        self,
+        io: FileIO,
+        table_root: str,
+        schema: TableSchema,
+        options: CoreOptions,
+        *,
+        table_name: str,
+        commit_user: str | None = None,
+    ) -> None:
+        self.io = io
+        self.paths = TablePaths(table_root)
+        self.schema = schema
+        self.options = options
+        self.table_name = table_name
+        self.commit_user = commit_user or str(uuid.uuid4())
+        self.snapshots = SnapshotManager(io, table_root)
+        # the snapshot the writer restored its buckets from: later data commits to them are conflicts
+        self.base_snapshot_id: int | None = None
+        self.key_types = [schema.field(k).type for k in schema.trimmed_primary_keys]
+        self.manifests = ManifestWriter(
+            io,
+            self.paths,
+            tuple(schema.field(k).type for k in schema.partition_keys),
+            options.manifest_codec,
+            schema.id,
+        )
+
+    def commit(
+        self, messages: Sequence[CommitMessage], *, identifier: int = BATCH_COMMIT_IDENTIFIER
+    ) -> list[int]:
+        """Publish the messages as up to two snapshots (APPEND, then COMPACT); return their ids."""
+        ids = []
+        for changes in split_changes(messages):
+            ids.append(self._commit_changes(changes, identifier))
+        return ids
+
+    def overwrite(
+        self,
+        messages: Sequence[CommitMessage],
+        *,
+        replaces: Callable[[bytes], bool],
+        identifier: int = BATCH_COMMIT_IDENTIFIER,
+    ) -> int:
+        """One OVERWRITE snapshot: every live file (and index file) of the partitions ``replaces``
+        accepts is deleted, the messages' new files are added. Re-based on each attempt."""
+        adds = [
+            ManifestEntry(FileKind.ADD, m.partition, m.bucket, m.total_buckets, f)
+            for m in messages
+            for f in m.new_files
+        ]
+
+        def changes_for(latest: Snapshot | None) -> Changes:
+            deletes = [
+                e.with_kind(FileKind.DELETE)
+                for e in live_entries(
+                    self.io, self.paths, latest, entry_filter=lambda e: replaces(e.partition)
+                )
+            ]
+            index_deletes: list[IndexManifestEntry] = []
+            if latest is not None and latest.index_manifest:
+                index_deletes = [
+                    IndexManifestEntry(FileKind.DELETE, ie.partition, ie.bucket, ie.index_file)
+                    for ie in read_index_manifest(self.io, self.paths.manifest(latest.index_manifest))
+                    if replaces(ie.partition)
+                ]
+            index_adds = [  # the HASH index of the rewritten dynamic buckets
+                IndexManifestEntry(FileKind.ADD, m.partition, m.bucket, f)
+                for m in messages
+                for f in m.new_index_files
+            ]
+            return Changes("OVERWRITE", tuple(deletes + adds), tuple(index_deletes + index_adds))
+
+        return self._commit_changes(changes_for, identifier)
+
+    def _commit_changes(
+        self, changes: Changes | Callable[[Snapshot | None], Changes], identifier: int
+    ) -> int:
+        """Publish one snapshot; ``changes`` may be a function of the latest snapshot (re-based per attempt)."""
+        fixed = changes if isinstance(changes, Changes) else None
+        delta_metas = self.manifests.write(list(fixed.entries)) if fixed is not None and fixed.entries else []
+        retries = self.options.commit_max_retries
+        min_wait = parse_duration_ms(
+            "commit.min-retry-wait", self.options.get("commit.min-retry-wait") or "10 ms"
+        )
+        max_wait = parse_duration_ms(
+            "commit.max-retry-wait", self.options.get("commit.max-retry-wait") or "10 s"
+        )
+        for attempt in range(retries + 1):
+            latest = self.snapshots.latest()
+            written: list[str] = []
+            if fixed is not None:
+                current = fixed
+            else:
+                assert callable(changes)
+                current = changes(latest)
+                delta_metas = self.manifests.write(list(current.entries)) if current.entries else []
+                written += [m.file_name for m in delta_metas]
+            try:
+                self._check_conflicts(current, latest)
+            except CommitConflictError:
+                for m in delta_metas:
+                    self.io.delete_file(self.paths.manifest(m.file_name))
+                raise
+            snapshot = self._build_snapshot(current, latest, delta_metas, identifier, written)
+            if self.snapshots.try_publish(snapshot):
+                self._write_hints(snapshot.id, first=latest is None)
+                return snapshot.id
+            for name in written:
+                self.io.delete_file(self.paths.manifest(name))
+            wait_ms = min(min_wait * 2**attempt, max_wait)
+            time.sleep(wait_ms * (1 + 0.2 * random.random()) / 1000)
+        for m in delta_metas if fixed is not None else []:
+            self.io.delete_file(self.paths.manifest(m.file_name))
+        raise CommitConflictError(
+            f"table {self.table_name}: gave up publishing a snapshot after {retries + 1} attempts "
+            "(other writers kept winning)"
+        )
+
+    def _write_hints(self, snapshot_id: int, *, first: bool) -> None:
+        """Update LATEST (and EARLIEST for a first snapshot). The snapshot is published whatever happens
+        here: hints are only hints, readers verify them, so a failure must not fail the commit."""
+        try:
+            self.snapshots.write_latest_hint(snapshot_id)
+            if first:
+                self.snapshots.write_earliest_hint(snapshot_id)
+        except Exception as e:
+            warnings.warn(
+                f"table {self.table_name}: snapshot {snapshot_id} is committed but its hint file "
+                f"could not be written ({e})",
+                stacklevel=3,
+            )
+
+    def _previous_metas(self, latest: Snapshot | None) -> list[ManifestFileMeta]:
+        if latest is None:
+            return []
+        metas = read_manifest_list(self.io, self.paths.manifest(latest.base_manifest_list))
+        metas += read_manifest_list(self.io, self.paths.manifest(latest.delta_manifest_list))
+        return metas
+
+    def _check_conflicts(self, changes: Changes, latest: Snapshot | None) -> None:
+        """Conflict detection against the latest snapshot.
+
+        COMPACT commits get Paimon's checks. APPEND commits of primary-key tables are checked for
+        another writer having written the same bucket meanwhile: Paimon assumes one writer per
+        bucket, and two writers restoring the same snapshot would reuse sequence numbers, so the
+        later commit is refused rather than silently mis-ordered.
+        """
+        if latest is None or (changes.kind == "APPEND" and not self.key_types):
+            return
+        touched = {(e.partition, e.bucket) for e in changes.entries}
+        if changes.kind == "APPEND" and self.base_snapshot_id is not None:
+            # the writer's base is known: only the snapshots since it need reading
+            problems = self._written_since_base(touched, latest)
+            problems += self._hash_index_conflicts(changes, latest)
+        else:
+            base = [
+                e
+                for meta in self._previous_metas(latest)
+                for e in read_manifest(self.io, self.paths.manifest(meta.file_name))
+                if (e.partition, e.bucket) in touched
+            ]
+            if changes.kind == "APPEND":
+                problems = sequence_conflicts(base, list(changes.entries))
+            else:
+                problems = detect_conflicts(base, list(changes.entries), self.key_types)
+                problems += self._index_conflicts(changes, latest)
+        if problems:
+            raise CommitConflictError(f"table {self.table_name}: {problems[0]}")
+
+    def _hash_index_conflicts(self, changes: Changes, latest: Snapshot) -> list[str]:
+        """HASH files this commit replaces must be those of the base snapshot (dynamic bucket)."""
+        if self.base_snapshot_id is None or not changes.index_changes or latest.id == self.base_snapshot_id:
+            return []
+        if self.base_snapshot_id > 0 and not self.snapshots.snapshot_exists(self.base_snapshot_id):
+            return [f"snapshot {self.base_snapshot_id}, the base of this HASH index, has expired - retry"]
+        base = self.snapshots.snapshot(self.base_snapshot_id) if self.base_snapshot_id > 0 else None
+
+        def entries(s: Snapshot | None) -> list[IndexManifestEntry]:
+            if s is None or not s.index_manifest:
+                return []
+            return read_index_manifest(self.io, self.paths.manifest(s.index_manifest))
+
+        return hash_index_conflicts(entries(base), entries(latest), changes.index_changes)
+
+    def _written_since_base(self, touched: set[tuple[bytes, int]], latest: Snapshot) -> list[str]:
+        """Data another writer committed to these buckets after this writer's base snapshot."""
+        if self.base_snapshot_id is None or latest.id <= self.base_snapshot_id:
+            return []
+        for sid in range(self.base_snapshot_id + 1, latest.id + 1):
+            if not self.snapshots.snapshot_exists(sid):
+                return [
+                    f"snapshot {sid}, committed after this writer restored snapshot {self.base_snapshot_id}, "
+                    "has expired, so another write to these buckets cannot be ruled out - retry"
+                ]
+            snapshot = self.snapshots.snapshot(sid)
+            if snapshot.commit_kind == "COMPACT":
+                continue
+            metas = read_manifest_list(self.io, self.paths.manifest(snapshot.delta_manifest_list))
+            for meta in metas:
+                for e in read_manifest(self.io, self.paths.manifest(meta.file_name)):
+                    if e.kind == FileKind.ADD and (e.partition, e.bucket) in touched:
+                        return [
+                            f"bucket {e.bucket} was written by snapshot {sid} after this writer restored "
+                            f"snapshot {self.base_snapshot_id}; Paimon allows one writer per bucket - retry"
+                        ]
+        return []
+
+    def _index_conflicts(self, changes: Changes, latest: Snapshot) -> list[str]:
+        """An index change must replace the bucket's current index file, not one another commit replaced."""
+        if not changes.index_changes:
+            return []
+        current = (
+            read_index_manifest(self.io, self.paths.manifest(latest.index_manifest))
+            if latest.index_manifest
+            else []
+        )
+        live = {(e.partition, e.bucket, e.index_file.index_type): e.index_file.file_name for e in current}
+        deleted = {
+            (e.partition, e.bucket, e.index_file.index_type)
+            for e in changes.index_changes
+            if e.kind == FileKind.DELETE
+        }
+        problems = []
+        for e in changes.index_changes:
+            key = (e.partition, e.bucket, e.index_file.index_type)
+            if e.kind == FileKind.DELETE and live.get(key) != e.index_file.file_name:
+                problems.append(
+                    f"deletion-vector index of bucket {e.bucket} changed concurrently "
+                    f"({e.index_file.file_name} is no longer current)"
+                )
+            elif e.kind == FileKind.ADD and key in live and key not in deleted:
+                problems.append(f"deletion-vector index of bucket {e.bucket} was created concurrently")
+        return problems
+
+    def _build_snapshot(
+        self,
+        changes: Changes,
+        latest: Snapshot | None,
+        delta_metas: list[ManifestFileMeta],
+        identifier: int,
+        written: list[str],
+    ) -> Snapshot:
+        previous = self._previous_metas(latest)
+        base, merged_names = self.manifests.merge(
+            previous,
+            target_size=self.options.manifest_target_size,
+            min_count=self.options.manifest_merge_min_count,
+            full_threshold=self.options.manifest_full_compaction_size,
+        )
+        written.extend(merged_names)
+        base_name = self.paths.new_manifest_list_name()
+        base_size = write_manifest_list(
+            self.io, self.paths.manifest(base_name), base, codec=self.options.manifest_codec
+        )
+        delta_name = self.paths.new_manifest_list_name()
+        delta_size = write_manifest_list(
+            self.io, self.paths.manifest(delta_name), delta_metas, codec=self.options.manifest_codec
+        )
+        written += [base_name, delta_name]
+        changelog_name: str | None = None
+        changelog_size: int | None = None
+        if changes.changelog:
+            changelog_metas = self.manifests.write(list(changes.changelog))
+            changelog_name = self.paths.new_manifest_list_name()
+            changelog_size = write_manifest_list(
+                self.io,
+                self.paths.manifest(changelog_name),
+                changelog_metas,
+                codec=self.options.manifest_codec,
+            )
+            written += [m.file_name for m in changelog_metas] + [changelog_name]
+        index_manifest = latest.index_manifest if latest else None
+        if changes.index_changes:
+            previous_index = (
+                read_index_manifest(self.io, self.paths.manifest(index_manifest)) if index_manifest else []
+            )
+            combined = combine_index_entries(previous_index, list(changes.index_changes))
+            index_manifest = self.paths.new_index_manifest_name()
+            write_index_manifest(
+                self.io, self.paths.manifest(index_manifest), combined, codec=self.options.manifest_codec
+            )
+            written.append(index_manifest)
+        delta_count = sum(
+            e.file.row_count if e.kind == FileKind.ADD else -e.file.row_count for e in changes.entries
+        )
+        return Snapshot(
+            version=3,
+            id=(latest.id + 1) if latest else 1,
+            schema_id=self.schema.id,
+            base_manifest_list=base_name,
+            base_manifest_list_size=base_size,
+            delta_manifest_list=delta_name,
+            delta_manifest_list_size=delta_size,
+            changelog_manifest_list=changelog_name,
+            changelog_manifest_list_size=changelog_size,
+            changelog_record_count=(
+                sum(e.file.row_count for e in changes.changelog) if changes.changelog else None
+            ),
+            index_manifest=index_manifest,
+            commit_user=self.commit_user,
+            commit_identifier=identifier,
+            commit_kind=changes.kind,
+            time_millis=int(time.time() * 1000),
+            total_record_count=((latest.total_record_count or 0) if latest else 0) + delta_count,
+            delta_record_count=delta_count,
+            watermark=latest.watermark if latest else None,
+            next_row_id=latest.next_row_id if latest and latest.next_row_id is not None else 0,
+            uuid=str(uuid.uuid4()),
+        )

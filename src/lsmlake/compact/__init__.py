@@ -1,0 +1,1 @@
+"""Compaction of one bucket: rewrite, lookup -> deletion vectors, compaction changelog."""

@@ -1,0 +1,1 @@
+"""Data files: Parquet/ORC/Avro read and write, column codecs, column statistics."""

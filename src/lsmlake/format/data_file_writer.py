@@ -1,0 +1,279 @@
+"""Write sorted Arrow rows as Paimon data files (Parquet or ORC), rolling at the target size."""
+
+from __future__ import annotations
+
+import datetime as dt
+import posixpath
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.orc as orc
+import pyarrow.parquet as pq
+
+from lsmlake.core.binary_row import EMPTY_ROW, serialize_row
+from lsmlake.core.fileio import FileIO
+from lsmlake.core.options import CoreOptions
+from lsmlake.core.paths import TablePaths
+from lsmlake.core.schema import TableSchema
+from lsmlake.errors import UnsupportedError
+from lsmlake.format.column_codecs import parquet_compression
+from lsmlake.format.column_stats import StatsAccumulator
+from lsmlake.mergetree.kv_layout import SEQUENCE_NUMBER, VALUE_KIND, is_retract, key_fields
+from lsmlake.metadata.data_file import DataFileMeta
+from lsmlake.metadata.stats import EMPTY_STATS
+
+FILE_SOURCE_APPEND = 0
+FILE_SOURCE_COMPACT = 1
+# Rows per Parquet row group. Readers prune by row group (pyarrow has no page-index filtering), so a
+# key-range read of a sorted file decodes about one row group per file, each column costing about
+# 0.08 ms + 0.01 ms per 1k rows. Measured on 1M rows (bench/) against 16k: a 0.1% key-range read is
+# 1.4-1.9x faster, full reads take ~10% (merge-on-read) to ~20% (deletion vectors) more CPU, and a
+# write ~13% more time (every row group starts its own column chunks and zstd frames).
+ROW_GROUP_ROWS = 4 * 1024
+# Rows handed to the Parquet writer (and to the statistics) at once; a file rolls over between them
+# once it reaches the target size.
+WRITE_PIECE_ROWS = 64 * 1024
+
+
+# Rows sampled to decide whether a string column repeats enough for a dictionary to pay off.
+_DICTIONARY_SAMPLE_ROWS = 4096
+_DICTIONARY_MAX_DISTINCT_RATIO = 0.5
+
+
+def _dictionary_columns(rows: pa.Table) -> list[str]:
+    """String and binary columns whose values repeat (judged on an evenly spaced sample).
+
+    A dictionary on near-unique values is abandoned by the Parquet writer after its first page
+    anyway; building it costs write time, and the mixed encoding reads slower than plain pages.
+    Numbers are never dictionary-encoded: on unique numbers it only costs time.
+    """
+    names = [f.name for f in rows.schema if pa.types.is_string(f.type) or pa.types.is_binary(f.type)]
+    if not names or rows.num_rows == 0:
+        return names
+    step = max(rows.num_rows // _DICTIONARY_SAMPLE_ROWS, 1)
+    sample = rows.select(names).take(pa.array(np.arange(0, rows.num_rows, step)))
+    limit = _DICTIONARY_MAX_DISTINCT_RATIO * sample.num_rows
+    return [n for n in names if pc.count_distinct(sample.column(n), mode="all").as_py() <= limit]
+
+
+def local_wall_clock_millis() -> int:
+    """Paimon's _CREATION_TIME: the local wall-clock time encoded as if it were UTC."""
+    now = dt.datetime.now()
+    return int(now.replace(tzinfo=dt.timezone.utc).timestamp() * 1000)
+
+
+@dataclass(frozen=True)
+class DataFileWriter:
+    """Writes the files of one (partition, bucket) directory for one table schema."""
+
+    io: FileIO
+    paths: TablePaths
+    schema: TableSchema
+    options: CoreOptions
+    bucket_dir: str
+    file_prefix: str | None = None  # None: `data-file.prefix`; changelog writers pass `changelog-file.prefix`
+
+    @property
+    def primary_key_table(self) -> bool:
+        return bool(self.schema.primary_keys)
+
+    def write(
+        self,
+        rows: pa.Table,
+        *,
+        level: int = 0,
+        file_source: int = FILE_SOURCE_APPEND,
+        first_sequence: int = 0,
+    ) -> list[DataFileMeta]:
+        """Write ``rows`` (sorted, in file layout) into one or more files; return their metadata.
+
+        ``first_sequence`` numbers the rows of append tables, which carry no sequence column.
+        """
+        if rows.num_rows == 0:
+            return []
+        fmt = self.options.file_format
+        if fmt == "parquet":
+            return self._write_parquet(rows, level, file_source, first_sequence)
+        if fmt == "orc":
+            return [self._write_orc(rows, level, file_source, first_sequence)]
+        raise UnsupportedError(f"file.format={fmt!r}: lsmlake writes parquet and orc data files")
+
+    def _new_path(self, extension: str) -> tuple[str, str]:
+        prefix = self.options.data_file_prefix if self.file_prefix is None else self.file_prefix
+        name = self.paths.new_data_file_name(prefix=prefix, extension=extension)
+        return name, posixpath.join(self.bucket_dir, name)
+
+    def _write_parquet(
+        self, rows: pa.Table, level: int, file_source: int, first_sequence: int
+    ) -> list[DataFileMeta]:
+        writer = self.rolling(level=level, file_source=file_source, first_sequence=first_sequence)
+        writer.write(rows)
+        return writer.close()
+
+    def rolling(
+        self, *, level: int = 0, file_source: int = FILE_SOURCE_APPEND, first_sequence: int = 0
+    ) -> RollingWriter:
+        """A Parquet writer for a stream of sorted tables, rolling to a new file at ``target-file-size``."""
+        if self.options.file_format != "parquet":
+            raise UnsupportedError(f"file.format={self.options.file_format!r}: streaming writes need parquet")
+        return RollingWriter(self, level, file_source, first_sequence)
+
+    def _compression_level(self) -> int | None:
+        return self.options.zstd_level if self.options.file_compression == "zstd" else None
+
+    def _write_orc(self, rows: pa.Table, level: int, file_source: int, first_sequence: int) -> DataFileMeta:
+        name, path = self._new_path("orc")
+        compression = {"zstd": "ZSTD", "snappy": "SNAPPY", "lz4": "LZ4", "none": "UNCOMPRESSED"}.get(
+            self.options.file_compression, "ZSTD"
+        )
+        with self.io.open_output(path) as sink:
+            orc.write_table(rows, sink, compression=compression)
+        return self._meta(name, path, rows, level, file_source, first_sequence)
+
+    def _meta(
+        self, name: str, path: str, rows: pa.Table, level: int, file_source: int, first_sequence: int
+    ) -> DataFileMeta:
+        builder = FileMetaBuilder(self, first_sequence)
+        builder.add(rows)
+        return builder.finish(name, path, level, file_source)
+
+
+class FileMetaBuilder:
+    """Accumulates a data file's manifest metadata chunk by chunk: counts, keys, sequence range, stats."""
+
+    def __init__(self, writer: DataFileWriter, first_sequence: int) -> None:
+        schema = writer.schema
+        self.writer = writer
+        self.rows = 0
+        self.first_sequence = first_sequence
+        self.values = StatsAccumulator(
+            schema.field_names,
+            [f.type for f in schema.fields],
+            mode=writer.options.get("metadata.stats-mode") or "truncate(16)",
+        )
+        kfields = key_fields(schema) if writer.primary_key_table else []
+        self.key_names = [f.name for f in kfields]
+        self.key_types = [f.type for f in kfields]
+        self.keys = StatsAccumulator(self.key_names, self.key_types, mode="full")
+        self.first_key: list[object] | None = None
+        self.last_key: list[object] = []
+        self.min_seq: int | None = None
+        self.max_seq: int | None = None
+        self.deletes = 0
+
+    def add(self, rows: pa.Table) -> None:
+        if rows.num_rows == 0:
+            return
+        self.values.add(rows)
+        if self.key_names:
+            self.keys.add(rows)
+            if self.first_key is None:
+                self.first_key = [rows.column(n)[0].as_py() for n in self.key_names]
+            self.last_key = [rows.column(n)[rows.num_rows - 1].as_py() for n in self.key_names]
+            mm = pc.min_max(rows.column(SEQUENCE_NUMBER))
+            lo, hi = int(mm["min"].as_py()), int(mm["max"].as_py())
+            self.min_seq = lo if self.min_seq is None else min(self.min_seq, lo)
+            self.max_seq = hi if self.max_seq is None else max(self.max_seq, hi)
+            self.deletes += int(np.count_nonzero(is_retract(rows.column(VALUE_KIND).to_numpy())))
+        self.rows += rows.num_rows
+
+    def finish(self, name: str, path: str, level: int, file_source: int) -> DataFileMeta:
+        if self.key_names:
+            assert self.first_key is not None and self.min_seq is not None and self.max_seq is not None
+            min_key = serialize_row(self.first_key, self.key_types)
+            max_key = serialize_row(self.last_key, self.key_types)
+            key_stats = self.keys.result()
+            min_seq, max_seq = self.min_seq, self.max_seq
+        else:
+            min_key = max_key = EMPTY_ROW
+            key_stats = EMPTY_STATS
+            min_seq, max_seq = self.first_sequence, self.first_sequence + self.rows - 1
+        return DataFileMeta(
+            file_name=name,
+            file_size=self.writer.io.file_size(path),
+            row_count=self.rows,
+            min_key=min_key,
+            max_key=max_key,
+            key_stats=key_stats,
+            value_stats=self.values.result(),
+            min_sequence_number=min_seq,
+            max_sequence_number=max_seq,
+            schema_id=self.writer.schema.id,
+            level=level,
+            extra_files=(),
+            creation_time_millis=local_wall_clock_millis(),
+            delete_row_count=self.deletes,
+            embedded_index=None,
+            file_source=file_source,
+            value_stats_cols=None,
+            external_path=None,
+        )
+
+
+class RollingWriter:
+    """Writes sorted chunks into Parquet files of about ``target-file-size``; ``close()`` lists them."""
+
+    def __init__(self, writer: DataFileWriter, level: int, file_source: int, first_sequence: int) -> None:
+        self.writer, self.level, self.file_source = writer, level, file_source
+        self.next_sequence = first_sequence
+        self.target = writer.options.target_file_size
+        self.metas: list[DataFileMeta] = []
+        self._open: tuple[str, str, Any, pq.ParquetWriter, FileMetaBuilder] | None = None
+
+    def write(self, rows: pa.Table) -> None:
+        for start in range(0, rows.num_rows, WRITE_PIECE_ROWS):
+            chunk = rows.slice(start, WRITE_PIECE_ROWS)
+            if self._open is None:
+                self._open = self._start(chunk)
+            _, _, sink, pw, builder = self._open
+            pw.write_table(chunk, row_group_size=ROW_GROUP_ROWS)
+            builder.add(chunk)
+            self.next_sequence += chunk.num_rows
+            if sink.tell() >= self.target:
+                self._finish()
+
+    def _start(self, first: pa.Table) -> tuple[str, str, Any, pq.ParquetWriter, FileMetaBuilder]:
+        """Open the next file; its encodings are chosen from its ``first`` rows."""
+        w = self.writer
+        name, path = w._new_path("parquet")
+        w.io.make_parent_dirs(path)
+        sink = w.io.fs.open_output_stream(path)
+        compression, level = parquet_compression(first, w.options.file_compression, w._compression_level())
+        pw = pq.ParquetWriter(
+            sink,
+            first.schema,
+            compression=compression,
+            compression_level=level,
+            store_decimal_as_integer=True,
+            use_dictionary=_dictionary_columns(first),
+            write_statistics=True,
+            store_schema=False,
+        )
+        return name, path, sink, pw, FileMetaBuilder(w, self.next_sequence)
+
+    def _finish(self) -> None:
+        assert self._open is not None
+        name, path, sink, pw, builder = self._open
+        self._open = None
+        pw.close()
+        sink.close()
+        self.metas.append(builder.finish(name, path, self.level, self.file_source))
+
+    def close(self) -> list[DataFileMeta]:
+        if self._open is not None:
+            self._finish()
+        return self.metas
+
+    def abort(self) -> list[str]:
+        """Close without metadata; the paths of every file started (for the caller to delete)."""
+        paths = [posixpath.join(self.writer.bucket_dir, m.file_name) for m in self.metas]
+        if self._open is not None:
+            _, path, sink, pw, _ = self._open
+            self._open = None
+            pw.close()
+            sink.close()
+            paths.append(path)
+        return paths

@@ -1,1 +1,0 @@
-"""operations layer of lsmlake."""

@@ -1,0 +1,1 @@
+"""Scan planning: snapshot -> manifests -> live files -> splits (plain frozen dataclasses); time travel."""

@@ -1,0 +1,39 @@
+"""Whether a file's or a manifest's statistics admit a predicate, with the decoded statistics memoized."""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from typing import Any
+
+from lsmlake.core.types import DataField
+from lsmlake.expr import ColumnStats, Predicate, might_match, stats_from_simple
+
+_DECODED_STATS_MAX = 20_000
+_decoded: OrderedDict[int, tuple[Any, tuple[DataField, ...], int, dict[str, ColumnStats]]] = OrderedDict()
+_decoded_lock = threading.Lock()
+
+
+def _decoded_stats(stats: Any, fields: tuple[DataField, ...], row_count: int) -> dict[str, ColumnStats]:
+    """Decoded SimpleStats, memoized by the identity of the stats object: manifests are immutable and
+    their decoded entries cached, so every read re-plans the same objects (hashing their bytes and
+    fields each time cost more than the lookup saves). The entry holds the object, so its id stays
+    unique while cached."""
+    hit = _decoded.get(id(stats))
+    if hit is not None and hit[0] is stats and hit[2] == row_count and hit[1] == fields:
+        return hit[3]
+    decoded = stats_from_simple(stats, fields, row_count)
+    with _decoded_lock:
+        _decoded[id(stats)] = (stats, fields, row_count, decoded)
+        while len(_decoded) > _DECODED_STATS_MAX:
+            _decoded.popitem(last=False)
+    return decoded
+
+
+def stats_might_match(pred: Predicate, stats: Any, fields: Sequence[DataField], row_count: int) -> bool:
+    """``might_match`` over decoded SimpleStats; undecodable stats never prune."""
+    try:
+        return might_match(pred, _decoded_stats(stats, tuple(fields), row_count), row_count)
+    except (ValueError, KeyError, TypeError, IndexError):
+        return True

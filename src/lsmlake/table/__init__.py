@@ -1,0 +1,286 @@
+"""A Paimon table opened from a warehouse: its schema, options, writers and snapshots."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import pyarrow as pa
+
+from lsmlake.core.fileio import FileIO
+from lsmlake.core.options import CoreOptions
+from lsmlake.core.paths import TablePaths
+from lsmlake.core.schema import TableSchema
+from lsmlake.errors import ImmutableColumnError, NoSuchColumnError
+from lsmlake.expr import Predicate
+from lsmlake.maintenance.cleanup import RollbackResult, delete_tag, rollback_to
+from lsmlake.maintenance.expire import ExpireResult, expire_snapshots
+from lsmlake.maintenance.orphans import remove_orphan_files
+from lsmlake.metadata.snapshot import Snapshot
+from lsmlake.metadata.snapshot_manager import SnapshotManager
+from lsmlake.metadata.tags import Tag, create_tag, list_tags
+from lsmlake.read.table_read import Scan, explain_table, read_table, scan_table
+from lsmlake.schema_change import SchemaChange, commit_changes, latest_schema
+from lsmlake.schema_change.apply import check_dynamic_options
+from lsmlake.stream.batch_incremental import is_incremental, read_incremental
+from lsmlake.table.compact import compact_table
+from lsmlake.table.stream import TableStream, stream_table
+from lsmlake.table.writer import TableWriter
+from lsmlake.write.input_rows import WriteData, constant_column
+
+
+@dataclass(frozen=True)
+class Table:
+    """One table; cheap to create, holds no open handles. ``with_options`` gives a re-optioned copy."""
+
+    name: str
+    io: FileIO
+    root: str
+    schema: TableSchema
+    dynamic_options: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def options(self) -> CoreOptions:
+        merged = dict(self.schema.effective_options)
+        merged.update(self.dynamic_options)
+        return CoreOptions.of(merged, primary_key_table=bool(self.schema.primary_keys))
+
+    @property
+    def paths(self) -> TablePaths:
+        return TablePaths(self.root)
+
+    @property
+    def snapshot_manager(self) -> SnapshotManager:
+        return SnapshotManager(self.io, self.root)
+
+    @property
+    def primary_keys(self) -> list[str]:
+        return list(self.schema.primary_keys)
+
+    @property
+    def partition_keys(self) -> list[str]:
+        return list(self.schema.partition_keys)
+
+    def with_options(self, options: Mapping[str, str]) -> Table:
+        """A copy of this table that reads and writes with extra (dynamic) options."""
+        given = {str(k): str(v) for k, v in options.items()}
+        check_dynamic_options(self.schema, self.name, self.dynamic_options, given)  # as CREATE would
+        return Table(self.name, self.io, self.root, self.schema, {**self.dynamic_options, **given})
+
+    # -- schema evolution
+    def alter(self, *changes: SchemaChange) -> Table:
+        """Apply schema changes (``lsmlake.schema_change.add_column(...)``, ``drop_column``, ...) as one
+        new schema version; returns the table re-opened on it (this object keeps the old schema).
+
+        Changes apply to the latest schema on storage. Refused changes raise and write nothing; an ALTER
+        that loses the race for the next schema id to a concurrent one is re-applied on top of it, or
+        raises CommitConflictError when it no longer applies.
+        """
+        schema = commit_changes(self.io, self.root, changes, table_name=self.name)
+        return Table(self.name, self.io, self.root, schema, self.dynamic_options)
+
+    def latest_schema(self) -> TableSchema:
+        """The newest schema on storage (newer than ``self.schema`` if the table was altered since)."""
+        return latest_schema(self.io, self.root, table_name=self.name)
+
+    # -- writing
+    def writer(self) -> TableWriter:
+        """A writer for many batches and one commit (use as a context manager)."""
+        return TableWriter(self)
+
+    def write(self, data: WriteData) -> int | None:
+        """Upsert ``data`` in one commit; returns the new snapshot id (None if there was nothing to write)."""
+        with self.writer() as w:
+            w.write(data)
+        return w.snapshot_ids[-1] if w.snapshot_ids else None
+
+    def overwrite(self, data: WriteData, *, partitions: Mapping[str, object] | None = None) -> int | None:
+        """Replace data in one OVERWRITE snapshot (INSERT OVERWRITE).
+
+        Without ``partitions``: the partitions present in ``data`` (the whole table when it is not
+        partitioned, or with option `dynamic-partition-overwrite` false). With ``partitions`` (e.g.
+        ``{"dt": "2024-01-01"}``): every partition matching them, even if ``data`` is empty - which
+        truncates them; rows outside them raise InvalidPartitionSpecError and nothing is written.
+        """
+        with TableWriter(self, overwrite=True if partitions is None else partitions) as w:
+            w.write(data)
+        return w.snapshot_ids[-1] if w.snapshot_ids else None
+
+    def truncate(self) -> int | None:
+        """Remove every row in one OVERWRITE snapshot."""
+        with TableWriter(self, overwrite={}) as w:
+            pass
+        return w.snapshot_ids[-1] if w.snapshot_ids else None
+
+    def delete(self, keys: WriteData | str) -> int | None:
+        """Delete rows in one commit: by primary keys (a table of key columns) or a SQL WHERE string."""
+        if isinstance(keys, str):
+            keys = self.read(filter=keys, columns=self.primary_keys or None)
+            if keys.num_rows == 0:
+                return None
+        with self.writer() as w:
+            w.delete(keys)
+        return w.snapshot_ids[-1] if w.snapshot_ids else None
+
+    def update(self, where: str, values: Mapping[str, object]) -> int | None:
+        """Set columns to constant values on the rows matching a SQL WHERE string, in one commit."""
+        unknown = [c for c in values if c not in self.schema.field_names]
+        if unknown:
+            raise NoSuchColumnError(f"table {self.name}: update sets unknown column(s) {unknown}")
+        placing = {"primary-key": self.schema.primary_keys, "partition": self.schema.partition_keys}
+        for what, names in placing.items():
+            if protected := [c for c in values if c in names]:
+                raise ImmutableColumnError(
+                    f"table {self.name}: update may not change {what} column(s) {protected}"
+                )
+        rows = self.read(filter=where)
+        if rows.num_rows == 0:
+            return None
+        for name, value in values.items():
+            index = rows.schema.get_field_index(name)
+            column = constant_column(
+                value, rows.num_rows, self.schema.field(name).type, column=name, table_name=self.name
+            )
+            rows = rows.set_column(index, rows.schema.field(name), column)
+        return self.write(rows)
+
+    # -- reading
+    def scan(
+        self,
+        *,
+        filter: str | Predicate | None = None,
+        columns: Sequence[str] | None = None,
+        snapshot_id: int | None = None,
+        tag: str | None = None,
+        as_of_millis: int | None = None,
+        limit: int | None = None,
+    ) -> Scan:
+        """Plan a read: ``.splits()``, ``.to_arrow()``, ``.to_batches()``, ``.to_pandas()``.
+
+        A past snapshot (``snapshot_id``, ``tag``, ``as_of_millis`` or a time-travel option) is read with
+        its own schema, as Paimon does: ``columns``, ``filter`` and the result use its column names."""
+        return scan_table(
+            self,
+            filter=filter,
+            columns=columns,
+            snapshot_id=snapshot_id,
+            tag=tag,
+            as_of_millis=as_of_millis,
+            limit=limit,
+        )
+
+    def read(
+        self,
+        *,
+        filter: str | Predicate | None = None,
+        columns: Sequence[str] | None = None,
+        snapshot_id: int | None = None,
+        tag: str | None = None,
+        as_of_millis: int | None = None,
+        limit: int | None = None,
+    ) -> pa.Table:
+        """The rows a reader sees (merged, deletes applied) that pass ``filter``, now or at a past point.
+
+        A past snapshot is read with its own schema (see ``scan``); a tag is readable after its snapshot
+        expired. With option `incremental-between` (or `incremental-between-timestamp`): the rows added
+        between the two snapshots, in the current schema (see ``lsmlake.stream.batch_incremental``;
+        `$audit_log` shows the row kinds too)."""
+        if is_incremental(self) and snapshot_id is None and tag is None and as_of_millis is None:
+            return read_incremental(self, filter=filter, columns=columns, limit=limit)
+        return read_table(
+            self,
+            filter=filter,
+            columns=columns,
+            snapshot_id=snapshot_id,
+            tag=tag,
+            as_of_millis=as_of_millis,
+            limit=limit,
+        )
+
+    def stream(
+        self,
+        *,
+        filter: str | Predicate | None = None,
+        columns: Sequence[str] | None = None,
+        mode: str | None = None,
+        snapshot_id: int | None = None,
+        timestamp_millis: int | None = None,
+        consumer_id: str | None = None,
+        poll_interval: float | None = None,
+        stop_when_caught_up: bool = False,
+        until_snapshot: int | None = None,
+        auto_commit: bool = True,
+        binlog: bool = False,
+    ) -> TableStream:
+        """Follow the table: an iterator of change tables with a leading ``rowkind`` column (+I/-U/+U/-D).
+
+        ``mode`` is `scan.mode` (latest-full, latest, from-snapshot, from-snapshot-full, from-timestamp,
+        compacted-full); ``consumer_id`` saves progress so a restarted stream resumes; the stream polls
+        every ``poll_interval`` seconds and ends when caught up (``stop_when_caught_up``) or after
+        snapshot ``until_snapshot``, else runs until the caller stops iterating."""
+        return stream_table(
+            self,
+            filter=filter,
+            columns=columns,
+            mode=mode,
+            snapshot_id=snapshot_id,
+            timestamp_millis=timestamp_millis,
+            consumer_id=consumer_id,
+            poll_interval=poll_interval,
+            stop_when_caught_up=stop_when_caught_up,
+            until_snapshot=until_snapshot,
+            auto_commit=auto_commit,
+            binlog=binlog,
+        )
+
+    def explain(self, *, filter: str | Predicate | None = None, snapshot_id: int | None = None) -> str:
+        """Per bucket: raw or merge read, and the rule that decided it."""
+        return explain_table(self, filter=filter, snapshot_id=snapshot_id)
+
+    # -- compaction
+    def compact(self, *, full: bool = False, executor: str = "local") -> int | None:
+        """Run the compaction strategy (or a full compaction) on every bucket; one COMPACT snapshot.
+
+        ``executor="ray"`` runs the buckets as Ray tasks (the ``ray`` extra)."""
+        return compact_table(self, full=full, executor=executor)
+
+    # -- maintenance
+    def create_tag(self, name: str, snapshot_id: int | None = None) -> Tag:
+        """Tag a snapshot (the latest by default); tagged files survive expiry."""
+        return create_tag(self, name, snapshot_id)
+
+    def delete_tag(self, name: str) -> None:
+        delete_tag(self, name)
+
+    def list_tags(self) -> list[Tag]:
+        return list_tags(self)
+
+    def rollback_to(self, snapshot_id: int | None = None, *, tag: str | None = None) -> RollbackResult:
+        """Make a snapshot (or a tag's) the latest again; newer snapshots and their files go."""
+        return rollback_to(self, snapshot_id, tag)
+
+    def expire_snapshots(
+        self,
+        *,
+        retain_min: int | None = None,
+        retain_max: int | None = None,
+        older_than_ms: int | None = None,
+    ) -> ExpireResult:
+        """Expire snapshots the retention options (or these overrides) no longer keep, with their files."""
+        return expire_snapshots(
+            self, retain_min=retain_min, retain_max=retain_max, older_than_ms=older_than_ms
+        )
+
+    def remove_orphan_files(self, *, older_than_ms: int | None = None, dry_run: bool = False) -> list[str]:
+        """Delete files no snapshot, tag or changelog uses and older than the guard (default: one day)."""
+        return remove_orphan_files(self, older_than_ms=older_than_ms, dry_run=dry_run)
+
+    # -- snapshots
+    def latest_snapshot(self) -> Snapshot | None:
+        return self.snapshot_manager.latest()
+
+    def snapshot(self, snapshot_id: int) -> Snapshot:
+        return self.snapshot_manager.snapshot(snapshot_id)
+
+    def __repr__(self) -> str:
+        return f"Table({self.name!r}, primary_key={self.primary_keys}, partition_keys={self.partition_keys})"

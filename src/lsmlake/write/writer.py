@@ -1,0 +1,289 @@
+"""The write path: rows -> per-bucket sorted buffers -> level-0 files -> commit messages."""
+
+from __future__ import annotations
+
+import os
+import posixpath
+from collections.abc import Callable, Iterable, Set
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
+from typing import TypeVar
+
+import numpy as np
+import pyarrow as pa
+
+from lsmlake.bucket.routers import (
+    POSTPONE_BUCKET,
+    attach_index_files,
+    postpone_write_options,
+    router_for,
+)
+from lsmlake.bucket.routing import route_rows
+from lsmlake.compact.bucket_compactor import BucketFiles, compact_bucket, restore_deletion_vectors, written_by
+from lsmlake.core.fileio import FileIO
+from lsmlake.core.options import CoreOptions
+from lsmlake.core.paths import TablePaths, partition_directory
+from lsmlake.core.schema import TableSchema
+from lsmlake.errors import CommitConflictError
+from lsmlake.format.changelog_writer import write_changelog
+from lsmlake.format.data_file_writer import DataFileWriter
+from lsmlake.mergetree.key_sort import stable_key_order
+from lsmlake.mergetree.kv_layout import (
+    SEQUENCE_NUMBER,
+    RowKind,
+    key_fields,
+    sort_by_key,
+    to_kv_table,
+)
+from lsmlake.mergetree.merge_function import Deduplicate, check_input_kinds, merge_function_for
+from lsmlake.metadata.commit_message import CommitMessage
+from lsmlake.metadata.data_file import DataFileMeta
+from lsmlake.metadata.restore import RestoredState
+
+T = TypeVar("T")
+R = TypeVar("R")
+# Below this many rows a write is not worth spreading over threads.
+PARALLEL_MIN_ROWS = 50_000
+
+BucketId = tuple[bytes, int]
+
+
+@dataclass
+class _BucketBuffer:
+    """Rows of one bucket waiting for a flush, in arrival order."""
+
+    partition_values: tuple[object, ...]
+    directory: str
+    tables: list[pa.Table] = field(default_factory=list)
+    first_sequence: int = 0
+    nbytes: int = 0
+    next_sequence: int = 0
+    new_files: list[DataFileMeta] = field(default_factory=list)
+    changelog_files: list[DataFileMeta] = field(default_factory=list)
+
+
+class FileStoreWrite:
+    """Buffers rows per (partition, bucket) and writes them as level-0 files.
+
+    Sequence numbers continue per bucket from the highest one of the files restored from the
+    base snapshot; ``restore`` loads that snapshot's state, lazily, once.
+    """
+
+    def __init__(
+        self,
+        io: FileIO,
+        table_root: str,
+        schema: TableSchema,
+        options: CoreOptions,
+        *,
+        table_name: str,
+        restore: Callable[[], RestoredState],
+    ) -> None:
+        self.io = io
+        self.paths = TablePaths(table_root)
+        self.schema = schema
+        self.options = options
+        self.table_name = table_name
+        self._restore_state = restore
+        self._restored: RestoredState | None = None
+        self._buffers: dict[BucketId, _BucketBuffer] = {}
+        self.written_paths: list[str] = []
+        self.num_buckets = options.bucket
+        pk = bool(schema.primary_keys)
+        # dynamic (-1) and postpone (-2) primary-key tables assign buckets through a router
+        self._router = router_for(io, table_root, schema, options, lambda: self.restored.snapshot)
+        if pk and self.num_buckets == POSTPONE_BUCKET:
+            self.options = postpone_write_options(options)
+        self._buffer_limit = options.get_size("write-buffer-size")
+        self.merge_function = merge_function_for(options, schema) if pk else Deduplicate()
+
+    @property
+    def total_buckets(self) -> int:
+        return self.num_buckets if self.num_buckets > 0 or self.num_buckets == POSTPONE_BUCKET else -1
+
+    def write(self, rows: pa.Table, kinds: np.ndarray) -> None:
+        """Buffer rows (already conformed to the table schema) with their row kinds."""
+        if self.options.ignore_delete and self.schema.primary_keys:
+            keep = (kinds == RowKind.INSERT) | (kinds == RowKind.UPDATE_AFTER)
+            rows, kinds = rows.filter(pa.array(keep)), kinds[keep]
+        elif self.options.get_bool("ignore-update-before") and self.schema.primary_keys:
+            keep = kinds != RowKind.UPDATE_BEFORE
+            rows, kinds = rows.filter(pa.array(keep)), kinds[keep]
+        if self.schema.primary_keys:
+            check_input_kinds(self.merge_function, kinds, table_name=self.table_name)
+        if self._router is not None:
+            rows, kinds, groups = self._router.route(rows, kinds)
+        else:
+            groups = route_rows(rows, self.schema, self.num_buckets)
+        starts = []
+        for group in groups:
+            buf = self._buffer(group.partition, group.partition_values, group.bucket)
+            starts.append(buf.next_sequence)
+            buf.next_sequence += len(group.indices)
+
+        def prepare(i: int) -> pa.Table:
+            if self.schema.primary_keys:
+                return self._sorted_kv(rows, kinds, groups[i].indices, starts[i])
+            return rows.take(pa.array(groups[i].indices))
+
+        parts = self._map(prepare, range(len(groups)), parallel=rows.num_rows >= PARALLEL_MIN_ROWS)
+        for group, first, part in zip(groups, starts, parts, strict=True):
+            buf = self._buffers[(group.partition, group.bucket)]
+            if not buf.tables:
+                buf.first_sequence = first
+            buf.tables.append(part)
+            buf.nbytes += part.nbytes
+            if buf.nbytes >= self._buffer_limit:
+                self._flush(buf)
+
+    @staticmethod
+    def _map(fn: Callable[[T], R], items: Iterable[T], *, parallel: bool) -> list[R]:
+        """Apply ``fn`` to each item, on a thread pool when asked (Arrow kernels release the GIL)."""
+        items = list(items)
+        if not parallel or len(items) < 2:
+            return [fn(x) for x in items]
+        with ThreadPoolExecutor(max_workers=min(len(items), os.cpu_count() or 1)) as pool:
+            return list(pool.map(fn, items))
+
+    def _sorted_kv(self, rows: pa.Table, kinds: np.ndarray, indices: np.ndarray, first: int) -> pa.Table:
+        """One bucket's rows in key-value layout, sorted by key (then user sequence, then arrival)."""
+        key_names = list(self.schema.trimmed_primary_keys)
+        if not self.options.sequence_fields:  # arrival order breaks ties: a stable sort by key suffices
+            order = stable_key_order(rows.select(key_names).take(pa.array(indices)), key_names)
+            final = indices[order]
+            sequence = np.arange(first, first + len(indices), dtype=np.int64)[order]
+            return to_kv_table(rows.take(pa.array(final)), kinds[final], sequence, self.schema)
+        names = key_names + list(self.options.sequence_fields)
+        descending = (self.options.get("sequence.field.sort-order") or "").lower() == "descending"
+        sort_keys = sort_by_key(
+            rows.select(names)
+            .take(pa.array(indices))
+            .append_column("__pos", pa.array(np.arange(len(indices)))),
+            self.schema.trimmed_primary_keys,
+            self.options.sequence_fields,
+            descending_sequence=descending,
+            seq_column=None,
+        )
+        order = sort_keys.column("__pos").to_numpy()
+        final = indices[order]
+        sequence = np.arange(first, first + len(indices), dtype=np.int64)[order]
+        return to_kv_table(rows.take(pa.array(final)), kinds[final], sequence, self.schema)
+
+    def _buffer(self, partition: bytes, values: tuple[object, ...], bucket: int) -> _BucketBuffer:
+        key = (partition, bucket)
+        buf = self._buffers.get(key)
+        if buf is None:
+            buf = _BucketBuffer(values, self.paths.bucket_dir(self._partition_dir(values), bucket))
+            buf.next_sequence = self._restored_next_sequence(partition, bucket)
+            self._buffers[key] = buf
+        return buf
+
+    @property
+    def restored_snapshot_id(self) -> int | None:
+        """The snapshot this writer's buckets were restored from (None: empty table, or not restored)."""
+        if self._restored is None:
+            return None
+        return 0 if self._restored.snapshot is None else self._restored.snapshot.id
+
+    @property
+    def restored(self) -> RestoredState:
+        if self._restored is None:
+            self._restored = self._restore_state()
+        return self._restored
+
+    def _restored_next_sequence(self, partition: bytes, bucket: int) -> int:
+        entries = self.restored.entries(partition, bucket)
+        for e in entries:
+            if e.total_buckets != self.total_buckets and self.num_buckets > 0:
+                raise CommitConflictError(
+                    f"table {self.table_name}: bucket {bucket} of this partition was written with "
+                    f"{e.total_buckets} buckets, the table now says {self.num_buckets}"
+                )
+        if not entries:
+            return 0
+        return max(e.file.max_sequence_number for e in entries) + 1
+
+    def _flush(self, buf: _BucketBuffer) -> None:
+        if not buf.tables:
+            return
+        parts, buf.tables, buf.nbytes = buf.tables, [], 0
+        writer = DataFileWriter(self.io, self.paths, self.schema, self.options, buf.directory)
+        if self.schema.primary_keys:
+            kv = parts[0]
+            knames = [f.name for f in key_fields(self.schema)]
+            if len(parts) > 1:
+                descending = (self.options.get("sequence.field.sort-order") or "").lower() == "descending"
+                kv = sort_by_key(
+                    pa.concat_tables(parts),
+                    knames,
+                    self.options.sequence_fields,
+                    descending_sequence=descending,
+                    seq_column=SEQUENCE_NUMBER,
+                )
+            if self.options.changelog_producer == "input":  # the raw input rows, kinds kept, before merging
+                changelog = write_changelog(
+                    self.io, self.paths, self.schema, self.options, buf.directory, kv, level=0
+                )
+                buf.changelog_files.extend(changelog)
+                self.written_paths.extend(f"{buf.directory}/{m.file_name}" for m in changelog)
+            written = writer.write(self.merge_function.merge(kv, knames))
+        else:
+            written = writer.write(pa.concat_tables(parts), first_sequence=buf.first_sequence)
+        buf.new_files.extend(written)
+        self.written_paths.extend(f"{buf.directory}/{m.file_name}" for m in written)
+
+    def _partition_dir(self, values: tuple[object, ...]) -> str:
+        return partition_directory(self.schema, self.options, values)
+
+    def prepare_commit(self, *, compact: bool = True, full: bool = False) -> list[CommitMessage]:
+        """Flush every buffer, compact the buckets written (unless ``write-only``); one message per bucket."""
+        items = list(self._buffers.items())
+        self._map(lambda item: self._flush(item[1]), items, parallel=True)
+        compact = compact and bool(self.schema.primary_keys) and not self.options.get_bool("write-only")
+        full = full or (self.options.get_int("full-compaction.delta-commits", 0) > 0)
+        # Paimon's full-compaction producer without `full-compaction.delta-commits` compacts fully every commit
+        full = full or self.options.changelog_producer == "full-compaction"
+
+        def finish(item: tuple[BucketId, _BucketBuffer]) -> CommitMessage | None:
+            (partition, bucket), buf = item
+            self._flush(buf)
+            new_files, buf.new_files = tuple(buf.new_files), []
+            changelog, buf.changelog_files = tuple(buf.changelog_files), []
+            message = CommitMessage(
+                partition, bucket, self.total_buckets, new_files=new_files, changelog_files=changelog
+            )
+            if compact and new_files and bucket != POSTPONE_BUCKET:  # postponed rows wait for table.compact()
+                state = BucketFiles(
+                    partition,
+                    buf.partition_values,
+                    bucket,
+                    self.total_buckets,
+                    buf.directory,
+                    [e.file for e in self.restored.entries(partition, bucket)] + list(new_files),
+                    restore_deletion_vectors(
+                        self.io, self.paths, self.restored, partition, bucket, self.options
+                    ),
+                )
+                result = compact_bucket(self.io, self.paths, self.schema, self.options, state, full=full)
+                if result is not None:
+                    self.written_paths.extend(written_by(result, buf.directory, self.paths))
+                    message = replace(result, new_files=new_files, changelog_files=changelog)
+            return None if message.is_empty else message
+
+        messages = [m for m in self._map(finish, items, parallel=True) if m is not None]
+        if self._router is None:
+            return messages
+        index_files = self._router.prepare_commit()  # HASH index files of the dynamic buckets written
+        self.written_paths.extend(self._router.written_paths)
+        self._router.written_paths = []
+        return attach_index_files(messages, index_files, self.total_buckets)
+
+    def abort(self, *, keep: Set[str] = frozenset()) -> None:
+        """Drop buffered rows and delete the files this writer wrote, except those named in ``keep``
+        (files a snapshot already published references)."""
+        for buf in self._buffers.values():
+            buf.tables, buf.new_files, buf.changelog_files = [], [], []
+        for path in self.written_paths:
+            if posixpath.basename(path) not in keep:
+                self.io.delete_file(path)
+        self.written_paths = []
