@@ -68,3 +68,20 @@ class InvalidFilterError(LsmlakeError, ValueError):
 
 class ImmutableColumnError(LsmlakeError, ValueError):
     """An update would change a primary-key or partition column (they place a row; write it anew)."""
+
+
+class NoSuchTagError(NoSuchSnapshotError):
+    """A tag that the table does not hold was asked for."""
+
+
+class SchemaChangeError(SchemaMismatchError, ValueError):
+    """An ALTER that Paimon's rules refuse (unknown or duplicate column, protected key column, lossy
+    type change, ...). Nothing was written."""
+
+
+class SqlError(LsmlakeError, ValueError):
+    """A statement that cannot be parsed, names something the SQL layer does not know, or misuses a clause."""
+
+
+class RayWriteError(LsmlakeError):
+    """A bucket writer on a Ray worker failed with an error that could not be sent back as itself."""

@@ -8,8 +8,7 @@ import pyarrow as pa
 import pytest
 
 import lsmlake
-from lsmlake.errors import InvalidPartitionSpecError
-from lsmlake.sql.common import SqlError
+from lsmlake.errors import InvalidPartitionSpecError, SqlError
 from lsmlake.sql.session import execute
 
 SCHEMA = pa.schema([("id", pa.int64()), ("dt", pa.string()), ("v", pa.int64())])

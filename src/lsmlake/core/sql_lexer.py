@@ -8,7 +8,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from lsmlake.sql.common import SqlError
+from lsmlake.errors import SqlError
 
 HINT_MARKER = "__lsmlake_hint_"
 """Appended (with a number) to a table name that carried an OPTIONS hint, so the hint survives parsing."""

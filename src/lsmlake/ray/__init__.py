@@ -21,9 +21,10 @@ except ImportError as e:  # pragma: no cover - depends on the environment
         "checkout (or pip install 'ray[data]>=2.9')"
     ) from e
 
+from lsmlake.errors import RayWriteError
 from lsmlake.ray._common import TableSource
 from lsmlake.ray.compact import compact_table_ray as compact_table
 from lsmlake.ray.read import LsmlakeDatasource, read_table
-from lsmlake.ray.write import RayWriteError, write_table
+from lsmlake.ray.write import write_table
 
 __all__ = ["LsmlakeDatasource", "RayWriteError", "TableSource", "compact_table", "read_table", "write_table"]

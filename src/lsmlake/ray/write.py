@@ -38,7 +38,7 @@ from lsmlake.core.fileio import FileIO
 from lsmlake.core.options import CoreOptions
 from lsmlake.core.paths import TablePaths
 from lsmlake.core.schema import TableSchema
-from lsmlake.errors import LsmlakeError, UnsupportedError
+from lsmlake.errors import RayWriteError, UnsupportedError
 from lsmlake.maintenance.expire import expire_snapshots
 from lsmlake.mergetree.kv_layout import RowKind
 from lsmlake.metadata.commit_message import CommitMessage
@@ -62,10 +62,6 @@ _RESULT_SCHEMA = pa.schema(
         ("error_text", pa.string()),
     ]
 )
-
-
-class RayWriteError(LsmlakeError):
-    """A bucket writer on a Ray worker failed with an error that could not be sent back as itself."""
 
 
 def group_key(partition: bytes, bucket: int) -> int:

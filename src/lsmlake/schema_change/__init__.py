@@ -25,7 +25,8 @@ widened ones are cast). Refused changes raise and write nothing:
 
 from __future__ import annotations
 
-from lsmlake.schema_change.apply import SchemaChangeError, apply_changes, validate_schema
+from lsmlake.errors import SchemaChangeError
+from lsmlake.schema_change.apply import apply_changes, validate_schema
 from lsmlake.schema_change.casts import widening_error
 from lsmlake.schema_change.changes import (
     AddColumn,

@@ -18,7 +18,7 @@ from lsmlake.core.options import (
 )
 from lsmlake.core.schema import CURRENT_VERSION, TableSchema
 from lsmlake.core.types import DataField, DataType
-from lsmlake.errors import InvalidOptionError, LsmlakeError, SchemaMismatchError, UnsupportedError
+from lsmlake.errors import InvalidOptionError, LsmlakeError, SchemaChangeError, UnsupportedError
 from lsmlake.mergetree.merge_function import validate_merge_engine
 from lsmlake.schema_change.casts import widening_error
 from lsmlake.schema_change.changes import (
@@ -36,12 +36,6 @@ from lsmlake.schema_change.changes import (
     UpdateColumnType,
     UpdateComment,
 )
-
-
-class SchemaChangeError(SchemaMismatchError, ValueError):
-    """An ALTER that Paimon's rules refuse (unknown or duplicate column, protected key column, lossy
-    type change, ...). Nothing was written."""
-
 
 FIELDS_PREFIX = "fields."
 DEFAULT_AGG = "default-aggregate-function"

@@ -12,7 +12,10 @@ from typing import Literal, TypeAlias
 
 import pyarrow as pa
 
+from lsmlake.core.sql_lexer import Cursor, Statement, tokenize
+from lsmlake.core.type_parser import parse_type
 from lsmlake.core.types import DataType, from_arrow_type, parse_sql_type
+from lsmlake.errors import SqlError
 
 TypeLike: TypeAlias = DataType | pa.DataType | pa.Field | str
 """A column type: a Paimon :class:`DataType`, an Arrow type or field, or a type string (``BIGINT``,
@@ -139,10 +142,6 @@ def _parse_type_text(text: str) -> DataType:
     except ValueError:
         pass
     # nested types (ARRAY<..>, MAP<..>, ROW<..>) and SQL aliases go through the SQL type parser
-    from lsmlake.core.sql_lexer import Cursor, Statement, tokenize
-    from lsmlake.core.type_parser import parse_type
-    from lsmlake.sql.common import SqlError
-
     tokens = tuple(tokenize(text))
     if not tokens:
         raise ValueError(f"cannot parse type {text!r}")

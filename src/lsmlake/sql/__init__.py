@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from lsmlake.sql.common import Result, SqlError
+from lsmlake.errors import SqlError
+from lsmlake.sql.common import Result
 from lsmlake.sql.session import Session, execute
 
 __all__ = ["Result", "Session", "SqlError", "execute"]

@@ -20,7 +20,7 @@ from __future__ import annotations
 from lsmlake.core.sql_lexer import Cursor, Statement, Token, parse_key_values
 from lsmlake.core.type_parser import parse_type
 from lsmlake.core.types import DataType
-from lsmlake.errors import UnsupportedError
+from lsmlake.errors import SqlError, UnsupportedError
 from lsmlake.schema_change import (
     SchemaChange,
     add_column,
@@ -35,7 +35,7 @@ from lsmlake.schema_change import (
     update_comment,
 )
 from lsmlake.schema_change.changes import UpdateColumnType
-from lsmlake.sql.common import Result, SqlError
+from lsmlake.sql.common import Result
 from lsmlake.sql.context import SqlContext
 from lsmlake.table import Table
 

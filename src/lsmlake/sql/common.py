@@ -1,4 +1,4 @@
-"""What every SQL module shares: the result record, the SQL error, type spellings and time parsing."""
+"""What every SQL module shares: the result record, type spellings and time parsing."""
 
 from __future__ import annotations
 
@@ -9,11 +9,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 from lsmlake.core.types import DataType, timestamp_unit
-from lsmlake.errors import LsmlakeError
-
-
-class SqlError(LsmlakeError, ValueError):
-    """A statement that cannot be parsed, names something the SQL layer does not know, or misuses a clause."""
+from lsmlake.errors import SqlError
 
 
 @dataclass(frozen=True)

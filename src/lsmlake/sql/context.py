@@ -6,8 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from lsmlake.catalog import SYSTEM_TABLE_SPLITTER, Catalog
-from lsmlake.errors import UnsupportedError
-from lsmlake.sql.common import SqlError
+from lsmlake.errors import SqlError, UnsupportedError
 from lsmlake.system.registry import SYSTEM_TABLES
 from lsmlake.table import Table
 

@@ -10,8 +10,8 @@ import pyarrow as pa
 from lsmlake.core.sql_lexer import Cursor, Statement, parse_key_values, rewrite_for_sqlglot
 from lsmlake.core.type_parser import parse_type
 from lsmlake.core.types import DataType, to_arrow_type
-from lsmlake.errors import NoSuchDatabaseError, UnsupportedError
-from lsmlake.sql.common import Result, SqlError, type_sql
+from lsmlake.errors import NoSuchDatabaseError, SqlError, UnsupportedError
+from lsmlake.sql.common import Result, type_sql
 from lsmlake.sql.context import DEFAULT_DATABASE, SqlContext
 from lsmlake.sql.query import QueryEngine, parse_query
 from lsmlake.system.registry import read_system_table

@@ -9,8 +9,8 @@ import pyarrow as pa
 from sqlglot import exp
 
 from lsmlake.core.sql_lexer import strip_hint
-from lsmlake.errors import SchemaMismatchError, UnsupportedError
-from lsmlake.sql.common import Result, SqlError, duckdb_type
+from lsmlake.errors import SchemaMismatchError, SqlError, UnsupportedError
+from lsmlake.sql.common import Result, duckdb_type
 from lsmlake.sql.context import SqlContext, TableName
 from lsmlake.sql.query import TIME_TRAVEL_OPTIONS, QueryEngine, arg, to_arrow
 from lsmlake.table import Table

@@ -12,8 +12,8 @@ import pyarrow.compute as pc
 from sqlglot import exp
 
 from lsmlake.core.sql_lexer import strip_hint
-from lsmlake.errors import UnsupportedError
-from lsmlake.sql.common import Result, SqlError
+from lsmlake.errors import SqlError, UnsupportedError
+from lsmlake.sql.common import Result
 from lsmlake.sql.context import SqlContext, TableName
 from lsmlake.sql.dml import (
     Hints,

@@ -9,9 +9,9 @@ import pyarrow as pa
 
 from lsmlake.core.options import parse_duration_ms
 from lsmlake.core.sql_lexer import Cursor, Statement, Token
-from lsmlake.errors import UnsupportedError
+from lsmlake.errors import SqlError, UnsupportedError
 from lsmlake.maintenance import create_tag, delete_tag, expire_snapshots, remove_orphan_files, rollback_to
-from lsmlake.sql.common import Result, SqlError, parse_time_millis
+from lsmlake.sql.common import Result, parse_time_millis
 from lsmlake.sql.context import SqlContext, open_data_table
 from lsmlake.table import Table
 

@@ -15,6 +15,7 @@ from sqlglot import exp
 
 from lsmlake.core.schema import TableSchema
 from lsmlake.core.sql_lexer import strip_hint
+from lsmlake.errors import SqlError
 from lsmlake.expr import parse_filter, sqlglot_error_text
 from lsmlake.scan.travel import (
     SNAPSHOT_ID,
@@ -27,7 +28,7 @@ from lsmlake.scan.travel import (
     time_travel,
 )
 from lsmlake.scan.travel import TIME_TRAVEL_OPTIONS as TIME_TRAVEL_OPTIONS  # re-exported for DML checks
-from lsmlake.sql.common import SqlError, parse_time_millis
+from lsmlake.sql.common import parse_time_millis
 from lsmlake.sql.context import SqlContext, TableName
 from lsmlake.system.registry import read_system_table
 from lsmlake.table import Table

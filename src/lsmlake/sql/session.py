@@ -10,9 +10,9 @@ from sqlglot import exp
 
 from lsmlake.catalog import Catalog
 from lsmlake.core.sql_lexer import Statement, rewrite_for_sqlglot, split_statements
-from lsmlake.errors import LsmlakeError
+from lsmlake.errors import LsmlakeError, SqlError
 from lsmlake.sql import alter, ddl, dml, merge, procedures
-from lsmlake.sql.common import Result, SqlError, short
+from lsmlake.sql.common import Result, short
 from lsmlake.sql.context import DEFAULT_DATABASE, SqlContext
 from lsmlake.sql.query import QueryEngine, parse_error_text, parse_query
 
