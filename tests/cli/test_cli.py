@@ -9,13 +9,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import click
 import pytest
 from click.testing import CliRunner, Result
 
 import lsmlake
 from lsmlake.cli import stream as cli_stream
 from lsmlake.cli.commands import statement_complete
-from lsmlake.cli.main import EXIT_CODES, EXIT_CODES_HELP, INTERRUPTED, main
+from lsmlake.cli.main import COMMANDS, EXIT_CODES, EXIT_CODES_HELP, INTERRUPTED, main
 from lsmlake.table import stream as table_stream
 
 SETUP = (
@@ -183,6 +184,16 @@ def test_help_imports_no_table_layer() -> None:
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert proc.stdout.splitlines()[-1] == "[]"
+
+
+def test_lazy_commands_are_listed_with_their_own_help() -> None:
+    """`lsmlake --help` lists each command from the lazy table, as click would from the loaded command."""
+    ctx = click.Context(main)
+    for name, (_, summary) in COMMANDS.items():
+        command = main.get_command(ctx, name)
+        assert isinstance(command, click.Command) and command.name == name
+        assert command.get_short_help_str(200) == click.Command(name, help=summary).get_short_help_str(200)
+    assert set(COMMANDS) == set(main.list_commands(ctx))
 
 
 def test_stream_modes_match_the_table_layer() -> None:

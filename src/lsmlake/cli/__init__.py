@@ -1,1 +1,1 @@
-"""The ``lsmlake`` command line."""
+"""The ``lsmlake`` command line: click commands over sql/ and the table facade, loaded when one runs."""

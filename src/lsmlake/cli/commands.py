@@ -1,71 +1,36 @@
-"""What the ``lsmlake`` commands do: SQL scripts and the prompt, table inspection, and printing rows as rich
-tables, JSON or CSV (``lsmlake.cli.main`` declares the commands and imports this module when one runs)."""
+"""The ``lsmlake`` commands (sql, demo, explain, compact, snapshots, inspect) and what they do.
+
+``lsmlake.cli.main`` loads this module by name when one of them runs, so ``--help`` stays light."""
 
 from __future__ import annotations
 
-import csv
 import datetime as dt
 import io
 import json
+import sys
 from collections.abc import Callable, Iterable
 from typing import Any
 
 import click
 import pyarrow as pa
 from rich.console import Console
-from rich.table import Table as RichTable
 
 from lsmlake.catalog import Catalog
+from lsmlake.cli.common import format_option, report
 from lsmlake.cli.demo import run_demo
 from lsmlake.cli.level_chart import render_levels_png
-from lsmlake.cli.values import cell_text, plain_value
+from lsmlake.cli.output import Printer
+from lsmlake.cli.values import plain_value
 from lsmlake.core.sql_lexer import tokenize
-from lsmlake.sql import Result, Session, SqlError
+from lsmlake.sql import Session, SqlError
 from lsmlake.sql.context import open_data_table
 from lsmlake.sql.ddl import describe_table
 from lsmlake.system.registry import read_system_table
 from lsmlake.table import Table
 
-# --------------------------------------------------------------------------- output
 
-
-class Printer:
-    """Writes tables and messages in one format; in json/csv, messages go to stderr."""
-
-    def __init__(self, fmt: str) -> None:
-        self.fmt = fmt
-
-    def table(self, table: pa.Table, title: str | None = None) -> None:
-        rows = table.to_pylist()
-        if self.fmt == "json":
-            click.echo(json.dumps([plain_value(r) for r in rows], ensure_ascii=False))
-        elif self.fmt == "csv":
-            buf = io.StringIO()
-            writer = csv.writer(buf, lineterminator="\n")
-            writer.writerow(table.column_names)
-            writer.writerows([["" if v is None else cell_text(v) for v in r.values()] for r in rows])
-            click.echo(buf.getvalue(), nl=False)
-        else:
-            out = RichTable(title=title)
-            for name in table.column_names:
-                out.add_column(name)
-            for r in rows:
-                out.add_row(*(cell_text(v) for v in r.values()))
-            Console(soft_wrap=True).print(out)
-
-    def message(self, text: str) -> None:
-        if text:
-            click.echo(text, err=self.fmt != "table")
-
-    def result(self, result: Result) -> None:
-        if result.table is not None and result.kind not in ("explain", "show create table"):
-            self.table(result.table)
-            if result.kind == "call":
-                self.message(result.message)
-        elif result.table is not None and self.fmt != "table":
-            self.table(result.table)
-        else:
-            self.message(result.message)
+def _printer(ctx: click.Context, fmt: str | None) -> Printer:
+    return Printer(fmt or ctx.obj["format"])
 
 
 def open_table(warehouse: str, identifier: str) -> Table:
@@ -144,21 +109,70 @@ def run_sql(
         printer.result(result)
 
 
+@click.command("sql")
+@click.argument("statements", required=False)
+@click.option("--file", "-f", "file", type=click.File("r"), help="Read statements from a file ('-' = stdin).")
+@click.option(
+    "--database", "-d", default="default", show_default=True, help="Database for unqualified names."
+)
+@click.option(
+    "--interactive", "-i", is_flag=True, help="Prompt for statements even when stdin is not a terminal."
+)
+@format_option
+@click.pass_context
+def sql_command(
+    ctx: click.Context,
+    statements: str | None,
+    file: io.TextIOBase | None,
+    database: str,
+    interactive: bool,
+    fmt: str | None,
+) -> None:
+    """Run SQL: ';'-separated STATEMENTS, a file, or (with neither) an interactive prompt.
+
+    Flink/Spark syntax: CREATE TABLE ... WITH (...), INSERT, UPDATE, DELETE, MERGE INTO, SELECT
+    (also from `t$files`-style system tables, with VERSION AS OF / FOR SYSTEM_TIME AS OF),
+    EXPLAIN, SHOW, DESCRIBE, USE and CALL sys.compact / expire_snapshots / create_tag / ...
+    """
+    if statements is not None and file is not None:
+        raise click.UsageError("give statements or --file, not both")
+    prompt = statements is None and file is None and (interactive or sys.stdin.isatty())
+    if statements is None and file is None and not prompt:
+        statements = sys.stdin.read()
+    text = statements if statements is not None else str(file.read() if file is not None else "")
+    printer = _printer(ctx, fmt)
+    run_sql(ctx.obj["warehouse"], database, text, printer, prompt=prompt, report=report)
+
+
 # --------------------------------------------------------------------------- table commands
 
 
-def demo(warehouse: str) -> None:
-    run_demo(warehouse, Console())
+@click.command("demo")
+@click.pass_context
+def demo_command(ctx: click.Context) -> None:
+    """Create a primary-key table, upsert and delete over several commits, show what is on disk."""
+    run_demo(ctx.obj["warehouse"], Console())
 
 
-def explain(warehouse: str, identifier: str, filter_: str | None, snapshot: int | None, fmt: str) -> None:
-    text = open_table(warehouse, identifier).explain(filter=filter_, snapshot_id=snapshot)
-    click.echo(json.dumps({"table": identifier, "plan": text}) if fmt == "json" else text)
+@click.command("explain")
+@click.argument("identifier")
+@click.option("--filter", "filter_", default=None, help='A SQL WHERE condition, e.g. "id = 3".')
+@click.option("--snapshot", type=int, default=None, help="Plan this snapshot instead of the latest.")
+@click.pass_context
+def explain_command(ctx: click.Context, identifier: str, filter_: str | None, snapshot: int | None) -> None:
+    """How a read of a table is planned: per bucket raw or merge, and why."""
+    text = open_table(ctx.obj["warehouse"], identifier).explain(filter=filter_, snapshot_id=snapshot)
+    click.echo(json.dumps({"table": identifier, "plan": text}) if ctx.obj["format"] == "json" else text)
 
 
-def compact(warehouse: str, identifier: str, full: bool, fmt: str) -> None:
-    sid = open_table(warehouse, identifier).compact(full=full)
-    if fmt == "json":
+@click.command("compact")
+@click.argument("identifier")
+@click.option("--full", is_flag=True, help="Rewrite everything into the highest level.")
+@click.pass_context
+def compact_command(ctx: click.Context, identifier: str, full: bool) -> None:
+    """Compact a table (the compaction strategy, or a full compaction) in one COMPACT snapshot."""
+    sid = open_table(ctx.obj["warehouse"], identifier).compact(full=full)
+    if ctx.obj["format"] == "json":
         click.echo(json.dumps({"table": identifier, "full": full, "snapshot_id": sid}))
     elif sid is not None:
         click.echo(f"compacted {identifier}: snapshot {sid}")
@@ -197,9 +211,16 @@ def snapshot_rows(table: Table, ids: Iterable[int]) -> pa.Table:
     return pa.Table.from_pylist(rows, schema=_SNAPSHOT_SCHEMA)
 
 
-def snapshots(warehouse: str, identifier: str, printer: Printer) -> None:
-    table = open_table(warehouse, identifier)
-    printer.table(snapshot_rows(table, table.snapshot_manager.snapshot_ids()), f"snapshots of {identifier}")
+@click.command("snapshots")
+@click.argument("identifier")
+@format_option
+@click.pass_context
+def snapshots_command(ctx: click.Context, identifier: str, fmt: str | None) -> None:
+    """List the snapshots of a table."""
+    table = open_table(ctx.obj["warehouse"], identifier)
+    _printer(ctx, fmt).table(
+        snapshot_rows(table, table.snapshot_manager.snapshot_ids()), f"snapshots of {identifier}"
+    )
 
 
 _LEVEL_COLUMNS = ["partition", "bucket", "level", "files", "records", "bytes"]
@@ -235,8 +256,20 @@ def _inspect_sections(table: Table) -> dict[str, pa.Table]:
     }
 
 
-def inspect(warehouse: str, identifier: str, printer: Printer, png: str | None) -> None:
-    table = open_table(warehouse, identifier)
+@click.command("inspect")
+@click.argument("identifier")
+@click.option(
+    "--png",
+    "png",
+    type=click.Path(dir_okay=False),
+    help="Also draw the LSM levels per bucket (needs matplotlib: pip install '.[png]').",
+)
+@format_option
+@click.pass_context
+def inspect_command(ctx: click.Context, identifier: str, fmt: str | None, png: str | None = None) -> None:
+    """A table's schema, options, latest snapshot, and data files per bucket and level."""
+    printer = _printer(ctx, fmt)
+    table = open_table(ctx.obj["warehouse"], identifier)
     if png:
         render_levels_png(files_per_level(table), png, title=f"{table.name}: data per level and bucket")
     sections = _inspect_sections(table)

@@ -3,25 +3,15 @@
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
 
 import click
+import pyarrow as pa
 
+from lsmlake.cli.commands import open_table
 from lsmlake.cli.values import cell_text, plain_value
+from lsmlake.table.stream import STREAM_MODES
 
-if TYPE_CHECKING:
-    import pyarrow as pa
-
-# table_stream.STREAM_MODES (a test keeps them equal), written out so that `lsmlake --help` need not
-# import the table layer.
-STREAM_MODES = (
-    "latest-full",
-    "latest",
-    "from-snapshot",
-    "from-snapshot-full",
-    "from-timestamp",
-    "compacted-full",
-)
+__all__ = ["STREAM_MODES", "echo_changes", "stream_command"]
 
 
 def echo_changes(changes: pa.Table, snapshot_id: int | None, *, as_json: bool) -> None:
@@ -73,8 +63,6 @@ def stream_command(
 ) -> None:
     """Print the changes of a table as they are committed, one row per line with its row kind
     (+I, -U, +U, -D); the first lines are the current contents unless --mode latest. Ctrl-C stops."""
-    from lsmlake.cli.commands import open_table
-
     table = open_table(ctx.obj["warehouse"], identifier)
     if mode is None and snapshot is not None:
         mode = "from-snapshot"
