@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 import pyarrow as pa
 
 from lsmlake.core.fileio import FileIO
-from lsmlake.core.options import validate_create_options
+from lsmlake.core.options import CoreOptions, validate_create_options
 from lsmlake.core.paths import is_inside
 from lsmlake.core.schema import SCHEMA_PREFIX, TableSchema, read_schema, schema_file_name, write_schema
 from lsmlake.core.types import assign_field_ids, from_arrow_type
@@ -242,18 +242,18 @@ def build_schema(
             raise SchemaMismatchError(f"table {table_name}: {what} lists a column twice: {cols}")
     if primary_key and set(primary_key) <= set(partition_keys):
         raise SchemaMismatchError(f"table {table_name}: the primary key must not be just the partition keys")
-    nullable_pk = options.get("primary-key.nullable", "false").lower() == "true"
+    nullable_pk = options.get(CoreOptions.PRIMARY_KEY_NULLABLE.key, "false").lower() == "true"
     try:
         validate_create_options(options, primary_key_table=bool(primary_key))
     except InvalidOptionError as e:
         raise InvalidOptionError(f"table {table_name}: {e}") from None
-    bucket = int(options.get("bucket", "-1"))
+    bucket = int(options.get(CoreOptions.BUCKET.key, "-1"))
     if primary_key and bucket > 0 and not set(partition_keys) <= set(primary_key):
         raise InvalidOptionError(
             f"table {table_name}: with a fixed bucket count the primary key {primary_key} must include "
             f"every partition key {partition_keys}"
         )
-    bucket_key = options.get("bucket-key")
+    bucket_key = options.get(CoreOptions.BUCKET_KEY.key)
     if bucket_key:
         for col in bucket_key.split(","):
             if col not in names or col in partition_keys or (primary_key and col not in primary_key):

@@ -35,9 +35,9 @@ class AssignerConfig:
 
     @staticmethod
     def of(options: CoreOptions) -> AssignerConfig:
-        target = options.get_int("dynamic-bucket.target-row-num", 2_000_000)
-        initial = options.get_int("dynamic-bucket.initial-buckets", 1)
-        max_buckets = options.get_int("dynamic-bucket.max-buckets", -1)
+        target = options.get(CoreOptions.DYNAMIC_BUCKET_TARGET_ROW_NUM)
+        initial = options.dynamic_bucket_initial_buckets
+        max_buckets = options.get(CoreOptions.DYNAMIC_BUCKET_MAX_BUCKETS)
         if target <= 0:
             raise InvalidOptionError(f"option 'dynamic-bucket.target-row-num' must be > 0, got {target}")
         if initial <= 0:

@@ -12,10 +12,10 @@ from itertools import count
 from typing import TYPE_CHECKING
 
 from lsmlake.core.binary_row import Timestamp
+from lsmlake.core.options import CoreOptions
 from lsmlake.core.types import DataType
 
 if TYPE_CHECKING:
-    from lsmlake.core.options import CoreOptions
     from lsmlake.core.schema import TableSchema
 
 _ESCAPED = frozenset(chr(c) for c in range(0x20)) | frozenset("\"#%'*/:=?\\\x7f{}[]^")
@@ -89,7 +89,7 @@ def partition_directory(schema: TableSchema, options: CoreOptions, values: Seque
         default_name=options.partition_default_name,
         legacy=options.partition_legacy_name,
     )
-    directory = options.get("data-file.path-directory")
+    directory = options.get(CoreOptions.DATA_FILE_PATH_DIRECTORY)
     if directory:
         part = posixpath.join(directory, part) if part else directory
     return part

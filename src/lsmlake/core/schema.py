@@ -12,6 +12,7 @@ from typing import Any
 import pyarrow as pa
 
 from lsmlake.core.fileio import FileIO
+from lsmlake.core.options import CoreOptions
 from lsmlake.core.types import (
     DataField,
     DataType,
@@ -106,7 +107,7 @@ class TableSchema:
     @property
     def bucket_keys(self) -> list[str]:
         """Option ``bucket-key`` (comma separated) when set, else the trimmed primary keys."""
-        raw = self.options.get("bucket-key")
+        raw = self.options.get(CoreOptions.BUCKET_KEY.key)
         if raw is not None and raw.strip():
             return raw.split(",")
         return self.trimmed_primary_keys
@@ -115,10 +116,10 @@ class TableSchema:
     def effective_options(self) -> dict[str, str]:
         """Options with the legacy defaults Java injects for old schema versions (bucket=1, orc)."""
         out = dict(self.options)
-        if self.version <= PAIMON_07_VERSION and "bucket" not in out:
-            out["bucket"] = "1"
-        if self.version <= PAIMON_08_VERSION and "file.format" not in out:
-            out["file.format"] = "orc"
+        if self.version <= PAIMON_07_VERSION and CoreOptions.BUCKET.key not in out:
+            out[CoreOptions.BUCKET.key] = "1"
+        if self.version <= PAIMON_08_VERSION and CoreOptions.FILE_FORMAT.key not in out:
+            out[CoreOptions.FILE_FORMAT.key] = "orc"
         return out
 
     def logical_arrow_schema(self) -> pa.Schema:

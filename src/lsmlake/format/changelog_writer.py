@@ -15,14 +15,14 @@ from lsmlake.metadata.data_file import DataFileMeta
 
 # `changelog-file.*` options override the data-file ones for changelog files
 _OVERRIDES = {
-    "changelog-file.format": "file.format",
-    "changelog-file.compression": "file.compression",
-    "changelog-file.stats-mode": "metadata.stats-mode",
+    CoreOptions.CHANGELOG_FILE_FORMAT.key: CoreOptions.FILE_FORMAT.key,
+    CoreOptions.CHANGELOG_FILE_COMPRESSION.key: CoreOptions.FILE_COMPRESSION.key,
+    CoreOptions.CHANGELOG_FILE_STATS_MODE.key: CoreOptions.METADATA_STATS_MODE.key,
 }
 
 
 def changelog_file_prefix(options: CoreOptions) -> str:
-    return options.get("changelog-file.prefix") or "changelog-"
+    return options.get(CoreOptions.CHANGELOG_FILE_PREFIX)
 
 
 def changelog_options(options: CoreOptions) -> CoreOptions:

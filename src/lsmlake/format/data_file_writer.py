@@ -152,7 +152,7 @@ class FileMetaBuilder:
         self.values = StatsAccumulator(
             schema.field_names,
             [f.type for f in schema.fields],
-            mode=writer.options.get("metadata.stats-mode") or "truncate(16)",
+            mode=writer.options.get(CoreOptions.METADATA_STATS_MODE),
         )
         kfields = key_fields(schema) if writer.primary_key_table else []
         self.key_names = [f.name for f in kfields]

@@ -125,7 +125,7 @@ def expire_changelogs(
     consumer_next = min_next_snapshot(table_io, root)
     if consumer_next is not None:
         end = min(end, consumer_next)
-    end = min(end, earliest + options.get_int("snapshot.expire.limit", 50), latest)
+    end = min(end, earliest + options.get(CoreOptions.SNAPSHOT_EXPIRE_LIMIT), latest)
     if end <= earliest:
         return []
     for cid in range(low, end + 1):

@@ -38,9 +38,9 @@ class RowDeduplicate:
 
     @staticmethod
     def of(options: CoreOptions, value_names: Sequence[str]) -> RowDeduplicate | None:
-        if not options.get_bool("changelog-producer.row-deduplicate"):
+        if not options.get(CoreOptions.CHANGELOG_PRODUCER_ROW_DEDUPLICATE):
             return None
-        ignored = options.get("changelog-producer.row-deduplicate-ignore-fields") or ""
+        ignored = options.get(CoreOptions.CHANGELOG_PRODUCER_ROW_DEDUPLICATE_IGNORE_FIELDS) or ""
         skip = {s.strip() for s in ignored.split(",") if s.strip()}
         return RowDeduplicate(tuple(n for n in value_names if n not in skip))
 

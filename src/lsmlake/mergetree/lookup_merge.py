@@ -27,7 +27,7 @@ def needs_lookup(options: CoreOptions) -> bool:
         options.deletion_vectors_enabled
         or options.merge_engine == "first-row"
         or options.changelog_producer == "lookup"
-        or options.get_bool("force-lookup")
+        or options.get(CoreOptions.FORCE_LOOKUP)
     )
 
 

@@ -91,11 +91,7 @@ def merge_sort_keys(
     key_names: Sequence[str], options: CoreOptions, *, seq_column: str | None = SEQUENCE_NUMBER
 ) -> list[tuple[str, str]]:
     """Paimon's merge order: key, then ``sequence.field`` (its sort order, nulls first), then arrival."""
-    order = (
-        "descending"
-        if (options.get("sequence.field.sort-order") or "").lower() == "descending"
-        else "ascending"
-    )
+    order = "descending" if options.sequence_descending else "ascending"
     keys = [(k, "ascending") for k in key_names]
     keys += [(s, order) for s in options.sequence_fields if options.merge_engine != "first-row"]
     if seq_column is not None:

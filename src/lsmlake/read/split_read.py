@@ -170,7 +170,7 @@ def _merge(ctx: ReadContext, table: pa.Table, *, ordered_runs: bool, run_lengths
         ctx.key_names,
         merge_function=ctx.merge_function,
         sequence_fields=ctx.sequence_fields,
-        descending=(opts.get("sequence.field.sort-order") or "ascending").lower() == "descending",
+        descending=opts.sequence_descending,
         where=f"table {ctx.root}",
         keep_deletes=ctx.keep_row_kind,
         ordered_runs=ordered_runs,

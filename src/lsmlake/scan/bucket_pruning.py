@@ -38,7 +38,7 @@ class BucketSelector:
         self.columns: list[pa.Array] | None = None
         self.types = [schema.field(k).type for k in schema.bucket_keys] if schema.bucket_keys else []
         self._buckets: dict[int, frozenset[int]] = {}
-        default_hash = (options.get("bucket-function.type") or "default").lower() == "default"
+        default_hash = options.get(CoreOptions.BUCKET_FUNCTION_TYPE) == "default"
         if predicate is None or options.bucket <= 0 or not self.types or not default_hash:
             return
         literals = _bucket_key_literals(predicate, schema.bucket_keys)

@@ -116,12 +116,12 @@ def resolve_snapshot(io: FileIO, root: str, snapshot_id: int | None, options: Co
                 f"scan option {key!r} is not supported here (table {root}); Table.read and Table.scan "
                 "resolve time travel, Table.read incremental reads"
             )
-    mode = (options.get("scan.mode") or "default").lower()
+    mode = options.get(CoreOptions.SCAN_MODE)
     if mode not in BATCH_SCAN_MODES:
         raise UnsupportedError(f"scan.mode={mode!r} is not supported for batch reads (table {root})")
     manager = SnapshotManager(io, root)
-    if snapshot_id is None and options.get("scan.snapshot-id") is not None:
-        snapshot_id = options.get_int("scan.snapshot-id")
+    if snapshot_id is None:
+        snapshot_id = options.get(CoreOptions.SCAN_SNAPSHOT_ID)
     if snapshot_id is None:
         return manager.latest()
     if snapshot_id <= 0:
@@ -134,7 +134,7 @@ def skip_level0(schema: TableSchema, options: CoreOptions) -> bool:
     if not schema.primary_keys:
         return False
     if options.deletion_vectors_enabled:
-        return not options.get_bool("deletion-vectors.merge-on-read")
+        return not options.get(CoreOptions.DELETION_VECTORS_MERGE_ON_READ)
     return options.merge_engine == "first-row"
 
 
@@ -272,7 +272,7 @@ class _Planner:
     def index_path(self, partition: bytes, bucket: int, name: str, external: str | None) -> str:
         if external:
             return external
-        if self.options.get_bool("index-file-in-data-file-dir"):
+        if self.options.get(CoreOptions.INDEX_FILE_IN_DATA_FILE_DIR):
             return posixpath.join(self.bucket_path(partition, bucket), name)
         return self.paths.index_file(name)
 
@@ -312,7 +312,7 @@ def plan_scan(
     """Plan a batch read of one snapshot into splits (see module docstring): ``snapshot`` when given
     (e.g. a tag's, which may have expired from `snapshot/`), else as :func:`resolve_snapshot` picks.
     ``streaming``: the first plan of a stream, which never skips level 0 (Java: batch scans only)."""
-    if options.get_bool("data-evolution.enabled"):
+    if options.get(CoreOptions.DATA_EVOLUTION_ENABLED):
         raise UnsupportedError(f"table {root} uses data-evolution.enabled, which lsmlake cannot read yet")
     filters = split_filters(predicate, schema)
     planner = _Planner(io, root, schema, options, filters)
@@ -327,8 +327,8 @@ def plan_scan(
         dv_files = planner.deletion_files(snapshot)
     except MissingFileError as e:
         raise MissingFileError(f"{e}; snapshot {snapshot.id} of table {root} references it") from e
-    target = options.get_size("source.split.target-size")
-    open_cost = options.get_size("source.split.open-file-cost")
+    target = options.get(CoreOptions.SOURCE_SPLIT_TARGET_SIZE)
+    open_cost = options.get(CoreOptions.SOURCE_SPLIT_OPEN_FILE_COST)
     bounds = KeyBounds([f.type for f in planner.key_fields])
     splits: list[Split] = []
     buckets: list[BucketPlan] = []

@@ -349,8 +349,8 @@ def _update_type(st: _State, change: UpdateColumnType) -> None:
     st.protect_partition(change.name, "change the type of")
     st.protect_primary_key(change.name, "change the type of")
     f = st.fields[i]
-    bucketed = int(st.options.get("bucket", "-1")) > 0
-    if bucketed and change.name in _split_list(st.options.get("bucket-key", "")):
+    bucketed = int(st.options.get(CoreOptions.BUCKET.key, "-1")) > 0
+    if bucketed and change.name in _split_list(st.options.get(CoreOptions.BUCKET_KEY.key, "")):
         raise _err(
             st.table,
             f"cannot change the type of bucket-key column {change.name!r}: rows would hash to other buckets",
@@ -453,7 +453,7 @@ def validate_schema(s: TableSchema, table: str, *, previous: Mapping[str, str] |
         raise InvalidOptionError(
             f"table {table}: with a fixed bucket count the primary key must include every partition key"
         )
-    bucket_key = s.options.get("bucket-key")
+    bucket_key = s.options.get(CoreOptions.BUCKET_KEY.key)
     if bucket_key:
         for col in bucket_key.split(","):
             if col not in names or col in s.partition_keys or (pk_table and col not in s.primary_keys):
@@ -477,7 +477,7 @@ def validate_schema(s: TableSchema, table: str, *, previous: Mapping[str, str] |
     rowkind = opts.rowkind_field
     if rowkind is not None and rowkind not in names:
         raise InvalidOptionError(f"table {table}: rowkind.field {rowkind!r} can not be found in table schema")
-    nullable_pk = opts.get_bool("primary-key.nullable")
+    nullable_pk = opts.get(CoreOptions.PRIMARY_KEY_NULLABLE)
     for k in s.primary_keys:
         if s.field(k).type.nullable and not nullable_pk:
             raise _err(table, f"primary-key column {k!r} must be NOT NULL")

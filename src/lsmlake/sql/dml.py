@@ -8,6 +8,7 @@ import duckdb
 import pyarrow as pa
 from sqlglot import exp
 
+from lsmlake.core.options import CoreOptions
 from lsmlake.core.sql_lexer import strip_hint
 from lsmlake.errors import SchemaMismatchError, SqlError, UnsupportedError
 from lsmlake.sql.common import Result, duckdb_type
@@ -58,9 +59,9 @@ def check_deletable(table: Table, what: str) -> None:
     allowed = {
         "deduplicate": True,
         "first-row": False,
-        "partial-update": opts.get_bool("partial-update.remove-record-on-delete")
-        or bool(opts.get("partial-update.remove-record-on-sequence-group")),
-        "aggregation": opts.get_bool("aggregation.remove-record-on-delete"),
+        "partial-update": opts.get(CoreOptions.PARTIAL_UPDATE_REMOVE_RECORD_ON_DELETE)
+        or bool(opts.get(CoreOptions.PARTIAL_UPDATE_REMOVE_RECORD_ON_SEQUENCE_GROUP)),
+        "aggregation": opts.get(CoreOptions.AGGREGATION_REMOVE_RECORD_ON_DELETE),
     }.get(engine, False)
     if not allowed:
         raise UnsupportedError(f"{what}: merge-engine {engine!r} of {table.name} does not accept deletes")

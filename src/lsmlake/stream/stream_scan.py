@@ -39,18 +39,18 @@ class StartingPoint:
 
 def stream_mode(options: CoreOptions) -> str:
     """`scan.mode` with ``default`` resolved as Paimon's ``CoreOptions.startupMode()`` does."""
-    mode = (options.get("scan.mode") or "default").lower()
+    mode = options.get(CoreOptions.SCAN_MODE)
     if mode not in STREAM_SCAN_MODES:
         raise UnsupportedError(f"scan.mode={mode!r} is not supported for streaming reads")
     if mode == "full":
         return "latest-full"
     if mode != "default":
         return mode
-    if options.get("scan.timestamp-millis") is not None or options.get("scan.timestamp") is not None:
+    if options.is_set(CoreOptions.SCAN_TIMESTAMP_MILLIS) or options.is_set(CoreOptions.SCAN_TIMESTAMP):
         return "from-timestamp"
-    if options.get("scan.snapshot-id") is not None:
+    if options.is_set(CoreOptions.SCAN_SNAPSHOT_ID):
         return "from-snapshot"
-    if options.get("scan.tag-name") is not None:
+    if options.is_set(CoreOptions.SCAN_TAG_NAME):
         raise UnsupportedError("a stream cannot start from a tag (scan.tag-name); use scan.snapshot-id")
     return "latest-full"
 
@@ -73,10 +73,10 @@ def full_phase_levels(options: CoreOptions, num_levels: int) -> Callable[[int], 
 
 
 def _start_millis(options: CoreOptions) -> int:
-    raw = options.get("scan.timestamp-millis")
-    if raw is not None:
-        return options.get_int("scan.timestamp-millis")
-    text = options.get("scan.timestamp") or ""
+    millis = options.get(CoreOptions.SCAN_TIMESTAMP_MILLIS)
+    if millis is not None:
+        return millis
+    text = options.get(CoreOptions.SCAN_TIMESTAMP) or ""
     try:
         return int(dt.datetime.fromisoformat(text).timestamp() * 1000)
     except ValueError:
@@ -87,8 +87,8 @@ def _latest_compacted(manager: SnapshotManager, options: CoreOptions, latest: in
     """The newest COMPACT snapshot (every `full-compaction.delta-commits`-th with the full-compaction
     producer or that option set); the latest snapshot when there is none."""
     delta_commits: int | None = None
-    if options.changelog_producer == "full-compaction" or options.get("full-compaction.delta-commits"):
-        delta_commits = options.get_int("full-compaction.delta-commits", 1)
+    if options.changelog_producer == "full-compaction" or options.full_compaction_delta_commits:
+        delta_commits = options.get(CoreOptions.FULL_COMPACTION_DELTA_COMMITS) or 1
     for sid in range(latest, earliest - 1, -1):
         s = manager.snapshot(sid)
         if s.commit_kind == COMPACT and (delta_commits is None or s.commit_identifier % delta_commits == 0):
@@ -116,7 +116,7 @@ def starting_point(
     first_change = earliest
     if earliest is not None and earliest_changelog is not None:
         first_change = min(earliest, earliest_changelog)
-    if consumer_next is not None and not options.get_bool("consumer.ignore-progress"):
+    if consumer_next is not None and not options.get(CoreOptions.CONSUMER_IGNORE_PROGRESS):
         if first_change is None:
             return None
         return StartingPoint(None, max(consumer_next, first_change))
@@ -132,11 +132,12 @@ def starting_point(
         sid = _latest_compacted(manager, options, latest, earliest)
         return StartingPoint(sid, sid + 1)
     if mode in ("from-snapshot", "from-snapshot-full"):
-        if options.get("scan.snapshot-id") is None:
+        start = options.get(CoreOptions.SCAN_SNAPSHOT_ID)
+        if start is None:
             raise InvalidOptionError(f"scan.mode={mode} needs scan.snapshot-id")
         if mode == "from-snapshot":
-            return StartingPoint(None, max(options.get_int("scan.snapshot-id"), first_change or earliest))
-        sid = max(options.get_int("scan.snapshot-id"), earliest)
+            return StartingPoint(None, max(start, first_change or earliest))
+        sid = max(start, earliest)
         if sid > latest:
             raise NoSuchSnapshotError(f"snapshot {sid} does not exist yet (latest is {latest})")
         return StartingPoint(sid, sid + 1)
@@ -192,8 +193,8 @@ def restrict_levels(
         groups = split_for_batch(
             [f for f, _ in kept],
             bounds,
-            target_size=options.get_size("source.split.target-size"),
-            open_file_cost=options.get_size("source.split.open-file-cost"),
+            target_size=options.get(CoreOptions.SOURCE_SPLIT_TARGET_SIZE),
+            open_file_cost=options.get(CoreOptions.SOURCE_SPLIT_OPEN_FILE_COST),
             deletion_vectors=options.deletion_vectors_enabled,
             merge_engine=options.merge_engine,
         )

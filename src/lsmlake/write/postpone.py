@@ -42,19 +42,19 @@ def postpone_bucket_num(restored: RestoredState, partition: bytes, options: Core
     for (p, bucket), entries in restored.files.items():
         if p == partition and bucket >= 0 and entries and entries[0].total_buckets > 0:
             return entries[0].total_buckets
-    default = options.get("postpone.default-bucket-num")
-    if default is not None:
-        n = options.get_int("postpone.default-bucket-num")
+    n = options.get(CoreOptions.POSTPONE_DEFAULT_BUCKET_NUM)
+    if n is not None:
         if n <= 0:
             raise InvalidOptionError(f"option 'postpone.default-bucket-num' must be > 0, got {n}")
         return n
     files = [e.file for e in restored.entries(partition, POSTPONE_BUCKET)]
-    if options.get("postpone.target-row-num-per-bucket") is not None:
-        target = options.get_int("postpone.target-row-num-per-bucket")
+    target_rows = options.get(CoreOptions.POSTPONE_TARGET_ROW_NUM_PER_BUCKET)
+    if target_rows is not None:
+        target = target_rows
         value = sum(f.row_count for f in files)
-        key = "postpone.target-row-num-per-bucket"
+        key = CoreOptions.POSTPONE_TARGET_ROW_NUM_PER_BUCKET.key
     else:
-        key = "postpone.target-size-per-bucket"
+        key = CoreOptions.POSTPONE_TARGET_SIZE_PER_BUCKET.key
         target = parse_memory_size(key, options.get(key) or DEFAULT_TARGET_SIZE)
         value = sum(f.file_size for f in files)
     if target <= 0:
@@ -142,9 +142,9 @@ class PostponeCompactor:
             entries = self.restored.entries(partition, POSTPONE_BUCKET)
             files = _replay_order([e.file for e in entries])
             num = postpone_bucket_num(self.restored, partition, self.options)
-            raw = {**self.options.raw, "bucket": str(num)}
-            if raw.get("changelog-producer") == "input":
-                raw["changelog-producer"] = "none"  # the input changelog was written with the postponed rows
+            raw = {**self.options.raw, CoreOptions.BUCKET.key: str(num)}
+            if raw.get(CoreOptions.CHANGELOG_PRODUCER.key) == "input":
+                raw[CoreOptions.CHANGELOG_PRODUCER.key] = "none"  # the input changelog was written with the postponed rows
             options = CoreOptions.of(raw, primary_key_table=True)
             writer = FileStoreWrite(
                 self.io,

@@ -94,7 +94,7 @@ class FileStoreWrite:
         self._router = router_for(io, table_root, schema, options, lambda: self.restored.snapshot)
         if pk and self.num_buckets == POSTPONE_BUCKET:
             self.options = postpone_write_options(options)
-        self._buffer_limit = options.get_size("write-buffer-size")
+        self._buffer_limit = options.get(CoreOptions.WRITE_BUFFER_SIZE)
         self.merge_function = merge_function_for(options, schema) if pk else Deduplicate()
 
     @property
@@ -106,7 +106,7 @@ class FileStoreWrite:
         if self.options.ignore_delete and self.schema.primary_keys:
             keep = (kinds == RowKind.INSERT) | (kinds == RowKind.UPDATE_AFTER)
             rows, kinds = rows.filter(pa.array(keep)), kinds[keep]
-        elif self.options.get_bool("ignore-update-before") and self.schema.primary_keys:
+        elif self.options.get(CoreOptions.IGNORE_UPDATE_BEFORE) and self.schema.primary_keys:
             keep = kinds != RowKind.UPDATE_BEFORE
             rows, kinds = rows.filter(pa.array(keep)), kinds[keep]
         if self.schema.primary_keys:
@@ -154,7 +154,7 @@ class FileStoreWrite:
             sequence = np.arange(first, first + len(indices), dtype=np.int64)[order]
             return to_kv_table(rows.take(pa.array(final)), kinds[final], sequence, self.schema)
         names = key_names + list(self.options.sequence_fields)
-        descending = (self.options.get("sequence.field.sort-order") or "").lower() == "descending"
+        descending = self.options.sequence_descending
         sort_keys = sort_by_key(
             rows.select(names)
             .take(pa.array(indices))
@@ -212,7 +212,7 @@ class FileStoreWrite:
             kv = parts[0]
             knames = [f.name for f in key_fields(self.schema)]
             if len(parts) > 1:
-                descending = (self.options.get("sequence.field.sort-order") or "").lower() == "descending"
+                descending = self.options.sequence_descending
                 kv = sort_by_key(
                     pa.concat_tables(parts),
                     knames,
@@ -239,8 +239,8 @@ class FileStoreWrite:
         """Flush every buffer, compact the buckets written (unless ``write-only``); one message per bucket."""
         items = list(self._buffers.items())
         self._map(lambda item: self._flush(item[1]), items, parallel=True)
-        compact = compact and bool(self.schema.primary_keys) and not self.options.get_bool("write-only")
-        full = full or (self.options.get_int("full-compaction.delta-commits", 0) > 0)
+        compact = compact and bool(self.schema.primary_keys) and not self.options.get(CoreOptions.WRITE_ONLY)
+        full = full or (self.options.full_compaction_delta_commits > 0)
         # Paimon's full-compaction producer without `full-compaction.delta-commits` compacts fully every commit
         full = full or self.options.changelog_producer == "full-compaction"
 

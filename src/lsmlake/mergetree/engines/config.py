@@ -130,7 +130,7 @@ def engine_config(
     if rowkind is not None:
         _require(rowkind, names, "option 'rowkind.field'")
     _check_fields_prefix(raw, names)
-    descending = (options.get("sequence.field.sort-order") or "ascending").strip().lower() == "descending"
+    descending = options.sequence_descending
     common: dict[str, Any] = {
         "engine": engine,
         "fields": tuple(names),
@@ -161,8 +161,8 @@ def _partial_update(
         for s in g.sequence_fields:
             if types[s].root in NOT_COMPARABLE:
                 raise InvalidOptionError(f"field '{s}' of type {types[s]} cannot order a sequence-group")
-    remove_on_delete = options.get_bool("partial-update.remove-record-on-delete")
-    on_group = options.get("partial-update.remove-record-on-sequence-group")
+    remove_on_delete = options.get(CoreOptions.PARTIAL_UPDATE_REMOVE_RECORD_ON_DELETE)
+    on_group = options.get(CoreOptions.PARTIAL_UPDATE_REMOVE_RECORD_ON_SEQUENCE_GROUP)
     ignore = options.ignore_delete
     ignore_key = options.ignore_delete_key  # name the key the user set (it has fallback keys)
     if remove_on_delete and ignore:
@@ -219,7 +219,7 @@ def _aggregation(
     seq: tuple[str, ...],
     options: CoreOptions,
 ) -> EngineConfig:
-    remove_on_delete = options.get_bool("aggregation.remove-record-on-delete")
+    remove_on_delete = options.get(CoreOptions.AGGREGATION_REMOVE_RECORD_ON_DELETE)
     functions = {}
     for name in names:
         if name in pk:

@@ -1,0 +1,297 @@
+"""Every table option lsmlake knows, declared once with Paimon's key, type and default."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from lsmlake.core.options.config_option import (
+    ConfigOption,
+    bool_option,
+    duration_option,
+    enum_option,
+    int_option,
+    lower_option,
+    memory_option,
+    optional_duration,
+    optional_int,
+    optional_memory,
+    optional_string,
+    string_option,
+)
+
+NO_EFFECT = "Accepted; no effect in lsmlake"
+SCAN_MODES = (
+    "default",
+    "latest-full",
+    "full",
+    "latest",
+    "compacted-full",
+    "from-timestamp",
+    "from-creation-timestamp",
+    "from-file-creation-time",
+    "from-snapshot",
+    "from-snapshot-full",
+    "incremental",
+)
+
+
+class OptionDeclarations:
+    """The declarations, read as ``options.get(CoreOptions.BUCKET)`` (``CoreOptions`` inherits them)."""
+
+    # -- layout: buckets, partitions, files
+    BUCKET = int_option("bucket", -1, "Bucket count: a fixed number, -1 dynamic, -2 postpone.")
+    BUCKET_KEY = optional_string("bucket-key", "Columns that route rows to buckets (default: the primary key).")
+    BUCKET_FUNCTION_TYPE = enum_option(
+        "bucket-function.type", "default", ("default", "mod", "hive"), "How a bucket key is hashed to a bucket."
+    )
+    DYNAMIC_BUCKET_TARGET_ROW_NUM = int_option(
+        "dynamic-bucket.target-row-num", 2_000_000, "Rows per bucket before a dynamic-bucket table opens a new one."
+    )
+    DYNAMIC_BUCKET_INITIAL_BUCKETS = optional_int(
+        "dynamic-bucket.initial-buckets", "Buckets a partition starts with in dynamic-bucket mode (lsmlake: 1)."
+    )
+    DYNAMIC_BUCKET_MAX_BUCKETS = int_option(
+        "dynamic-bucket.max-buckets", -1, "Most buckets per partition in dynamic-bucket mode (-1: no limit)."
+    )
+    DYNAMIC_BUCKET_ASSIGNER_PARALLELISM = optional_int(
+        "dynamic-bucket.assigner-parallelism", "Number of bucket assigners (default: initial buckets)."
+    )
+    CROSS_PARTITION_UPSERT_INDEX_TTL = optional_duration(
+        "cross-partition-upsert.index-ttl", f"{NO_EFFECT} (a Flink state TTL)."
+    )
+    CROSS_PARTITION_UPSERT_BOOTSTRAP_PARALLELISM = int_option(
+        "cross-partition-upsert.bootstrap-parallelism", 10, f"{NO_EFFECT} (a Flink parallelism)."
+    )
+    POSTPONE_DEFAULT_BUCKET_NUM = optional_int(
+        "postpone.default-bucket-num", "Buckets a postponed partition gets when first compacted."
+    )
+    POSTPONE_TARGET_ROW_NUM_PER_BUCKET = optional_int(
+        "postpone.target-row-num-per-bucket", "Rows per bucket when estimating a postponed partition's buckets."
+    )
+    POSTPONE_TARGET_SIZE_PER_BUCKET = memory_option(
+        "postpone.target-size-per-bucket", "1 gb", "Bytes per bucket when estimating a postponed partition's buckets."
+    )
+    POSTPONE_BATCH_WRITE_FIXED_BUCKET = bool_option(
+        "postpone.batch-write-fixed-bucket", True, f"{NO_EFFECT} (batch writes to postpone tables)."
+    )
+    POSTPONE_MERGE_ON_READ = bool_option("postpone.merge-on-read", False, f"{NO_EFFECT}.")
+    PARTITION_DEFAULT_NAME = string_option(
+        "partition.default-name", "__DEFAULT_PARTITION__", "Directory name of a null partition value."
+    )
+    PARTITION_LEGACY_NAME = bool_option(
+        "partition.legacy-name", True, "Partition directory names as Paimon's legacy toString."
+    )
+    PATH = optional_string("path", "The table's location (set by the catalog).")
+    FILE_FORMAT = lower_option("file.format", "parquet", "Data file format: parquet or orc (avro is read only).")
+    FILE_COMPRESSION = lower_option("file.compression", "zstd", "Data file compression codec.")
+    FILE_COMPRESSION_ZSTD_LEVEL = int_option("file.compression.zstd-level", 1, "zstd level of data files.")
+    FILE_SUFFIX_INCLUDE_COMPRESSION = bool_option("file.suffix.include.compression", False, f"{NO_EFFECT}.")
+    TARGET_FILE_SIZE = optional_memory(
+        "target-file-size", "Data file size to roll at (128 mb for primary-key tables, 256 mb for append tables)."
+    )
+    DATA_FILE_PREFIX = string_option("data-file.prefix", "data-", "File name prefix of data files.")
+    DATA_FILE_PATH_DIRECTORY = optional_string(
+        "data-file.path-directory", "Directory under the table root that holds the data files."
+    )
+    DATA_FILE_THIN_MODE = bool_option("data-file.thin-mode", False, f"{NO_EFFECT}.")
+    INDEX_FILE_IN_DATA_FILE_DIR = bool_option(
+        "index-file-in-data-file-dir", False, "Index files live in the bucket directories."
+    )
+    METADATA_STATS_MODE = string_option(
+        "metadata.stats-mode", "truncate(16)", "Column stats kept per data file: none, counts, truncate(N), full."
+    )
+    METADATA_STATS_DENSE_STORE = bool_option(
+        "metadata.stats-dense-store", True, "Stats of only the columns that have them."
+    )
+    METADATA_STATS_KEEP_FIRST_N_COLUMNS = int_option(
+        "metadata.stats-keep-first-n-columns", -1, f"{NO_EFFECT} (stats are kept for every column)."
+    )
+    FILE_INDEX_IN_MANIFEST_THRESHOLD = memory_option(
+        "file-index.in-manifest-threshold", "500 b", "File indexes up to this size are embedded in the manifest."
+    )
+    CHANGELOG_FILE_PREFIX = string_option("changelog-file.prefix", "changelog-", "File name prefix of changelog files.")
+    CHANGELOG_FILE_FORMAT = optional_string("changelog-file.format", "Format of changelog files (default: file.format).")
+    CHANGELOG_FILE_COMPRESSION = optional_string(
+        "changelog-file.compression", "Compression of changelog files (default: file.compression)."
+    )
+    CHANGELOG_FILE_STATS_MODE = optional_string(
+        "changelog-file.stats-mode", "Stats mode of changelog files (default: metadata.stats-mode)."
+    )
+    DELETION_VECTOR_INDEX_FILE_TARGET_SIZE = memory_option(
+        "deletion-vector.index-file.target-size", "2 mb", f"{NO_EFFECT} (one index file per bucket)."
+    )
+    # -- manifests
+    MANIFEST_FORMAT = optional_string("manifest.format", "Manifest file format (avro).")
+    MANIFEST_COMPRESSION = lower_option("manifest.compression", "zstd", "Manifest file compression codec.")
+    MANIFEST_TARGET_FILE_SIZE = memory_option("manifest.target-file-size", "8 mb", "Size of a merged manifest file.")
+    MANIFEST_MERGE_MIN_COUNT = int_option(
+        "manifest.merge-min-count", 30, "Manifest files that trigger a minor merge of small manifests."
+    )
+    MANIFEST_FULL_COMPACTION_THRESHOLD_SIZE = memory_option(
+        "manifest.full-compaction-threshold-size", "16 mb", "Deleted-entry bytes that trigger a full manifest merge."
+    )
+    # -- write and merge
+    WRITE_BUFFER_SIZE = memory_option("write-buffer-size", "256 mb", "Bytes buffered in memory before a flush.")
+    WRITE_BUFFER_SPILLABLE = bool_option("write-buffer-spillable", True, f"{NO_EFFECT}.")
+    WRITE_BUFFER_FOR_APPEND = bool_option("write-buffer-for-append", False, f"{NO_EFFECT}.")
+    PAGE_SIZE = memory_option("page-size", "64 kb", f"{NO_EFFECT}.")
+    SORT_SPILL_THRESHOLD = optional_int("sort-spill-threshold", f"{NO_EFFECT}.")
+    WRITE_SEQUENCE_NUMBER_INIT_MODE = enum_option(
+        "write.sequence-number-init-mode", "scan", ("scan", "timestamp"), f"{NO_EFFECT} (numbers continue the scan)."
+    )
+    WRITE_ONLY = bool_option("write-only", False, "Skip compaction and expiry after a write.")
+    MERGE_ENGINE = lower_option(
+        "merge-engine", "deduplicate", "deduplicate, first-row, partial-update or aggregation."
+    )
+    IGNORE_DELETE = bool_option(
+        "ignore-delete",
+        False,
+        "Drop delete rows on write.",
+        fallback=("first-row.ignore-delete", "deduplicate.ignore-delete", "partial-update.ignore-delete"),
+    )
+    IGNORE_UPDATE_BEFORE = bool_option("ignore-update-before", False, "Drop -U rows on write.")
+    ROWKIND_FIELD = optional_string("rowkind.field", "Column that carries each row's kind (+I, -U, +U, -D).")
+    SEQUENCE_FIELD = optional_string("sequence.field", "Columns that order versions of a key.")
+    SEQUENCE_FIELD_SORT_ORDER = lower_option(
+        "sequence.field.sort-order", "ascending", "ascending: the highest sequence wins; descending: the lowest."
+    )
+    PARTIAL_UPDATE_REMOVE_RECORD_ON_DELETE = bool_option(
+        "partial-update.remove-record-on-delete", False, "A delete removes the whole row (partial-update)."
+    )
+    PARTIAL_UPDATE_REMOVE_RECORD_ON_SEQUENCE_GROUP = optional_string(
+        "partial-update.remove-record-on-sequence-group", "Sequence groups whose delete removes the row."
+    )
+    AGGREGATION_REMOVE_RECORD_ON_DELETE = bool_option(
+        "aggregation.remove-record-on-delete", False, "A delete removes the whole row (aggregation)."
+    )
+    PRIMARY_KEY_NULLABLE = bool_option("primary-key.nullable", False, "Primary-key columns may hold nulls.")
+    DELETION_VECTORS_ENABLED = bool_option(
+        "deletion-vectors.enabled", False, "Mark replaced rows in deletion vectors, so reads need no merge."
+    )
+    DELETION_VECTORS_MERGE_ON_READ = bool_option(
+        "deletion-vectors.merge-on-read", False, "Merge level-0 files on read although vectors are on."
+    )
+    DELETION_VECTORS_BITMAP64 = bool_option("deletion-vectors.bitmap64", False, "64-bit deletion vector bitmaps.")
+    DATA_EVOLUTION_ENABLED = replace(
+        bool_option("data-evolution.enabled", False, "Row-tracking data evolution."),
+        refused="lsmlake cannot write or read data-evolution tables",
+    )
+    CHANGELOG_PRODUCER = lower_option(
+        "changelog-producer", "none", "none, input, lookup or full-compaction."
+    )
+    CHANGELOG_PRODUCER_ROW_DEDUPLICATE = bool_option(
+        "changelog-producer.row-deduplicate", False, "No -U/+U pair when an update changes nothing."
+    )
+    CHANGELOG_PRODUCER_ROW_DEDUPLICATE_IGNORE_FIELDS = optional_string(
+        "changelog-producer.row-deduplicate-ignore-fields", "Columns ignored by row-deduplicate."
+    )
+    LOOKUP_WAIT = bool_option(
+        "lookup-wait", True, f"{NO_EFFECT} (commits always wait).", fallback=("changelog-producer.lookup-wait",)
+    )
+    FORCE_LOOKUP = bool_option("force-lookup", False, "Compact with lookups as the lookup producer does.")
+    LOOKUP_CACHE_MAX_MEMORY_SIZE = memory_option(
+        "lookup.cache-max-memory-size", "256 mb", "Bytes of the process-wide cache of lookup keys."
+    )
+    LOOKUP_CACHE_MAX_DISK_SIZE = memory_option("lookup.cache-max-disk-size", "9223372036854775807 b", f"{NO_EFFECT}.")
+    # -- compaction
+    NUM_LEVELS = optional_int("num-levels", "Levels of the LSM tree (default: compaction trigger + 1).")
+    NUM_SORTED_RUN_COMPACTION_TRIGGER = int_option(
+        "num-sorted-run.compaction-trigger", 5, "Sorted runs that trigger a compaction."
+    )
+    NUM_SORTED_RUN_STOP_TRIGGER = optional_int(
+        "num-sorted-run.stop-trigger", "Sorted runs at which compaction goes on at once (default: trigger + 3)."
+    )
+    COMPACTION_MAX_SIZE_AMPLIFICATION_PERCENT = int_option(
+        "compaction.max-size-amplification-percent", 200, "Size amplification that triggers a full compaction."
+    )
+    COMPACTION_SIZE_RATIO = int_option("compaction.size-ratio", 1, "Size ratio (percent) that merges runs.")
+    COMPACTION_MIN_FILE_NUM = int_option("compaction.min.file-num", 5, f"{NO_EFFECT} (append compaction).")
+    COMPACTION_OPTIMIZATION_INTERVAL = optional_duration(
+        "compaction.optimization-interval", "A full compaction when this long has passed since the last one."
+    )
+    COMPACTION_TOTAL_SIZE_THRESHOLD = optional_memory(
+        "compaction.total-size-threshold", "A full compaction while a bucket is smaller than this."
+    )
+    COMPACTION_INCREMENTAL_SIZE_THRESHOLD = optional_memory(
+        "compaction.incremental-size-threshold", "A full compaction when data above the last level exceeds this."
+    )
+    FULL_COMPACTION_DELTA_COMMITS = optional_int(
+        "full-compaction.delta-commits", "Full compaction after this many commits."
+    )
+    # -- commit and expiry
+    COMMIT_MAX_RETRIES = int_option("commit.max-retries", 10, "Attempts of a commit that loses a race.")
+    COMMIT_MIN_RETRY_WAIT = duration_option("commit.min-retry-wait", "10 ms", "Shortest wait before a retry.")
+    COMMIT_MAX_RETRY_WAIT = duration_option("commit.max-retry-wait", "10 s", "Longest wait before a retry.")
+    COMMIT_TIMEOUT = optional_duration("commit.timeout", f"{NO_EFFECT} (retries are bounded by count).")
+    COMMIT_FORCE_CREATE_SNAPSHOT = bool_option(
+        "commit.force-create-snapshot", False, "Commit a snapshot even when nothing changed."
+    )
+    SNAPSHOT_NUM_RETAINED_MIN = int_option("snapshot.num-retained.min", 10, "Fewest snapshots kept by expiry.")
+    SNAPSHOT_NUM_RETAINED_MAX = int_option(
+        "snapshot.num-retained.max", 2147483647, "Most snapshots kept by expiry."
+    )
+    SNAPSHOT_TIME_RETAINED = duration_option("snapshot.time-retained", "1 h", "Age beyond which snapshots expire.")
+    SNAPSHOT_EXPIRE_LIMIT = int_option("snapshot.expire.limit", 50, "Most snapshots expired at a time.")
+    SNAPSHOT_CLEAN_EMPTY_DIRECTORIES = bool_option(
+        "snapshot.clean-empty-directories",
+        False,
+        "Expiry removes directories it left empty.",
+        fallback=("snapshot.expire.clean-empty-directories",),
+    )
+    CHANGELOG_NUM_RETAINED_MIN = optional_int(
+        "changelog.num-retained.min", "Fewest changelogs kept (default: snapshot.num-retained.min)."
+    )
+    CHANGELOG_NUM_RETAINED_MAX = optional_int(
+        "changelog.num-retained.max", "Most changelogs kept (default: snapshot.num-retained.max)."
+    )
+    CHANGELOG_TIME_RETAINED = optional_duration(
+        "changelog.time-retained", "Age beyond which changelogs expire (default: snapshot.time-retained)."
+    )
+    DYNAMIC_PARTITION_OVERWRITE = bool_option(
+        "dynamic-partition-overwrite", True, "An overwrite replaces only the partitions it writes."
+    )
+    # -- scan and read
+    SOURCE_SPLIT_TARGET_SIZE = memory_option("source.split.target-size", "128 mb", "Bytes per read split.")
+    SOURCE_SPLIT_OPEN_FILE_COST = memory_option(
+        "source.split.open-file-cost", "4 mb", "What opening a file weighs when splits are packed."
+    )
+    SCAN_MODE = enum_option("scan.mode", "default", SCAN_MODES, "Where a read or stream starts.")
+    SCAN_SNAPSHOT_ID = optional_int("scan.snapshot-id", "Read this snapshot (or stream from it).")
+    SCAN_TIMESTAMP_MILLIS = optional_int("scan.timestamp-millis", "Read the snapshot as of this epoch millisecond.")
+    SCAN_TIMESTAMP = optional_string("scan.timestamp", "Read the snapshot as of this time ('yyyy-MM-dd HH:mm:ss').")
+    SCAN_TAG_NAME = optional_string("scan.tag-name", "Read this tag.")
+    SCAN_VERSION = optional_string("scan.version", "Read this tag or snapshot id.")
+    SCAN_WATERMARK = optional_int("scan.watermark", "Read the first snapshot with at least this watermark.")
+    SCAN_PLAN_SORT_PARTITION = bool_option("scan.plan-sort-partition", False, f"{NO_EFFECT}.")
+    INCREMENTAL_BETWEEN = optional_string("incremental-between", "Read the changes between two snapshots or tags.")
+    INCREMENTAL_BETWEEN_TIMESTAMP = optional_string(
+        "incremental-between-timestamp", "Read the changes between two timestamps."
+    )
+    INCREMENTAL_BETWEEN_SCAN_MODE = enum_option(
+        "incremental-between-scan-mode", "auto", ("auto", "delta", "changelog", "diff"), "What an incremental read returns."
+    )
+    INCREMENTAL_BETWEEN_TAG_TO_SNAPSHOT = bool_option(
+        "incremental-between-tag-to-snapshot", False, "Read tags of incremental-between as their snapshots."
+    )
+    CONSUMER_ID = optional_string("consumer-id", "Stream consumer whose progress is saved.")
+    CONSUMER_IGNORE_PROGRESS = bool_option("consumer.ignore-progress", False, "Start afresh despite saved progress.")
+    CONTINUOUS_DISCOVERY_INTERVAL = duration_option(
+        "continuous.discovery-interval", "10 s", "How often a stream looks for new snapshots."
+    )
+    STREAMING_READ_SNAPSHOT_DELAY = optional_duration(
+        "streaming.read.snapshot.delay", "A stream reads a snapshot only once it is this old."
+    )
+    STREAMING_READ_OVERWRITE = bool_option("streaming-read-overwrite", False, "A stream reads overwrite snapshots.")
+    # -- table properties
+    OWNER = optional_string("owner", "The table's owner (a property).")
+    COMMENT = optional_string("comment", "The table's comment (a property).")
+
+
+def all_options() -> tuple[ConfigOption[Any], ...]:
+    """Every declaration, in declaration order."""
+    return tuple(v for v in vars(OptionDeclarations).values() if isinstance(v, ConfigOption))
+
+
+BY_KEY: dict[str, ConfigOption[Any]] = {o.key: o for o in all_options()}
+FALLBACK_KEYS: dict[str, ConfigOption[Any]] = {k: o for o in all_options() for k in o.fallback_keys}

@@ -1,0 +1,176 @@
+"""Options checked before a table is created, altered, read or written: known names, typed values,
+no combination Paimon's SchemaValidation rejects, and nothing lsmlake cannot honour."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping
+
+from lsmlake.core.options.core_options import FIELDS_PREFIX, CoreOptions
+from lsmlake.core.options.registry import BY_KEY, FALLBACK_KEYS
+from lsmlake.errors import InvalidOptionError, UnsupportedError
+
+# Per-level options Paimon has and lsmlake does not honour yet (every level is written alike).
+PER_LEVEL_PREFIXES = ("file.format.per.level", "file.compression.per.level", "metadata.stats-mode.per.level")
+_FIELD_STATS_MODE = ".stats-mode"
+
+
+def is_known_option(key: str) -> bool:
+    """An option lsmlake accepts: declared (or a declared option's fallback key) and not refused, or a
+    per-column ``fields.`` option."""
+    declared = BY_KEY.get(key) or FALLBACK_KEYS.get(key)
+    if declared is not None:
+        return declared.refused is None
+    return key.startswith(FIELDS_PREFIX)
+
+
+def unknown_option_error(key: str, *, what: str = "table option") -> InvalidOptionError:
+    """The error for an option Paimon does not have, suggesting the closest known name."""
+    close = difflib.get_close_matches(key, [*BY_KEY, *FALLBACK_KEYS], n=1, cutoff=0.75)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    return InvalidOptionError(f"unknown {what} {key!r}{hint}")
+
+
+def refusal(key: str, value: str) -> str | None:
+    """Why lsmlake cannot honour ``key=value``, or None when it can."""
+    declared = BY_KEY.get(key)
+    if declared is not None and declared.refused is not None:
+        return f"option {key!r} is not supported by lsmlake: {declared.refused}"
+    if key.startswith(PER_LEVEL_PREFIXES):
+        return f"option {key!r} is not supported by lsmlake: every level is written with the table's settings"
+    if key.startswith(FIELDS_PREFIX) and key.endswith(_FIELD_STATS_MODE):
+        return f"option {key!r} is not supported by lsmlake: every column's stats follow metadata.stats-mode"
+    if key == CoreOptions.FILE_FORMAT.key and value.strip().lower() == "avro":
+        return "option 'file.format'='avro' is not supported by lsmlake: it reads Avro data files but cannot write them"
+    return None
+
+
+def check_option_value(key: str, value: str) -> None:
+    """A known option's value must parse as its type (bool, integer, memory size, duration, enum)."""
+    declared = BY_KEY.get(key)
+    if declared is None:
+        declared = FALLBACK_KEYS.get(key)
+    if declared is not None:
+        declared.from_text(value, key)
+
+
+def _check_entries(options: Mapping[str, str], *, what: str) -> None:
+    for key, value in options.items():
+        if not isinstance(key, str) or not isinstance(value, str):
+            raise InvalidOptionError(f"option {key!r}: keys and values must be strings")
+        reason = refusal(key, value)
+        if reason is not None:
+            raise UnsupportedError(reason)
+        if not is_known_option(key):
+            raise unknown_option_error(key, what=what)
+        check_option_value(key, value)
+
+
+def validate_create_options(options: Mapping[str, str], *, primary_key_table: bool) -> None:
+    """Reject unknown, refused and malformed options before a table is created."""
+    _check_entries(options, what="table option")
+    opts = CoreOptions.of(options, primary_key_table=primary_key_table)
+    bucket = opts.bucket
+    if bucket == 0 or bucket < -2:
+        raise InvalidOptionError(f"option 'bucket': {bucket} is not a bucket count (>0, -1 or -2)")
+    if opts.file_format not in ("parquet", "orc", "avro"):
+        raise InvalidOptionError(f"option 'file.format': {opts.file_format!r} is not parquet, orc or avro")
+    if not primary_key_table and bucket > 0 and not opts.get(CoreOptions.BUCKET_KEY):
+        raise InvalidOptionError("append table with a fixed bucket count needs option 'bucket-key'")
+    if opts.merge_engine not in ("deduplicate", "first-row", "partial-update", "aggregation"):
+        raise InvalidOptionError(f"option 'merge-engine': unknown engine {opts.merge_engine!r}")
+    _validate_merge_options(opts, primary_key_table=primary_key_table)
+
+
+def _retained(opts: CoreOptions, key: str, fallback: str | None = None) -> tuple[int, str]:
+    """An integer retention option, falling back to ``fallback``, and how the value came about."""
+    if key in opts.raw:
+        return opts.get_int(key), f"{key}={opts.raw[key]}"
+    if fallback is not None:
+        value, origin = _retained(opts, fallback)
+        return value, f"{key}, which falls back to {origin}"
+    return opts.get_int(key), f"{key}={opts.get(key)} (the default)"
+
+
+def _validate_retention(opts: CoreOptions) -> None:
+    """Paimon's checks, in its order: ``snapshot.num-retained.min`` >= 1 and <= the max, then the same
+    for the changelog options (which fall back to the snapshot ones); messages say which values clash."""
+    snap_min, snap_max = CoreOptions.SNAPSHOT_NUM_RETAINED_MIN.key, CoreOptions.SNAPSHOT_NUM_RETAINED_MAX.key
+    checks = (
+        (snap_min, None, snap_max, None),
+        (CoreOptions.CHANGELOG_NUM_RETAINED_MIN.key, snap_min, CoreOptions.CHANGELOG_NUM_RETAINED_MAX.key, snap_max),
+    )
+    for low_key, low_fallback, high_key, high_fallback in checks:
+        low, low_origin = _retained(opts, low_key, low_fallback)
+        high, high_origin = _retained(opts, high_key, high_fallback)
+        if low < 1:
+            raise InvalidOptionError(f"{low_key} should be at least 1: {low_origin}")
+        if low > high:
+            raise InvalidOptionError(
+                f"{low_key} should not be larger than {high_key}: {high_origin} is smaller than {low_origin}"
+            )
+
+
+def _validate_merge_options(opts: CoreOptions, *, primary_key_table: bool) -> None:
+    """The option combinations Paimon's SchemaValidation rejects (the schema-dependent ones live with
+    the merge engines)."""
+    order = opts.get(CoreOptions.SEQUENCE_FIELD_SORT_ORDER)
+    if order not in ("ascending", "descending"):
+        raise InvalidOptionError(
+            f"option 'sequence.field.sort-order': {order!r} is not ascending or descending"
+        )
+    producer = opts.changelog_producer
+    if producer not in ("none", "input", "lookup", "full-compaction"):
+        raise InvalidOptionError(f"option 'changelog-producer': unknown producer {producer!r}")
+    if not primary_key_table and producer != "none":
+        raise InvalidOptionError(
+            "Can not set changelog-producer on table without primary keys, please define primary keys."
+        )
+    if opts.is_set(CoreOptions.FULL_COMPACTION_DELTA_COMMITS) and producer == "lookup":
+        raise InvalidOptionError(
+            "'full-compaction.delta-commits' is incompatible with 'changelog-producer'='lookup'. Use "
+            "'changelog-producer'='full-compaction' to get periodic full compaction with changelog "
+            "generation, or remove 'full-compaction.delta-commits'."
+        )
+    if producer in ("lookup", "full-compaction") and opts.get(CoreOptions.STREAMING_READ_OVERWRITE):
+        raise InvalidOptionError(
+            "Cannot set streaming-read-overwrite to true when changelog producer is FULL_COMPACTION or "
+            "LOOKUP because it will read duplicated changes."
+        )
+    _validate_retention(opts)
+    engine = opts.merge_engine
+    if not primary_key_table:
+        return
+    if opts.sequence_fields and engine == "first-row":
+        raise InvalidOptionError("Do not support use sequence field on FIRST_ROW merge engine.")
+    if engine == "first-row" and producer not in ("none", "lookup"):
+        raise InvalidOptionError(
+            "Only support 'none' and 'lookup' changelog-producer on FIRST_ROW merge engine"
+        )
+    if opts.deletion_vectors_enabled:
+        if producer not in ("none", "input", "lookup"):
+            raise InvalidOptionError(
+                "Deletion vectors mode is only supported for NONE/INPUT/LOOKUP changelog producer now."
+            )
+        if engine == "first-row":
+            raise InvalidOptionError(
+                "First row merge engine does not need deletion vectors because there is no deletion of old "
+                "data in this merge engine."
+            )
+
+
+def validate_dynamic_options(
+    table_options: Mapping[str, str], dynamic: Mapping[str, str], *, primary_key_table: bool
+) -> None:
+    """Options given at read or write time: known names, well-formed values, and no combination with
+    the table's own options that CREATE TABLE would refuse (Paimon validates the copied schema too)."""
+    _check_entries(dynamic, what="dynamic option")
+    base = {k: v for k, v in table_options.items() if is_known_option(k) and refusal(k, v) is None}
+    try:
+        validate_create_options({**base, **dynamic}, primary_key_table=primary_key_table)
+    except InvalidOptionError:
+        try:
+            validate_create_options(base, primary_key_table=primary_key_table)
+        except InvalidOptionError:
+            return  # the table's own options already fail lsmlake's checks: not the dynamic options' doing
+        raise
