@@ -36,9 +36,13 @@ test: $(DEV_STAMP)
 test-fast: $(DEV_STAMP)
 	$(PY) -m pytest -n 2 -q -m "not slow and not interop"
 
+# ruff, mypy strict, the layer contracts of pyproject.toml (import-linter) and no import cycles
 lint: $(DEV_STAMP)
-	$(VENV)/bin/ruff check src tests bench
+	$(VENV)/bin/ruff check src tests bench tools
 	$(VENV)/bin/mypy
+	$(VENV)/bin/mypy tools
+	$(VENV)/bin/lint-imports
+	$(PY) tools/import_graph.py src/lsmlake
 
 typecheck: $(DEV_STAMP)
 	$(VENV)/bin/mypy

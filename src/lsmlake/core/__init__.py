@@ -1,1 +1,1 @@
-"""core layer of lsmlake."""
+"""Foundations: options, types, schema, FileIO (the only code touching storage), paths, BinaryRow, bucket hash."""

@@ -1,1 +1,1 @@
-"""mergetree layer of lsmlake."""
+"""The merge tree: key-value layout, levels, interval partition, compaction policy, merge engines, lookup."""

@@ -1,1 +1,1 @@
-"""metadata layer of lsmlake."""
+"""On-disk metadata: snapshots, manifests, index manifest, deletion vectors, commit messages, tags, the table handle."""
