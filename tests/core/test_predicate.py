@@ -35,9 +35,8 @@ from lsmlake.expr import (
     or_,
     parse_filter,
     split_by_fields,
-    stats_from_simple,
 )
-from lsmlake.metadata.stats import EMPTY_ROW, SimpleStats
+from lsmlake.metadata.stats import EMPTY_ROW, SimpleStats, stats_from_simple
 
 COLUMNS = {
     "id": "BIGINT",

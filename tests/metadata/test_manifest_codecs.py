@@ -17,6 +17,12 @@ from fixtures import (
 )
 
 from lsmlake.errors import CorruptFileError
+from lsmlake.metadata.avro_container import (
+    AVRO_MAGIC,
+    ORC_MAGIC,
+    decode_avro_container,
+    encode_avro_container,
+)
 from lsmlake.metadata.index_manifest import (
     INDEX_MANIFEST_SCHEMA_JSON,
     decode_index_manifest,
@@ -28,7 +34,6 @@ from lsmlake.metadata.manifest_list import (
     decode_manifest_list,
     encode_manifest_list,
 )
-from lsmlake.metadata.stats import AVRO_MAGIC, ORC_MAGIC, decode_avro_container, encode_avro_container
 
 Decode = Callable[..., list[Any]]
 Encode = Callable[..., bytes]

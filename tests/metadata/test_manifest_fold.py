@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from lsmlake.errors import CorruptFileError
+from lsmlake.metadata.avro_container import decode_avro_container
 from lsmlake.metadata.data_file import DataFileMeta
 from lsmlake.metadata.index_manifest import (
     DeletionVectorMeta,
@@ -12,7 +13,14 @@ from lsmlake.metadata.index_manifest import (
     IndexManifestEntry,
     combine_index_entries,
 )
-from lsmlake.metadata.manifest import FileKind, ManifestEntry, live_files, merge_entries
+from lsmlake.metadata.manifest import (
+    FileKind,
+    ManifestEntry,
+    decode_manifest,
+    encode_manifest,
+    live_files,
+    merge_entries,
+)
 from lsmlake.metadata.stats import EMPTY_ROW, EMPTY_STATS
 
 ADD, DELETE = FileKind.ADD, FileKind.DELETE
@@ -142,9 +150,6 @@ def test_previous_index_manifest_must_hold_only_adds() -> None:
 
 
 def test_codec_aliases_from_table_options() -> None:
-    from lsmlake.metadata.manifest import decode_manifest, encode_manifest
-    from lsmlake.metadata.stats import decode_avro_container
-
     data = encode_manifest([_entry(ADD, "a")], codec="zstd")
     assert decode_avro_container(data, name="x").codec == "zstandard"
     assert decode_manifest(data) == [_entry(ADD, "a")]

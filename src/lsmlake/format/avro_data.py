@@ -9,7 +9,7 @@ from typing import Any
 import pyarrow as pa
 
 from lsmlake.core.fileio import FileIO
-from lsmlake.metadata.stats import decode_avro_container
+from lsmlake.metadata.avro_container import decode_avro_container
 
 _AVRO_TIME_UNITS = {
     "timestamp-millis": "ms",

@@ -1,7 +1,7 @@
 """Parquet data files read through cached footers: row groups chosen by their statistics, then decoded.
 
 Data files are immutable (every name is unique), so a file's footer is read once per process and
-kept in a bounded LRU; a local file whose size changed under it is re-read. Row groups are pruned
+kept in a byte-bounded LRU of the cache registry; a local file whose size changed under it is re-read. Row groups are pruned
 with the same predicate logic as manifest statistics, without building an Arrow dataset per file.
 """
 
@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import threading
-from collections import OrderedDict
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -22,11 +20,12 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
+from lsmlake.core.caches import MB, ByteLRU
 from lsmlake.core.fileio import FileIO
 from lsmlake.core.types import is_int64
 from lsmlake.expr import ColumnStats, Compare, Predicate, conjuncts, might_match
+from lsmlake.expr.literals import is_nan
 
-_MAX_FOOTERS = 4096
 # Constant columns are filled in from this many row groups on (below, decoding them costs no more).
 _FILL_MIN_GROUPS = 4
 
@@ -37,7 +36,6 @@ class _Footer:
 
     meta: pq.FileMetaData
     size: int | None
-    io: FileIO  # kept so that the id in the cache key is not reused by another FileIO
     columns: dict[str, ColumnRanges] = field(default_factory=dict)
 
     @cached_property
@@ -88,7 +86,7 @@ class ColumnRanges:
                 continue
             all_null[i] = s.has_null_count and s.null_count >= rows[i]
             no_null[i] = s.has_null_count and s.null_count == 0
-            if s.has_min_max and not _is_nan(s.min) and not _is_nan(s.max):
+            if s.has_min_max and not is_nan(s.min) and not is_nan(s.max):
                 mins[i], maxs[i], known[i] = s.min, s.max, True
         return ColumnRanges(mins, maxs, known, all_null, no_null, rows)
 
@@ -134,12 +132,8 @@ class ColumnRanges:
         return int(chosen[0]) if (chosen == chosen[0]).all() else None
 
 
-def _is_nan(v: Any) -> bool:
-    return isinstance(v, float) and v != v
-
-
-_footers: OrderedDict[tuple[int, str], _Footer] = OrderedDict()
-_lock = threading.Lock()
+_footers: ByteLRU[_Footer] = ByteLRU("parquet footers", 64 * MB)
+"""Footers by (FileIO, path), weighed by their serialized size."""
 
 
 def _local_size(io: FileIO, path: str) -> int | None:
@@ -155,24 +149,16 @@ def _local_size(io: FileIO, path: str) -> int | None:
 def _footer(io: FileIO, path: str, expected_size: int | None = None) -> _Footer:
     """The file's cached footer. A local file is checked by its size, which the manifest's
     ``expected_size`` vouches for without a ``stat`` when the cached footer has that size."""
-    key = (id(io), path)
-    with _lock:
-        hit = _footers.get(key)
-        if hit is not None and hit.io is io and expected_size is not None and hit.size == expected_size:
-            _footers.move_to_end(key)
-            return hit
+    key = (io, path)
+    hit = _footers.get(key)
+    if hit is not None and expected_size is not None and hit.size == expected_size:
+        return hit
     size = _local_size(io, path)
-    with _lock:
-        hit = _footers.get(key)
-        if hit is not None and hit.io is io and hit.size == size:
-            _footers.move_to_end(key)
-            return hit
+    if hit is not None and hit.size == size:
+        return hit
     with io.open_input_file(path) as f:
-        entry = _Footer(pq.ParquetFile(f).metadata, size, io)
-    with _lock:
-        _footers[key] = entry
-        while len(_footers) > _MAX_FOOTERS:
-            _footers.popitem(last=False)
+        entry = _Footer(pq.ParquetFile(f).metadata, size)
+    _footers.put(key, entry, entry.meta.serialized_size)
     return entry
 
 
@@ -191,7 +177,7 @@ def _leaf_mask(entry: _Footer, leaf: Predicate) -> np.ndarray[Any, np.dtype[np.b
     lit = leaf.literal
     if isinstance(lit, bool) or not isinstance(lit, (int, float, str, bytes, Decimal, dt.date)):
         return None
-    if isinstance(lit, dt.datetime) or _is_nan(lit):
+    if isinstance(lit, dt.datetime) or is_nan(lit):
         return None
     r = entry.ranges(leaf.field)
     typed = r.typed_bounds

@@ -6,11 +6,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from lsmlake.core.caches import MB
 from lsmlake.core.fileio import FileIO
 from lsmlake.errors import CorruptFileError
+from lsmlake.metadata.avro_container import decode_records, encode_avro_container, java_schema_json
 from lsmlake.metadata.decoded_cache import DecodedFileCache
 from lsmlake.metadata.manifest import FileKind
-from lsmlake.metadata.stats import decode_records, encode_avro_container, java_schema_json, opt_int
+from lsmlake.metadata.stats import opt_int
 
 INDEX_MANIFEST_VERSION = 1
 DELETION_VECTORS_INDEX = "DELETION_VECTORS"
@@ -69,6 +71,16 @@ class IndexManifestEntry:
     def __post_init__(self) -> None:
         if not isinstance(self.kind, FileKind):
             object.__setattr__(self, "kind", FileKind(self.kind))
+
+
+def hash_index_files(files: tuple[IndexFileMeta, ...]) -> tuple[IndexFileMeta, ...]:
+    """The HASH index files among ``files``: they are published with the data files (APPEND)."""
+    return tuple(f for f in files if f.index_type == HASH_INDEX)
+
+
+def other_index_files(files: tuple[IndexFileMeta, ...]) -> tuple[IndexFileMeta, ...]:
+    """The other (deletion-vector) index files: they go with the compaction (COMPACT)."""
+    return tuple(f for f in files if f.index_type != HASH_INDEX)
 
 
 def _nullable(t: Any) -> dict[str, Any]:
@@ -208,7 +220,10 @@ def decode_index_manifest(data: bytes, *, name: str = "") -> list[IndexManifestE
 
 
 _cache = DecodedFileCache(
-    lambda data, path: decode_index_manifest(data, name=path), 100_000, kind="index manifest"
+    lambda data, path: decode_index_manifest(data, name=path),
+    64 * MB,
+    kind="index manifest",
+    name="decoded index manifests",
 )
 
 

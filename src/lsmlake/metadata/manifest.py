@@ -8,8 +8,10 @@ from dataclasses import dataclass
 from enum import IntEnum
 from typing import Any
 
+from lsmlake.core.caches import MB
 from lsmlake.core.fileio import FileIO
 from lsmlake.errors import CorruptFileError
+from lsmlake.metadata.avro_container import decode_records, encode_avro_container, java_schema_json
 from lsmlake.metadata.data_file import (
     DATA_FILE_AVRO_SCHEMA,
     DataFileMeta,
@@ -17,7 +19,6 @@ from lsmlake.metadata.data_file import (
     data_file_to_avro,
 )
 from lsmlake.metadata.decoded_cache import DecodedFileCache
-from lsmlake.metadata.stats import decode_records, encode_avro_container, java_schema_json
 
 MANIFEST_VERSION = 2
 """`_VERSION` of manifest entries (a format identifier; Java rejects any other value)."""
@@ -125,10 +126,13 @@ def decode_manifest(data: bytes, *, name: str = "") -> list[ManifestEntry]:
         raise CorruptFileError(f"malformed entry in manifest {name}: {e!r}") from e
 
 
-# Manifest files are immutable (unique names): decoded entries are kept, up to this many in all.
-_CACHE_MAX_ENTRIES = 500_000
+# Manifest files are immutable (unique names): decoded entries are kept, up to this much memory in all.
+_CACHE_MAX_BYTES = 512 * MB
 _cache = DecodedFileCache(
-    lambda data, path: decode_manifest(data, name=path), _CACHE_MAX_ENTRIES, kind="manifest"
+    lambda data, path: decode_manifest(data, name=path),
+    _CACHE_MAX_BYTES,
+    kind="manifest",
+    name="decoded manifests",
 )
 
 

@@ -6,19 +6,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from lsmlake.core.caches import MB
 from lsmlake.core.fileio import FileIO
 from lsmlake.errors import CorruptFileError
+from lsmlake.metadata.avro_container import decode_records, encode_avro_container, java_schema_json
 from lsmlake.metadata.decoded_cache import DecodedFileCache
-from lsmlake.metadata.stats import (
-    SimpleStats,
-    decode_records,
-    encode_avro_container,
-    java_schema_json,
-    opt_int,
-    stats_avro_schema,
-    stats_from_avro,
-    stats_to_avro,
-)
+from lsmlake.metadata.stats import SimpleStats, opt_int, stats_avro_schema, stats_from_avro, stats_to_avro
 
 MANIFEST_LIST_VERSION = 2
 
@@ -130,7 +123,10 @@ def decode_manifest_list(data: bytes, name: str = "") -> list[ManifestFileMeta]:
 
 
 _cache = DecodedFileCache(
-    lambda data, path: decode_manifest_list(data, name=path), 100_000, kind="manifest list"
+    lambda data, path: decode_manifest_list(data, name=path),
+    64 * MB,
+    kind="manifest list",
+    name="decoded manifest lists",
 )
 
 

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
+from lsmlake.core.caches import MB, ByteLRU
 from lsmlake.core.types import DataField
-from lsmlake.expr import ColumnStats, Predicate, might_match, stats_from_simple
+from lsmlake.expr import ColumnStats, Predicate, might_match
+from lsmlake.metadata.stats import stats_from_simple
 
-_DECODED_STATS_MAX = 20_000
-_decoded: OrderedDict[int, tuple[Any, tuple[DataField, ...], int, dict[str, ColumnStats]]] = OrderedDict()
-_decoded_lock = threading.Lock()
+DECODED_STATS_BYTES_PER_COLUMN = 400
+"""The weight charged per decoded column (a ColumnStats with its min, max and null count)."""
+
+_decoded: ByteLRU[tuple[Any, tuple[DataField, ...], int, dict[str, ColumnStats]]] = ByteLRU(
+    "decoded file statistics", 64 * MB
+)
 
 
 def _decoded_stats(stats: Any, fields: tuple[DataField, ...], row_count: int) -> dict[str, ColumnStats]:
@@ -24,10 +27,7 @@ def _decoded_stats(stats: Any, fields: tuple[DataField, ...], row_count: int) ->
     if hit is not None and hit[0] is stats and hit[2] == row_count and hit[1] == fields:
         return hit[3]
     decoded = stats_from_simple(stats, fields, row_count)
-    with _decoded_lock:
-        _decoded[id(stats)] = (stats, fields, row_count, decoded)
-        while len(_decoded) > _DECODED_STATS_MAX:
-            _decoded.popitem(last=False)
+    _decoded.put(id(stats), (stats, fields, row_count, decoded), DECODED_STATS_BYTES_PER_COLUMN * len(fields))
     return decoded
 
 

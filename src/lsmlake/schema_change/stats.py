@@ -15,8 +15,9 @@ from collections.abc import Sequence
 from lsmlake.core.fileio import FileIO
 from lsmlake.core.schema import TableSchema, read_schema, schema_file_name
 from lsmlake.core.types import DataField
-from lsmlake.expr import ColumnStats, stats_from_simple
+from lsmlake.expr import ColumnStats
 from lsmlake.metadata.data_file import DataFileMeta
+from lsmlake.metadata.stats import stats_from_simple
 from lsmlake.schema_change.casts import stats_comparable
 
 
