@@ -6,7 +6,7 @@ import pyarrow as pa
 from layouts import make_file
 
 import lsmlake
-from lsmlake.compact.bucket_compactor import combine_results
+from lsmlake.compact.bucket_files import combine_results
 from lsmlake.metadata.commit_message import CommitMessage
 from lsmlake.metadata.live_files import live_entries
 

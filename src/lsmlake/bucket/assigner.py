@@ -150,6 +150,3 @@ class PartitionIndex:
         pos = np.searchsorted(self.hashes, hashes)
         self.hashes = np.insert(self.hashes, pos, hashes)
         self.buckets = np.insert(self.buckets, pos, buckets)
-
-    def bucket_count(self) -> int:
-        return sum(len(o.counts) for o in self._owners)

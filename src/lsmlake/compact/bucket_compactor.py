@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import numpy as np
 import pyarrow as pa
 
+from lsmlake.compact.bucket_files import BucketFiles, combine_results, restore_deletion_vectors, written_by
 from lsmlake.compact.changelog import FULL, LOOKUP, CompactionChangelog
 from lsmlake.compact.lookup_rewriter import LEVEL_COLUMN, LookupRewriter
 from lsmlake.core.fileio import FileIO
-from lsmlake.core.options import CoreOptions, parse_duration_ms, parse_memory_size
+from lsmlake.core.options import CoreOptions
 from lsmlake.core.paths import TablePaths
 from lsmlake.core.schema import TableSchema, read_schema, schema_file_name
 from lsmlake.core.types import DataType
@@ -28,54 +28,30 @@ from lsmlake.mergetree.compact_strategy import (
     pick_full_compaction,
 )
 from lsmlake.mergetree.compact_task import Rewrite, TaskPlanner, Upgrade, UpgradeKind, rewrite_needs_lookup
-from lsmlake.mergetree.dv_maintainer import BucketDeletionVectors
 from lsmlake.mergetree.key_sort import by_sequence, stable_key_order
 from lsmlake.mergetree.kv_layout import SEQUENCE_NUMBER, VALUE_KIND, is_retract, to_kv_table
 from lsmlake.mergetree.levels import Levels
-from lsmlake.mergetree.lookup import KEY_CACHE
+from lsmlake.mergetree.lookup import KEY_CACHE, cached_keys
 from lsmlake.mergetree.lookup_merge import lookup_merge_rows, needs_lookup
 from lsmlake.mergetree.merge_function import merge_function_for, sort_for_merge
 from lsmlake.metadata.commit_message import CommitMessage
 from lsmlake.metadata.data_file import DataFileMeta
-from lsmlake.metadata.restore import RestoredState
 from lsmlake.read.key_chunks import section_pieces
 from lsmlake.read.split_read import ReadContext, read_file
 from lsmlake.scan.split import DeletionFile, Split
 
+__all__ = [
+    "BucketCompactor",
+    "BucketFiles",
+    "compact_bucket",
+    "num_levels",
+    "restore_deletion_vectors",
+    "written_by",
+]
+
 # Rows merged at once by a compaction rewrite: bigger sections are cut into key ranges (bounded memory).
 MERGE_PIECE_ROWS = 250_000
 COMPACTION_SMALL_FILE_RATIO = 0.7
-
-
-@dataclass
-class BucketFiles:
-    """The live state of one bucket that compaction starts from."""
-
-    partition: bytes
-    partition_values: tuple[object, ...]
-    bucket: int
-    total_buckets: int
-    directory: str
-    files: list[DataFileMeta]
-    deletion_vectors: BucketDeletionVectors
-
-
-def restore_deletion_vectors(
-    io: FileIO,
-    paths: TablePaths,
-    restored: RestoredState,
-    partition: bytes,
-    bucket: int,
-    options: CoreOptions,
-) -> BucketDeletionVectors:
-    """The committed deletion vectors of one bucket."""
-    index_file = restored.dv_index.get((partition, bucket))
-    path = None
-    if index_file is not None:
-        path = index_file.external_path or paths.index_file(index_file.file_name)
-    return BucketDeletionVectors.restore(
-        io, path, index_file, bitmap64=options.get_bool("deletion-vectors.bitmap64")
-    )
 
 
 def compact_bucket(
@@ -98,57 +74,8 @@ def compact_bucket(
     return BucketCompactor(io, paths.root, paths, schema, options, state).compact(full=full)
 
 
-def written_by(message: CommitMessage, directory: str, paths: TablePaths) -> list[str]:
-    """Paths of the files a compaction wrote (to delete them if the commit fails)."""
-    before = {f.file_name for f in message.compact_before}
-    out = [f"{directory}/{f.file_name}" for f in message.compact_after if f.file_name not in before]
-    out += [f"{directory}/{f.file_name}" for f in message.compact_changelog_files]
-    out += [paths.index_file(f.file_name) for f in message.new_index_files]
-    return out
-
-
-def combine_results(
-    first: CommitMessage,
-    second: CommitMessage,
-    *,
-    data_path: Callable[[str], str],
-    index_path: Callable[[str], str],
-    delete: Callable[[str], None],
-) -> CommitMessage:
-    """Two compactions of one bucket as one change; files the first wrote and the second replaced are deleted."""
-    first_after = {(f.file_name, f.level) for f in first.compact_after}
-    consumed = {
-        (f.file_name, f.level) for f in second.compact_before if (f.file_name, f.level) in first_after
-    }
-    original = {f.file_name for f in first.compact_before}
-    for name, _ in consumed:
-        if name not in original:
-            delete(data_path(name))
-    if first.new_index_files and (second.new_index_files or second.deleted_index_files):
-        for f in first.new_index_files:
-            delete(index_path(f.file_name))
-        new_index, deleted_index = second.new_index_files, first.deleted_index_files
-    elif first.new_index_files:
-        new_index, deleted_index = first.new_index_files, first.deleted_index_files
-    else:
-        new_index, deleted_index = (
-            second.new_index_files,
-            first.deleted_index_files + second.deleted_index_files,
-        )
-    return replace(
-        first,
-        compact_before=first.compact_before
-        + tuple(f for f in second.compact_before if (f.file_name, f.level) not in consumed),
-        compact_after=tuple(f for f in first.compact_after if (f.file_name, f.level) not in consumed)
-        + second.compact_after,
-        new_index_files=new_index,
-        deleted_index_files=deleted_index,
-        compact_changelog_files=first.compact_changelog_files + second.compact_changelog_files,
-    )
-
-
 def num_levels(options: CoreOptions) -> int:
-    return options.get_int("num-levels", options.get_int("num-sorted-run.compaction-trigger") + 1)
+    return options.num_levels
 
 
 class BucketCompactor:
@@ -178,6 +105,8 @@ class BucketCompactor:
         self.ctx = ReadContext(io, root, schema, options, tuple(schema.field_names))
         # Paimon's needLookup: deletion vectors, first-row (whose batch reads skip level 0), lookup changelog
         self.lookup = needs_lookup(options)
+        if self.lookup:
+            KEY_CACHE.resize(options.get(CoreOptions.LOOKUP_CACHE_MAX_MEMORY_SIZE))
         self.first_row = options.merge_engine == "first-row"
         # a lookup that only marks old positions suffices when the level-0 row is the final value
         self.position_lookup = options.merge_engine == "deduplicate" and not options.sequence_fields
@@ -210,9 +139,9 @@ class BucketCompactor:
             with_dv = frozenset(n for n, dv in self.state.deletion_vectors.vectors.items() if not dv.is_empty)
             return pick_full_compaction(self.levels.num_levels, runs, files_with_deletion_vectors=with_dv)
         universal = UniversalCompaction(
-            max_size_amp=self.options.get_int("compaction.max-size-amplification-percent"),
-            size_ratio=self.options.get_int("compaction.size-ratio"),
-            run_trigger=self.options.get_int("num-sorted-run.compaction-trigger"),
+            max_size_amp=self.options.get(CoreOptions.COMPACTION_MAX_SIZE_AMPLIFICATION_PERCENT),
+            size_ratio=self.options.get(CoreOptions.COMPACTION_SIZE_RATIO),
+            run_trigger=self.options.get(CoreOptions.NUM_SORTED_RUN_COMPACTION_TRIGGER),
             early_full=self._early_full(),
         )
         strategy = ForceUpLevel0Compaction(universal) if self.lookup else universal
@@ -221,23 +150,17 @@ class BucketCompactor:
 
     def _early_full(self) -> EarlyFullCompaction | None:
         o = self.options
-        interval = o.get("compaction.optimization-interval")
-        total = o.get("compaction.total-size-threshold")
-        incremental = o.get("compaction.incremental-size-threshold")
+        interval = o.get(CoreOptions.COMPACTION_OPTIMIZATION_INTERVAL)
+        total = o.get(CoreOptions.COMPACTION_TOTAL_SIZE_THRESHOLD)
+        incremental = o.get(CoreOptions.COMPACTION_INCREMENTAL_SIZE_THRESHOLD)
         if interval is None and total is None and incremental is None:
             return None
         top = self.levels.runs[self.levels.max_level]
         created = [f.creation_time_millis for f in top if f.creation_time_millis is not None]
         return EarlyFullCompaction(
-            interval_ms=parse_duration_ms("compaction.optimization-interval", interval) if interval else None,
-            total_size_threshold=parse_memory_size("compaction.total-size-threshold", total)
-            if total
-            else None,
-            incremental_size_threshold=(
-                parse_memory_size("compaction.incremental-size-threshold", incremental)
-                if incremental
-                else None
-            ),
+            interval_ms=interval,
+            total_size_threshold=total,
+            incremental_size_threshold=incremental,
             last_full_millis=max(created) if created else None,
             now_millis=local_wall_clock_millis(),
         )
@@ -245,8 +168,7 @@ class BucketCompactor:
     def compact(self, *, full: bool = False) -> CommitMessage | None:
         """Compact once; then again while the bucket has more sorted runs than ``num-sorted-run.stop-trigger``."""
         message = self._compact_once(full=full)
-        trigger = self.options.get_int("num-sorted-run.compaction-trigger")
-        stop = max(trigger, self.options.get_int("num-sorted-run.stop-trigger", trigger + 3))
+        stop = self.options.num_sorted_run_stop_trigger
         while message is not None and self.levels.number_of_sorted_runs() > stop:
             more = self._compact_once(full=False)
             if more is None:
@@ -386,8 +308,9 @@ class BucketCompactor:
 
     def _read_keys(self, f: DataFileMeta) -> pa.Table:
         split = self._split([f])
-        return KEY_CACHE.get(
-            (self.state.directory, f.file_name),
+        return cached_keys(
+            self.io,
+            f"{self.state.directory}/{f.file_name}",
             lambda: read_file(self.ctx, split, 0, self.key_names, push=None, system=False),
         )
 

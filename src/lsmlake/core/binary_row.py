@@ -60,7 +60,7 @@ _INT_RANGES = {
     "BIGINT": (-(1 << 63), 1 << 63),
 }
 _STRUCT = {"TINYINT": "<b", "SMALLINT": "<h", "INT": "<i", "DATE": "<i", "TIME": "<i", "BIGINT": "<q"}
-_BYTES_ROOTS = frozenset({"CHAR", "VARCHAR", "BINARY", "VARBINARY", "BLOB"})
+BYTES_ROOTS = frozenset({"CHAR", "VARCHAR", "BINARY", "VARBINARY", "BLOB"})
 
 
 @dataclass(frozen=True, order=True)
@@ -252,7 +252,7 @@ def encode_row(values: Sequence[object], types: Sequence[DataType]) -> bytes:
             else:
                 offset = append_var(struct.pack("<q", ts.millis), 8)
                 struct.pack_into("<q", buf, slot, (offset << 32) | ts.nanos_of_milli)
-        elif root in _BYTES_ROOTS:
+        elif root in BYTES_ROOTS:
             data = _to_bytes(value, t)
             if len(data) <= 7:
                 buf[slot : slot + len(data)] = data
@@ -317,7 +317,7 @@ def decode_row(row_bytes: bytes, types: Sequence[DataType]) -> list[object]:
             else:
                 offset = raw >> 32
                 value = Timestamp(struct.unpack_from("<q", data, offset)[0], raw & 0xFFFFFFFF)
-        elif root in _BYTES_ROOTS:
+        elif root in BYTES_ROOTS:
             if raw < 0:  # bit 63 set: inline, length in the high byte
                 size = (raw >> 56) & 0x7F
                 chunk = bytes(data[slot : slot + size])

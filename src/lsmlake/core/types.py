@@ -77,9 +77,6 @@ class DataType:
     def is_binary(self) -> bool:
         return self.root in ("BINARY", "VARBINARY", "BLOB")
 
-    def to_json(self) -> str | dict[str, Any]:
-        return type_to_json(self)
-
     def __str__(self) -> str:
         spelled = type_to_json(self)
         return spelled if isinstance(spelled, str) else str(spelled)

@@ -107,12 +107,3 @@ class StatsAccumulator:
         nulls: tuple[int | None, ...] = tuple(None if self.mode == "none" else n for n in self._nulls)
         nullable_types = [t.copy(nullable=True) for t in self.types]
         return SimpleStats(serialize_row(mins, nullable_types), serialize_row(maxs, nullable_types), nulls)
-
-
-def collect_stats(
-    table: pa.Table, names: Sequence[str], types: Sequence[DataType], *, mode: str = "truncate(16)"
-) -> SimpleStats:
-    """SimpleStats over the given columns of ``table`` (one entry per column, in order)."""
-    acc = StatsAccumulator(names, types, mode=mode)
-    acc.add(table)
-    return acc.result()

@@ -111,14 +111,6 @@ def _same_key_as_next(sorted_table: pa.Table, key_names: Sequence[str]) -> np.nd
     return same
 
 
-def last_of_each_key(sorted_table: pa.Table, key_names: Sequence[str]) -> np.ndarray:
-    """Boolean mask keeping the last row of each run of equal keys in a key-sorted table."""
-    keep = np.ones(sorted_table.num_rows, dtype=bool)
-    if sorted_table.num_rows:
-        keep[:-1] = ~_same_key_as_next(sorted_table, key_names)
-    return keep
-
-
 def key_group_starts(sorted_table: pa.Table, key_names: Sequence[str]) -> np.ndarray:
     """Boolean mask marking the first row of each run of equal keys in a key-sorted table."""
     starts = np.ones(sorted_table.num_rows, dtype=bool)

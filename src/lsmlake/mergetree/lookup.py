@@ -3,8 +3,6 @@ with its value, or -- for first-row -- just know it exists)."""
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -12,6 +10,8 @@ import numpy as np
 import pyarrow as pa
 
 from lsmlake.core.binary_row import serialize_row
+from lsmlake.core.caches import MB, ByteLRU
+from lsmlake.core.fileio import FileIO
 from lsmlake.core.types import DataType
 from lsmlake.mergetree.dv_maintainer import BucketDeletionVectors
 from lsmlake.mergetree.interval_partition import KeyBounds
@@ -21,45 +21,18 @@ from lsmlake.metadata.data_file import DataFileMeta
 POSITION = "__position"
 
 
-class KeyCache:
-    """A bounded, thread-safe LRU of data files' key columns, so repeated lookups skip re-reading files."""
+LOOKUP_CACHE_DEFAULT_BYTES = 256 * MB
+"""Paimon's default `lookup.cache-max-memory-size`."""
 
-    def __init__(self, max_bytes: int) -> None:
-        self.max_bytes = max_bytes
-        self._items: OrderedDict[tuple[str, str], pa.Table] = OrderedDict()
-        self._bytes = 0
-        self._lock = threading.Lock()
-        self.hits = 0
-        self.misses = 0
-
-    def get(self, key: tuple[str, str], load: Callable[[], pa.Table]) -> pa.Table:
-        with self._lock:
-            table = self._items.get(key)
-            if table is not None:
-                self._items.move_to_end(key)
-                self.hits += 1
-                return table
-            self.misses += 1
-        table = load()
-        with self._lock:
-            if key not in self._items and table.nbytes <= self.max_bytes:
-                self._items[key] = table
-                self._bytes += table.nbytes
-                while self._bytes > self.max_bytes:
-                    _, old = self._items.popitem(last=False)
-                    self._bytes -= old.nbytes
-        return table
-
-    def resize(self, max_bytes: int) -> None:
-        with self._lock:
-            self.max_bytes = max_bytes
-            while self._bytes > self.max_bytes and self._items:
-                _, old = self._items.popitem(last=False)
-                self._bytes -= old.nbytes
+KEY_CACHE: ByteLRU[pa.Table] = ByteLRU("lookup keys", LOOKUP_CACHE_DEFAULT_BYTES)
+"""Data files' key columns by (FileIO, path), so repeated lookups skip re-reading files: one cache per
+process shared by every table's compactions, sized by the `lookup.cache-max-memory-size` of the
+compaction that last used it."""
 
 
-# One cache per process, shared by every table's compactions (file names are unique per table).
-KEY_CACHE = KeyCache(256 * 1024 * 1024)
+def cached_keys(io: FileIO, path: str, load: Callable[[], pa.Table]) -> pa.Table:
+    """A data file's key columns from :data:`KEY_CACHE`, read by ``load`` on a miss."""
+    return KEY_CACHE.get_or_load((io, path), load, lambda t: t.nbytes)
 
 
 def _key_range(keys: pa.Table, types: Sequence[DataType], bounds: KeyBounds) -> tuple[object, object]:

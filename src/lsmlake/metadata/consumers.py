@@ -66,7 +66,3 @@ def write_consumer(io: FileIO, root: str, consumer_id: str, next_snapshot: int) 
     io.overwrite_hint(
         consumer_path(root, consumer_id), java_pretty_json({"nextSnapshot": int(next_snapshot)})
     )
-
-
-def delete_consumer(io: FileIO, root: str, consumer_id: str) -> None:
-    io.delete_file(consumer_path(root, consumer_id))

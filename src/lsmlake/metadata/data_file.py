@@ -57,11 +57,6 @@ class DataFileMeta:
         """File identity within a bucket: (level, name, extra files, embedded index, external path)."""
         return (self.level, self.file_name, self.extra_files, self.embedded_index, self.external_path)
 
-    @property
-    def add_row_count(self) -> int | None:
-        """Rows of insert kind, when the delete row count is known."""
-        return None if self.delete_row_count is None else self.row_count - self.delete_row_count
-
 
 def _nullable(t: Any) -> dict[str, Any]:
     return {"type": ["null", t], "default": None}

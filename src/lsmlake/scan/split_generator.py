@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from lsmlake.mergetree.interval_partition import Bounds, interval_partition
 from lsmlake.metadata.data_file import DataFileMeta
@@ -124,13 +124,3 @@ def split_for_append(
     ordered = sorted(files, key=lambda f: f.min_sequence_number)
     bins = pack_for_ordered(ordered, lambda f: max(f.file_size, open_file_cost), target_size)
     return [SplitGroup(tuple(b), True, RAW_APPEND) for b in bins]
-
-
-def describe_groups(groups: Sequence[SplitGroup]) -> dict[str, Any]:
-    """A summary of one bucket's groups: raw/merge counts and the distinct rules."""
-    rules: list[str] = []
-    for g in groups:
-        if g.rule not in rules:
-            rules.append(g.rule)
-    raw = sum(1 for g in groups if g.raw_convertible)
-    return {"raw": raw, "merge": len(groups) - raw, "rules": rules}

@@ -23,7 +23,6 @@ from lsmlake.scan.planner import POSTPONE_BUCKET, ScanFilters, bucket_directory
 from lsmlake.scan.split import Split
 
 ChangeMode = Literal["delta", "changelog"]
-CHANGE_MODES: tuple[ChangeMode, ...] = ("delta", "changelog")
 APPEND, OVERWRITE = "APPEND", "OVERWRITE"
 
 

@@ -17,11 +17,11 @@ import pyarrow.compute as pc
 
 from lsmlake.core.types import DataType
 from lsmlake.errors import InvalidOptionError, LsmlakeError
+from lsmlake.expr.literals import INT_BITS
 from lsmlake.mergetree.engines.segments import BoolArray, IntArray, Segments
 
 NON_NULL = pc.ScalarAggregateOptions(skip_nulls=True, min_count=1)
-_INT_BITS = {"TINYINT": 8, "SMALLINT": 16, "INT": 32, "BIGINT": 64}
-NUMERIC = frozenset({*_INT_BITS, "FLOAT", "DOUBLE", "DECIMAL"})
+NUMERIC = frozenset({*INT_BITS, "FLOAT", "DOUBLE", "DECIMAL"})
 NOT_COMPARABLE = frozenset({"ARRAY", "MAP", "MULTISET", "ROW", "VARIANT", "BLOB", "VECTOR"})
 
 
