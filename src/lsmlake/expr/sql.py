@@ -15,6 +15,7 @@ from lsmlake.core.types import DataField
 from lsmlake.errors import InvalidFilterError, NoSuchColumnError
 from lsmlake.expr.literals import coerce_literal
 from lsmlake.expr.tree import (
+    FLIPPED,
     And,
     Compare,
     In,
@@ -28,8 +29,6 @@ from lsmlake.expr.tree import (
     and_,
     or_,
 )
-
-_FLIP = {"=": "=", "!=": "!=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
 
 _SQL_CMP: dict[type[exp.Expr], str] = {
     exp.EQ: "=",
@@ -96,7 +95,7 @@ class _Binder:
         elif type(node) in _SQL_CMP:
             op, left, right = _SQL_CMP[type(node)], node.this, node.expression
             if not isinstance(left, exp.Column) and isinstance(right, exp.Column):
-                op, left, right = _FLIP[op], right, left
+                op, left, right = FLIPPED[op], right, left
             col = self._column(left)
             return Compare(col.name, op, self._literal(right, col), col.type)
         elif isinstance(node, exp.Between):

@@ -15,6 +15,8 @@ from lsmlake.core.types import DataType
 from lsmlake.expr.literals import arrow_scalar, is_nan, sql_literal, sql_name
 
 OPS = ("=", "!=", "<", "<=", ">", ">=")
+FLIPPED = {"=": "=", "!=": "!=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
+"""Each operator with its operands swapped: ``a < b`` is ``b > a``."""
 _ARROW_OPS = dict(
     zip(OPS, (pc.equal, pc.not_equal, pc.less, pc.less_equal, pc.greater, pc.greater_equal), strict=True)
 )

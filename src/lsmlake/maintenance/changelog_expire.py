@@ -21,11 +21,10 @@ from lsmlake.maintenance.planning import SnapshotFiles
 from lsmlake.metadata.consumers import min_next_snapshot
 from lsmlake.metadata.manifest import FileKind
 from lsmlake.metadata.snapshot import Snapshot, decode_snapshot, encode_snapshot
-from lsmlake.metadata.snapshot_manager import SnapshotManager
+from lsmlake.metadata.snapshot_manager import EARLIEST, LATEST, SnapshotManager
 
 CHANGELOG_DIR = "changelog"
 CHANGELOG_PREFIX = "changelog-"
-EARLIEST, LATEST = "EARLIEST", "LATEST"
 
 
 def _retention(options: CoreOptions, kind: str) -> tuple[int, int, int]:

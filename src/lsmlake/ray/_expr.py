@@ -12,9 +12,9 @@ from __future__ import annotations
 from typing import Any
 
 from lsmlake.expr import And, Compare, In, IsNotNull, IsNull, Not, Or, Predicate
+from lsmlake.expr.tree import FLIPPED
 
 _COMPARE = {"eq": "=", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
-_FLIPPED = {"=": "=", "!=": "!=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
 
 
 def _op(expr: Any) -> str | None:
@@ -79,7 +79,7 @@ def to_predicate(expr: Any, *, under_not: bool = False) -> Predicate | None:
         sql = _COMPARE[op]
         name, value = _column(expr.left), _literal(expr.right)
         if name is None:
-            name, value, sql = _column(expr.right), _literal(expr.left), _FLIPPED[sql]
+            name, value, sql = _column(expr.right), _literal(expr.left), FLIPPED[sql]
         if name is None or value is _NO_LITERAL or value is None or isinstance(value, (list, tuple, dict)):
             return None
         return Compare(name, sql, value)
