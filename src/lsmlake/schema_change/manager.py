@@ -57,7 +57,9 @@ def schema_at(io: FileIO, root: str, schema_id: int, *, table_name: str = "") ->
     try:
         return read_schema(io, path)
     except FileNotFoundError:
-        raise CorruptFileError(f"table {table_name or root}: schema {schema_id} is missing ({path})") from None
+        raise CorruptFileError(
+            f"table {table_name or root}: schema {schema_id} is missing ({path})"
+        ) from None
 
 
 def commit_changes(
