@@ -11,7 +11,8 @@ import pyarrow as pa
 import pytest
 
 import lsmlake
-import lsmlake.table.compact as table_compact
+import lsmlake.commit.compaction as compaction
+import lsmlake.compact.executors as executors
 from lsmlake.errors import CommitConflictError
 from lsmlake.table.compact import compact_table
 
@@ -41,7 +42,7 @@ def test_only_the_bucket_another_commit_changed_is_compacted_again(
     partition = t.scan().splits()[0].partition
     ours = t.with_options({"write-only": "false"})
     runs: list[int] = []
-    compact_one, commit = table_compact._compact_one, table_compact._commit
+    compact_one, commit = executors._compact_one, compaction.commit_compaction
 
     def counting(table: Any, restored: Any, part: bytes, bucket: int, *, full: bool) -> Any:
         runs.extend([bucket] if table is ours else [])
@@ -52,8 +53,8 @@ def test_only_the_bucket_another_commit_changed_is_compacted_again(
             compact_table(rival, full=True, only={(partition, 0)})
         return commit(table, messages, user)
 
-    monkeypatch.setattr(table_compact, "_compact_one", counting)
-    monkeypatch.setattr(table_compact, "_commit", rival_first)
+    monkeypatch.setattr(executors, "_compact_one", counting)
+    monkeypatch.setattr(compaction, "commit_compaction", rival_first)
     before = t.latest_snapshot()
     assert before is not None
     sid = ours.compact(full=True)
@@ -74,7 +75,7 @@ def test_out_of_attempts_nothing_is_published(tmp_path: Path, monkeypatch: pytes
     def always_conflicts(table: Any, messages: Any, user: Any) -> Any:
         raise CommitConflictError("simulated: another writer keeps winning")
 
-    monkeypatch.setattr(table_compact, "_commit", always_conflicts)
+    monkeypatch.setattr(compaction, "commit_compaction", always_conflicts)
     with pytest.raises(CommitConflictError, match="nothing was published"):
         t.with_options({"write-only": "false"}).compact(full=True)
     assert t.latest_snapshot() == before

@@ -11,11 +11,11 @@ import pytest
 from fixtures import CPP_TEST_DATA, FIXTURES, GOLDEN_WAREHOUSE, copy_fixture
 
 import lsmlake
-from lsmlake.errors import NoSuchSnapshotError, UnsupportedError
+from lsmlake.errors import NoSuchSnapshotError, NoSuchTagError, UnsupportedError
 from lsmlake.expr import parse_filter
-from lsmlake.metadata.tags import NoSuchTagError
-from lsmlake.read.table_read import explain_table, read_table, scan_table
+from lsmlake.read.table_read import read_table, scan_table
 from lsmlake.table import Table
+from lsmlake.table.explain import explain_table
 
 pytestmark = pytest.mark.skipif(not FIXTURES.is_dir(), reason=f"fixtures not found at {FIXTURES}")
 

@@ -20,10 +20,12 @@ import ray.data
 from ray.data.expressions import col
 
 import lsmlake
+import lsmlake.commit.compaction as compaction
 import lsmlake.ray as lray
 from lsmlake.commit.committer import FileStoreCommit
 from lsmlake.core.fileio import FileIO
 from lsmlake.errors import CorruptFileError, UnsupportedError
+from lsmlake.table.compact import compact_table
 
 # a local Ray cluster takes seconds to start and the module ~30 s on two CPUs
 pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::DeprecationWarning")]
@@ -304,23 +306,21 @@ def test_failed_ray_compaction_leaves_no_snapshot_and_no_files(
 def test_ray_compaction_that_loses_a_race_redoes_only_the_changed_bucket(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import lsmlake.table.compact as table_compact
-
     t = _pk_table(_catalog(tmp_path), **{"write-only": "true"})
     for i in range(3):
         t.write(_rows(np.arange(i * 100, 2000 + i * 100), f"r{i}"))
     expected = _sorted(t.read())
     rival = lsmlake.Catalog(str(tmp_path / "wh")).get_table("db.t").with_options({"write-only": "false"})
     target = next(s for s in t.scan().splits())
-    commit, calls = table_compact._commit, []
+    commit, calls = compaction.commit_compaction, []
 
     def rival_first(table: lsmlake.Table, messages: list[object], user: object) -> object:
         calls.append(len(messages))
         if len(calls) == 1:  # another process compacts one bucket just before the first commit
-            table_compact.compact_table(rival, full=True, only={(target.partition, target.bucket)})
+            compact_table(rival, full=True, only={(target.partition, target.bucket)})
         return commit(table, messages, user)
 
-    monkeypatch.setattr(table_compact, "_commit", rival_first)
+    monkeypatch.setattr(compaction, "commit_compaction", rival_first)
     before = t.latest_snapshot()
     assert before is not None
     sid = t.with_options({"write-only": "false"}).compact(full=True, executor="ray")

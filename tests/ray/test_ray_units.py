@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import pickle
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -13,10 +15,12 @@ pytest.importorskip("ray.data", reason="ray[data] is not installed (pip install 
 from ray.data.expressions import col, lit
 
 import lsmlake
+from lsmlake.errors import CommitConflictError
 from lsmlake.expr import And, Compare, In, IsNotNull, IsNull, Not, Or
 from lsmlake.ray import LsmlakeDatasource, read
+from lsmlake.ray._common import Storage
 from lsmlake.ray._expr import to_predicate
-from lsmlake.ray.write import group_key
+from lsmlake.ray.write import _add_group_keys, _write_group, commit_messages, group_key
 
 
 def test_expressions_that_translate() -> None:
@@ -171,3 +175,59 @@ def test_a_filesystem_handle_that_cannot_travel_is_left_behind(tmp_path: Path) -
     assert storage.get() is storage.get()  # one FileIO per process
     with pytest.raises(TypeError, match="warehouse"):
         open_source("db.t")  # type: ignore[arg-type]
+
+
+def _worker_output(t: lsmlake.Table, rows: pa.Table, base: int | None) -> tuple[list[Any], list[str]]:
+    """What one bucket's Ray task reports (run in this process: no cluster needed)."""
+    batch = _add_group_keys(rows, name=t.name, schema=t.schema, num_buckets=t.options.bucket)
+    out = _write_group(
+        batch,
+        storage=Storage(io=t.io),
+        root=t.root,
+        name=t.name,
+        schema=t.schema,
+        options=t.options,
+        snapshot_id=base,
+        compact=True,
+    )
+    assert out["error_text"][0].as_py() is None
+    return pickle.loads(out["messages"][0].as_py()), pickle.loads(out["written"][0].as_py())
+
+
+def test_a_ray_commit_is_checked_against_the_workers_base_snapshot(tmp_path: Path) -> None:
+    """The driver passes the snapshot the workers restored to the committer: another writer's data in
+    those buckets since is refused by the base-aware check (the snapshots after the base are read)."""
+    cat = lsmlake.Catalog(str(tmp_path / "wh"))
+    cat.create_database("db")
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.string())])
+    t = cat.create_table(
+        "db.t", schema=schema, primary_key=["id"], options={"bucket": "1", "write-only": "true"}
+    )
+    t.write(pa.table({"id": np.arange(10), "v": ["base"] * 10}, schema=schema))
+    base = t.latest_snapshot()
+    assert base is not None
+    messages, written = _worker_output(
+        t, pa.table({"id": np.arange(5), "v": ["ray"] * 5}, schema=schema), base.id
+    )
+    assert written and all(Path(p).exists() for p in written)
+    rival = t.write(pa.table({"id": np.arange(3), "v": ["rival"] * 3}, schema=schema))  # same bucket
+    assert rival == base.id + 1
+
+    with pytest.raises(
+        CommitConflictError,
+        match=f"written by snapshot {rival} after this writer restored snapshot {base.id}",
+    ):
+        commit_messages(t, messages, written, base_snapshot_id=base.id)
+    latest = t.latest_snapshot()
+    assert latest is not None and latest.id == rival  # nothing published
+    assert not any(Path(p).exists() for p in written)  # and the workers' files are gone
+
+    # from the latest snapshot as its base, the same write goes through
+    messages, written = _worker_output(
+        t, pa.table({"id": np.arange(5), "v": ["ray"] * 5}, schema=schema), rival
+    )
+    assert commit_messages(t, messages, written, base_snapshot_id=rival) == rival + 1
+    assert sorted(t.read().to_pylist(), key=lambda r: r["id"])[:6] == [
+        *({"id": i, "v": "ray"} for i in range(5)),
+        {"id": 5, "v": "base"},
+    ]

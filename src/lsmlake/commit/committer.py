@@ -12,10 +12,7 @@ from dataclasses import dataclass
 from lsmlake.commit.conflicts import detect_conflicts, sequence_conflicts
 from lsmlake.commit.hash_index_conflicts import hash_index_conflicts
 from lsmlake.commit.manifest_files import ManifestWriter
-from lsmlake.core.fileio import FileIO
-from lsmlake.core.options import CoreOptions, parse_duration_ms
-from lsmlake.core.paths import TablePaths
-from lsmlake.core.schema import TableSchema
+from lsmlake.core.options import CoreOptions
 from lsmlake.errors import CommitConflictError
 from lsmlake.metadata.commit_message import CommitMessage
 from lsmlake.metadata.index_manifest import (
@@ -28,10 +25,8 @@ from lsmlake.metadata.index_manifest import (
 from lsmlake.metadata.live_files import live_entries
 from lsmlake.metadata.manifest import FileKind, ManifestEntry, read_manifest
 from lsmlake.metadata.manifest_list import ManifestFileMeta, read_manifest_list, write_manifest_list
-from lsmlake.metadata.snapshot import Snapshot
-from lsmlake.metadata.snapshot_manager import SnapshotManager
-
-BATCH_COMMIT_IDENTIFIER = 9223372036854775807
+from lsmlake.metadata.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot
+from lsmlake.metadata.table_handle import TableHandle
 
 
 @dataclass(frozen=True)
@@ -91,24 +86,21 @@ class FileStoreCommit:
     """Publishes snapshots of one table for one commit user."""
 
     def __init__(
-        self,
-        io: FileIO,
-        table_root: str,
-        schema: TableSchema,
-        options: CoreOptions,
-        *,
-        table_name: str,
-        commit_user: str | None = None,
+        self, table: TableHandle, *, base_snapshot_id: int | None, commit_user: str | None = None
     ) -> None:
+        """``base_snapshot_id``: the snapshot the writer restored its buckets from, so that data another
+        writer committed to them since is a conflict (read from the snapshots after it, HASH index
+        included); None when there is no such base (overwrite, compaction): the latest snapshot's
+        files are checked instead."""
+        io, schema, options = table.io, table.schema, table.options
         self.io = io
-        self.paths = TablePaths(table_root)
+        self.paths = table.paths
         self.schema = schema
         self.options = options
-        self.table_name = table_name
+        self.table_name = table.name
         self.commit_user = commit_user or str(uuid.uuid4())
-        self.snapshots = SnapshotManager(io, table_root)
-        # the snapshot the writer restored its buckets from: later data commits to them are conflicts
-        self.base_snapshot_id: int | None = None
+        self.snapshots = table.snapshot_manager
+        self.base_snapshot_id = base_snapshot_id
         self.key_types = [schema.field(k).type for k in schema.trimmed_primary_keys]
         self.manifests = ManifestWriter(
             io,
@@ -172,12 +164,8 @@ class FileStoreCommit:
         fixed = changes if isinstance(changes, Changes) else None
         delta_metas = self.manifests.write(list(fixed.entries)) if fixed is not None and fixed.entries else []
         retries = self.options.commit_max_retries
-        min_wait = parse_duration_ms(
-            "commit.min-retry-wait", self.options.get("commit.min-retry-wait") or "10 ms"
-        )
-        max_wait = parse_duration_ms(
-            "commit.max-retry-wait", self.options.get("commit.max-retry-wait") or "10 s"
-        )
+        min_wait = self.options.get(CoreOptions.COMMIT_MIN_RETRY_WAIT)
+        max_wait = self.options.get(CoreOptions.COMMIT_MAX_RETRY_WAIT)
         for attempt in range(retries + 1):
             latest = self.snapshots.latest()
             written: list[str] = []

@@ -1,4 +1,5 @@
-"""Publishing a writer's messages as Paimon does: an APPEND snapshot with the new data, then a COMPACT one.
+"""The one publish recipe of every writer (local, Ray, overwrite): an APPEND (or OVERWRITE) snapshot
+with the new data, then a COMPACT one with the write's own compaction.
 
 The compaction a write runs is optional work: when it loses a race with another commit after the
 APPEND snapshot is published, the write still stands and the compaction is dropped (its files are the
@@ -8,14 +9,18 @@ later compaction picks the level-0 files up again, changelog included.
 
 from __future__ import annotations
 
+import posixpath
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
-from lsmlake.bucket.routers import hash_index_files, other_index_files
 from lsmlake.commit.committer import FileStoreCommit
+from lsmlake.commit.compaction import compact_buckets
+from lsmlake.core.options import CoreOptions
 from lsmlake.errors import CommitConflictError
 from lsmlake.metadata.commit_message import CommitMessage
+from lsmlake.metadata.index_manifest import hash_index_files, other_index_files
+from lsmlake.metadata.table_handle import TableHandle
 
 
 def append_part(m: CommitMessage) -> CommitMessage:
@@ -76,7 +81,7 @@ def publish_compaction(
             raise
         result.compaction_dropped = True
         reason: Exception = e
-    if recompact is not None:  # it retries buckets that lose again itself (table_compact)
+    if recompact is not None:  # it retries buckets that lose again itself (commit.compaction)
         try:
             sid = recompact()
         except CommitConflictError as e:
@@ -110,3 +115,63 @@ def publish_write(
 def written_buckets(messages: Sequence[CommitMessage]) -> set[tuple[bytes, int]]:
     """The (partition, bucket) pairs whose new files a compaction should take up."""
     return {(m.partition, m.bucket) for m in messages if m.new_files}
+
+
+def publish(
+    table: TableHandle,
+    messages: Sequence[CommitMessage],
+    *,
+    base_snapshot_id: int | None,
+    written: Sequence[str],
+    delete: Callable[[str], None],
+    overwrite: Callable[[bytes], bool] | None = None,
+    result: PublishedWrite | None = None,
+) -> list[int]:
+    """Publish a write's messages; the ids of the snapshots that landed.
+
+    ``base_snapshot_id``: the snapshot the writers restored their buckets from (None for an
+    overwrite), so that another writer's data in those buckets since is a conflict. ``written``: every
+    file the writers wrote; ``delete`` removes one of them. ``overwrite``: which partitions an
+    OVERWRITE snapshot replaces (instead of an APPEND one); as in Paimon it commits no changelog, so the
+    input changelog files are deleted. ``result`` is filled as snapshots land. On an error, or when the
+    write's compaction is dropped after losing a race, every written file no published snapshot
+    references is deleted."""
+    result = PublishedWrite() if result is None else result
+    committer = FileStoreCommit(table, base_snapshot_id=base_snapshot_id)
+    try:
+        if overwrite is None:
+            recompact = _recompact(table, messages, committer.commit_user)
+            publish_write(committer, result, messages, table_name=table.name, recompact=recompact)
+        else:
+            appends = [append_part(m) for m in messages]
+            publish_appends(result, appends, [committer.overwrite(appends, replaces=overwrite)])
+            dropped = {f.file_name for m in messages for f in m.changelog_files}
+            for path in written:
+                if posixpath.basename(path) in dropped:
+                    delete(path)
+            publish_compaction(committer, result, messages, table_name=table.name)
+    except BaseException:
+        _discard(written, result.published, delete)
+        raise
+    if result.compaction_dropped:
+        _discard(written, result.published, delete)
+    return result.snapshot_ids
+
+
+def _recompact(
+    table: TableHandle, messages: Sequence[CommitMessage], commit_user: str
+) -> Callable[[], int | None] | None:
+    """A fresh compaction of the buckets written, for when the write's own compaction loses a race
+    (none for ``write-only`` or append tables)."""
+    options = table.options
+    if options.get(CoreOptions.WRITE_ONLY) or not table.schema.primary_keys:
+        return None
+    touched = written_buckets(messages)
+    full = options.full_compaction_delta_commits > 0
+    return lambda: compact_buckets(table, full=full, only=touched, commit_user=commit_user)
+
+
+def _discard(written: Sequence[str], published: set[str], delete: Callable[[str], None]) -> None:
+    for path in written:
+        if posixpath.basename(path) not in published:
+            delete(path)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from lsmlake.errors import CorruptFileError, NoSuchSnapshotError
 from lsmlake.maintenance.files import FileLocator, SnapshotReader
@@ -23,10 +22,8 @@ from lsmlake.maintenance.protect import (
     retained_protection,
 )
 from lsmlake.metadata.snapshot import Snapshot, encode_snapshot
+from lsmlake.metadata.table_handle import TableHandle
 from lsmlake.metadata.tags import read_tags, remove_tag_files, require_tag
-
-if TYPE_CHECKING:
-    from lsmlake.table import Table
 
 
 @dataclass(frozen=True)
@@ -52,7 +49,7 @@ def _collect_with_live(reader: SnapshotReader, snapshot: Snapshot) -> SnapshotFi
         return reader.collect(snapshot, strict=False)
 
 
-def _rollback_target(table: Table, snapshot_id: int | None, tag: str | None) -> Snapshot:
+def _rollback_target(table: TableHandle, snapshot_id: int | None, tag: str | None) -> Snapshot:
     """The snapshot to roll back to: the tag's, or ``snapshot_id``'s - from a tag holding it when the
     snapshot itself has expired (as Java's ``rollbackTo(long)`` falls back to the tags)."""
     if tag is not None:
@@ -70,7 +67,7 @@ def _rollback_target(table: Table, snapshot_id: int | None, tag: str | None) -> 
     )
 
 
-def rollback_to(table: Table, snapshot_id: int | None = None, tag: str | None = None) -> RollbackResult:
+def rollback_to(table: TableHandle, snapshot_id: int | None = None, tag: str | None = None) -> RollbackResult:
     """Make ``snapshot_id`` (or the snapshot of ``tag``) the latest snapshot.
 
     Newer snapshots and the tags on them are removed (as Java's RollbackHelper does), then the
@@ -121,7 +118,7 @@ def rollback_to(table: Table, snapshot_id: int | None = None, tag: str | None = 
     return RollbackResult(target.id, tuple(s.id for s in removed), names, plan)
 
 
-def delete_tag(table: Table, name: str) -> FileSets:
+def delete_tag(table: TableHandle, name: str) -> FileSets:
     """Delete a tag. When its snapshot has already expired and no other tag shares it, the files
     only the tag kept alive are deleted too; returns them."""
     tag = require_tag(table, name)

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import time
+import warnings
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
-from lsmlake.core.options import CoreOptions, parse_duration_ms
+from lsmlake.core.options import CoreOptions
 from lsmlake.errors import NoSuchSnapshotError
 from lsmlake.maintenance.changelog_expire import (
     changelog_decoupled,
@@ -27,10 +27,8 @@ from lsmlake.maintenance.protect import (
 )
 from lsmlake.metadata.consumers import min_next_snapshot
 from lsmlake.metadata.snapshot_manager import EARLIEST, SnapshotManager
+from lsmlake.metadata.table_handle import TableHandle
 from lsmlake.metadata.tags import read_tags
-
-if TYPE_CHECKING:
-    from lsmlake.table import Table
 
 DEFAULT_EXPIRE_LIMIT = 50
 """`snapshot.expire.limit` (CoreOptions: 50; the docs table's 10 is stale)."""
@@ -74,14 +72,11 @@ class _SnapshotTimes(Mapping[int, int]):
 
 def _clean_empty_directories(options: CoreOptions) -> bool:
     """`snapshot.clean-empty-directories`, or its older name when only that is set."""
-    key = "snapshot.clean-empty-directories"
-    return options.get_bool(
-        key if options.get(key) is not None else "snapshot.expire.clean-empty-directories"
-    )
+    return options.get(CoreOptions.SNAPSHOT_CLEAN_EMPTY_DIRECTORIES)
 
 
 def expire_snapshots(
-    table: Table,
+    table: TableHandle,
     *,
     retain_min: int | None = None,
     retain_max: int | None = None,
@@ -97,13 +92,12 @@ def expire_snapshots(
     `snapshot.clean-empty-directories` (false), bucket and partition directories left empty go too.
     """
     options = table.options
-    retain_min = options.get_int("snapshot.num-retained.min") if retain_min is None else retain_min
-    retain_max = options.get_int("snapshot.num-retained.max") if retain_max is None else retain_max
+    retain_min = options.get(CoreOptions.SNAPSHOT_NUM_RETAINED_MIN) if retain_min is None else retain_min
+    retain_max = options.get(CoreOptions.SNAPSHOT_NUM_RETAINED_MAX) if retain_max is None else retain_max
     if max_deletes is None:
-        max_deletes = options.get_int("snapshot.expire.limit", DEFAULT_EXPIRE_LIMIT)
+        max_deletes = options.get(CoreOptions.SNAPSHOT_EXPIRE_LIMIT)
     if older_than_ms is None:
-        text = options.get("snapshot.time-retained") or "1 h"
-        retained_ms = parse_duration_ms("snapshot.time-retained", text)
+        retained_ms = options.get(CoreOptions.SNAPSHOT_TIME_RETAINED)
         older_than_ms = int(time.time() * 1000) - retained_ms
 
     manager = table.snapshot_manager
@@ -157,3 +151,15 @@ def expire_snapshots(
     if decoupled:
         expire_changelogs(table.io, table.root, options, reader.locator)
     return ExpireResult(tuple(s.id for s in expiring), end, plan)
+
+
+def expire_after_commit(table: TableHandle) -> None:
+    """What a writer runs after a commit, as Java's commit does: expire what the retention options no
+    longer keep, unless `write-only`. A failure is only warned about: the commit stands, and expiry
+    runs again after the next one."""
+    if table.options.get(CoreOptions.WRITE_ONLY):
+        return
+    try:
+        expire_snapshots(table)
+    except Exception as e:
+        warnings.warn(f"table {table.name}: snapshot expiry after commit failed: {e}", stacklevel=3)

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import posixpath
-from typing import TYPE_CHECKING
 
 from lsmlake.core.binary_row import deserialize_row
 from lsmlake.core.fileio import FileIO
+from lsmlake.core.options import CoreOptions
 from lsmlake.core.paths import TablePaths, partition_directory
 from lsmlake.errors import CorruptFileError
 from lsmlake.maintenance.planning import SnapshotFiles
@@ -15,9 +15,7 @@ from lsmlake.metadata.index_manifest import IndexFileMeta, IndexManifestEntry, r
 from lsmlake.metadata.manifest import FileKind, ManifestEntry, live_files, read_manifest
 from lsmlake.metadata.manifest_list import ManifestFileMeta, read_manifest_list
 from lsmlake.metadata.snapshot import Snapshot
-
-if TYPE_CHECKING:
-    from lsmlake.table import Table
+from lsmlake.metadata.table_handle import TableHandle
 
 STATISTICS_DIR = "statistics"
 
@@ -25,13 +23,13 @@ STATISTICS_DIR = "statistics"
 class FileLocator:
     """Paths of data, index, manifest and statistics files, resolved like Java's path factories."""
 
-    def __init__(self, table: Table) -> None:
+    def __init__(self, table: TableHandle) -> None:
         self.root = table.root.rstrip("/")
         self.paths = TablePaths(self.root)
         schema, options = table.schema, table.options
         self.schema, self.options = schema, options
         self.partition_types = [schema.field(k).type for k in schema.partition_keys]
-        self.index_in_data_dir = options.get_bool("index-file-in-data-file-dir")
+        self.index_in_data_dir = options.get(CoreOptions.INDEX_FILE_IN_DATA_FILE_DIR)
         self._bucket_dirs: dict[tuple[bytes, int], str] = {}
 
     def partition_values(self, partition: bytes) -> list[object]:

@@ -4,27 +4,23 @@ from __future__ import annotations
 
 import posixpath
 import time
-from typing import TYPE_CHECKING
 
 import pyarrow.fs as pafs
 
 from lsmlake.core.fileio import FileIO
+from lsmlake.core.options import CoreOptions
 from lsmlake.errors import CorruptFileError, NoSuchSnapshotError
-from lsmlake.maintenance.changelog_expire import changelog_view
+from lsmlake.maintenance.changelog_expire import CHANGELOG_DIR, CHANGELOG_PREFIX, changelog_view
 from lsmlake.maintenance.empty_dirs import remove_empty_data_dirs
 from lsmlake.maintenance.files import STATISTICS_DIR, FileLocator, SnapshotReader
 from lsmlake.maintenance.planning import orphan_files
 from lsmlake.maintenance.protect import branch_roots
 from lsmlake.metadata.snapshot import Snapshot, decode_snapshot
 from lsmlake.metadata.snapshot_manager import EARLIEST, LATEST, SnapshotManager
+from lsmlake.metadata.table_handle import TableHandle
 from lsmlake.metadata.tags import read_tags
 
-if TYPE_CHECKING:
-    from lsmlake.table import Table
-
 DAY_MS = 86_400_000
-CHANGELOG_DIR = "changelog"
-CHANGELOG_PREFIX = "changelog-"
 _HINTS = frozenset({EARLIEST, LATEST})
 
 
@@ -47,14 +43,14 @@ def _is_data_dir(name: str) -> bool:
     return "=" in name or name.startswith("bucket-")
 
 
-def candidate_files(table: Table) -> list[tuple[str, int]]:
+def candidate_files(table: TableHandle) -> list[tuple[str, int]]:
     """Files orphan cleaning may consider: manifest/, index/, statistics/, partition and bucket
     directories, and non-snapshot, non-hint files (e.g. leftover temp files) in snapshot/ and changelog/."""
     io, root = table.io, table.root.rstrip("/")
     out: list[tuple[str, int]] = []
     for sub in ("manifest", "index", STATISTICS_DIR):
         out += _files_with_mtime(io, posixpath.join(root, sub))
-    data_root = table.options.get("data-file.path-directory")
+    data_root = table.options.get(CoreOptions.DATA_FILE_PATH_DIRECTORY)
     if data_root:
         out += _files_with_mtime(io, posixpath.join(root, data_root))
     for status in io.list_dir(root):
@@ -97,7 +93,7 @@ def _referencing_snapshots(io: FileIO, root: str) -> list[Snapshot]:
     return found
 
 
-def used_files(table: Table) -> set[str]:
+def used_files(table: TableHandle) -> set[str]:
     """Every file a snapshot, tag or long-lived changelog of any branch references (manifest lists,
     manifests, index manifests and files, statistics, and all data files the manifests name)."""
     reader = SnapshotReader(table.io, FileLocator(table))
@@ -114,7 +110,7 @@ def used_files(table: Table) -> set[str]:
 
 
 def remove_orphan_files(
-    table: Table, *, older_than_ms: int | None = None, dry_run: bool = False
+    table: TableHandle, *, older_than_ms: int | None = None, dry_run: bool = False
 ) -> list[str]:
     """Delete files in the table's directories that nothing references and that are older than
     ``older_than_ms`` (epoch ms; default now - 1 day, which protects in-flight commits), then the

@@ -7,24 +7,18 @@ import json
 import posixpath
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from lsmlake.core.fileio import FileIO
 from lsmlake.core.schema import java_pretty_json
-from lsmlake.errors import AlreadyExistsError, CorruptFileError, NoSuchSnapshotError
+from lsmlake.errors import AlreadyExistsError, CorruptFileError, NoSuchSnapshotError, NoSuchTagError
 from lsmlake.metadata.snapshot import Snapshot, snapshot_from_json, snapshot_to_json
 from lsmlake.metadata.snapshot_manager import SnapshotManager
-
-if TYPE_CHECKING:
-    from lsmlake.table import Table
+from lsmlake.metadata.table_handle import TableHandle
 
 TAG_DIR = "tag"
 TAG_PREFIX = "tag-"
 _BAD_CHARS = frozenset("/\\") | frozenset(chr(c) for c in range(0x20))
-
-
-class NoSuchTagError(NoSuchSnapshotError):
-    """A tag that the table does not hold was asked for."""
 
 
 @dataclass(frozen=True)
@@ -148,12 +142,12 @@ def read_tags(io: FileIO, root: str) -> list[Tag]:
     return out
 
 
-def list_tags(table: Table) -> list[Tag]:
+def list_tags(table: TableHandle) -> list[Tag]:
     """The table's tags, sorted by name."""
     return read_tags(table.io, table.root)
 
 
-def tag_snapshot(table: Table, name: str) -> Snapshot:
+def tag_snapshot(table: TableHandle, name: str) -> Snapshot:
     """The snapshot a tag points at (for time travel); works after the snapshot itself has expired."""
     return require_tag(table, name).snapshot
 
@@ -162,7 +156,7 @@ def tag_snapshot(table: Table, name: str) -> Snapshot:
 
 
 def create_tag(
-    table: Table,
+    table: TableHandle,
     name: str,
     snapshot_id: int | None = None,
     *,
@@ -200,7 +194,7 @@ def remove_tag_files(io: FileIO, root: str, names: Sequence[str]) -> None:
         io.delete_file(tag_path(root, name))
 
 
-def require_tag(table: Table, name: str) -> Tag:
+def require_tag(table: TableHandle, name: str) -> Tag:
     check_tag_name(name)
     try:
         return read_tag(table.io, table.root, name)

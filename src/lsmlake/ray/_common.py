@@ -21,9 +21,9 @@ from ray import cloudpickle
 
 from lsmlake.catalog import Catalog
 from lsmlake.core.fileio import FileIO
-from lsmlake.table import Table
+from lsmlake.metadata.table_handle import H, TableHandle
 
-TableSource = Union[Table, tuple[str, str], tuple[str, str, Mapping[str, str]]]  # noqa: UP007 - a runtime alias
+TableSource = Union[TableHandle, tuple[str, str], tuple[str, str, Mapping[str, str]]]  # noqa: UP007 - a runtime alias
 """A table, or ``(warehouse, "db.table")``, or ``(warehouse, "db.table", storage options)``."""
 
 _IO_CACHE: dict[tuple[str, tuple[tuple[str, str], ...]], FileIO] = {}
@@ -73,9 +73,9 @@ def portable_io(io: FileIO) -> FileIO:
     )
 
 
-def open_source(source: TableSource) -> tuple[Table, Storage]:
+def open_source(source: TableSource) -> tuple[TableHandle, Storage]:
     """The table (for the driver) and how workers reach its storage."""
-    if isinstance(source, Table):
+    if isinstance(source, TableHandle):
         return source, Storage(io=portable_io(source.io))
     if isinstance(source, tuple) and len(source) in (2, 3) and all(isinstance(s, str) for s in source[:2]):
         warehouse, identifier = str(source[0]), str(source[1])
@@ -90,7 +90,7 @@ def open_source(source: TableSource) -> tuple[Table, Storage]:
     )
 
 
-def worker_table(table: Table, storage: Storage) -> Table:
+def worker_table(table: H, storage: Storage) -> H:
     """The table as workers see it: same root, schema and options, the portable FileIO."""
     return replace(table, io=storage.get())
 

@@ -4,7 +4,7 @@ The driver restores the latest snapshot and sends each task one bucket's live fi
 deletion-vector index file (plain data); the task restores the vectors, runs the same
 ``compact_bucket`` as the local path and returns its commit message. The driver waits for every
 task, so that when one fails it can delete what the others wrote before raising: no snapshot then.
-A commit that loses a race is retried as the local one is (``table_compact.compact_and_publish``):
+A commit that loses a race is retried as the local one is (``commit.compaction.compact_and_publish``):
 only the buckets another commit changed go to Ray again.
 """
 
@@ -16,8 +16,9 @@ from typing import Any
 
 import ray
 
-from lsmlake.bucket.routers import POSTPONE_BUCKET
+from lsmlake.commit.compaction import compact_and_publish
 from lsmlake.compact.bucket_compactor import BucketFiles, compact_bucket, restore_deletion_vectors, written_by
+from lsmlake.compact.executors import BucketCompactor, Compacted, delete_unpublished
 from lsmlake.core.binary_row import deserialize_row
 from lsmlake.core.options import CoreOptions
 from lsmlake.core.paths import TablePaths, partition_directory
@@ -27,9 +28,9 @@ from lsmlake.metadata.commit_message import CommitMessage
 from lsmlake.metadata.data_file import DataFileMeta
 from lsmlake.metadata.index_manifest import IndexFileMeta
 from lsmlake.metadata.restore import BucketKey, RestoredState
-from lsmlake.ray._common import Storage, TableSource, ensure_ray, open_source
-from lsmlake.table import Table
-from lsmlake.table.compact import Compacted, compact_and_publish, delete_unpublished
+from lsmlake.metadata.table_handle import TableHandle
+from lsmlake.ray._common import Storage, TableSource, ensure_ray, open_source, portable_io
+from lsmlake.scan.planner import POSTPONE_BUCKET
 
 
 @dataclass(frozen=True)
@@ -45,7 +46,7 @@ class BucketJob:
     dv_index: IndexFileMeta | None
 
 
-def bucket_jobs(table: Table, restored: RestoredState, buckets: Sequence[BucketKey]) -> list[BucketJob]:
+def bucket_jobs(table: TableHandle, restored: RestoredState, buckets: Sequence[BucketKey]) -> list[BucketJob]:
     schema, options, paths = table.schema, table.options, table.paths
     ptypes = [schema.field(k).type for k in schema.partition_keys]
     jobs = []
@@ -110,14 +111,14 @@ def _gather(refs: Sequence[ray.ObjectRef[Any]]) -> tuple[dict[int, Any], BaseExc
     return results, error
 
 
-def compact_table_ray(source: TableSource, *, full: bool = False, **ray_remote_args: Any) -> int | None:
-    """Compact every bucket of the latest snapshot on Ray; the COMPACT snapshot's id, or None."""
-    table, storage = open_source(source)
-    if not table.schema.primary_keys:
-        raise UnsupportedError(f"table {table.name}: compaction of append tables is not supported yet")
-    restored = RestoredState.load(table.io, table.paths, table.snapshot_manager.latest())
-    if restored.snapshot is None:
-        return None
+def ray_executor(table: TableHandle, full: bool) -> BucketCompactor:
+    """The ``ray`` compaction executor (entry point ``lsmlake.compact_executors``): each bucket a Ray task."""
+    return _ray_compactor(table, Storage(io=portable_io(table.io)), full, {})
+
+
+def _ray_compactor(
+    table: TableHandle, storage: Storage, full: bool, ray_remote_args: dict[str, Any]
+) -> BucketCompactor:
     ensure_ray()
     remote = _compact_remote.options(**ray_remote_args) if ray_remote_args else _compact_remote
 
@@ -141,5 +142,17 @@ def compact_table_ray(source: TableSource, *, full: bool = False, **ray_remote_a
             raise error
         return out
 
+    return compact
+
+
+def compact_table_ray(source: TableSource, *, full: bool = False, **ray_remote_args: Any) -> int | None:
+    """Compact every bucket of the latest snapshot on Ray; the COMPACT snapshot's id, or None."""
+    table, storage = open_source(source)
+    if not table.schema.primary_keys:
+        raise UnsupportedError(f"table {table.name}: compaction of append tables is not supported yet")
+    restored = RestoredState.load(table.io, table.paths, table.snapshot_manager.latest())
+    if restored.snapshot is None:
+        return None
+    compact = _ray_compactor(table, storage, full, ray_remote_args)
     buckets = [b for b in restored.buckets() if b[1] != POSTPONE_BUCKET]  # see compact_postponed
     return compact_and_publish(table, restored, buckets, compact)

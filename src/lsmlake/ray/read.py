@@ -26,6 +26,7 @@ from lsmlake.core.schema import TableSchema
 from lsmlake.expr import Predicate, and_
 from lsmlake.ray._common import Storage, TableSource, accepts, open_source, worker_table
 from lsmlake.ray._expr import to_predicate
+from lsmlake.read.options import ReadOptions
 from lsmlake.read.split_read import ReadContext, read_split
 from lsmlake.read.table_read import Scan, scan_table
 from lsmlake.scan.planner import ScanFilters
@@ -175,7 +176,9 @@ class LsmlakeDatasource(Datasource):
         table, self._storage = open_source(source)
         self._table = worker_table(table, self._storage)
         self._projection_map: dict[str, str] | None = None
-        self._plan(scan_table(self._table, filter=filter, columns=columns, snapshot_id=snapshot_id))
+        self._plan(
+            scan_table(self._table, ReadOptions.of(filter=filter, columns=columns, snapshot_id=snapshot_id))
+        )
 
     def _plan(self, scan: Scan) -> None:
         self._read_table = scan.table  # a past snapshot is read with its own schema
@@ -267,7 +270,7 @@ class LsmlakeDatasource(Datasource):
         try:
             predicate = and_(self._predicate, pushed)
             clone._plan(
-                Scan(self._read_table, filter=predicate, columns=self._columns, snapshot=self._snapshot)
+                Scan(self._read_table, ReadOptions(predicate, self._columns), snapshot=self._snapshot)
             )
         except (ValueError, TypeError):  # e.g. a literal that does not fit the column's type
             return self

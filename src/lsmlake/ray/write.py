@@ -32,21 +32,19 @@ import pyarrow as pa
 import ray.data
 
 from lsmlake.bucket.routing import route_rows
-from lsmlake.commit.committer import FileStoreCommit
-from lsmlake.commit.publish import PublishedWrite, publish_write, written_buckets
+from lsmlake.commit.publish import publish
 from lsmlake.core.fileio import FileIO
 from lsmlake.core.options import CoreOptions
 from lsmlake.core.paths import TablePaths
 from lsmlake.core.schema import TableSchema
 from lsmlake.errors import RayWriteError, UnsupportedError
-from lsmlake.maintenance.expire import expire_snapshots
+from lsmlake.maintenance.expire import expire_after_commit
 from lsmlake.mergetree.kv_layout import RowKind
 from lsmlake.metadata.commit_message import CommitMessage
 from lsmlake.metadata.restore import RestoredState
 from lsmlake.metadata.snapshot_manager import SnapshotManager
+from lsmlake.metadata.table_handle import TableHandle
 from lsmlake.ray._common import Storage, TableSource, open_source
-from lsmlake.table import Table
-from lsmlake.table.compact import compact_table
 from lsmlake.write.input_rows import conform, row_kinds
 from lsmlake.write.writer import FileStoreWrite
 
@@ -170,10 +168,14 @@ def _abort(writer: FileStoreWrite | None) -> None:
 
 def _delete(io: FileIO, paths: Iterable[str]) -> None:
     for path in paths:
-        try:
-            io.delete_file(path)
-        except Exception as e:
-            warnings.warn(f"lsmlake.ray: could not delete {path} after a failed write: {e}", stacklevel=2)
+        _delete_one(io, path)
+
+
+def _delete_one(io: FileIO, path: str) -> None:
+    try:
+        io.delete_file(path)
+    except Exception as e:
+        warnings.warn(f"lsmlake.ray: could not delete {path} after a failed write: {e}", stacklevel=3)
 
 
 def _worker_error(row: dict[str, Any]) -> BaseException:
@@ -216,39 +218,25 @@ def _sort_shuffle(ds: ray.data.Dataset) -> Iterator[None]:
         context.shuffle_strategy = previous
 
 
-def commit_messages(table: Table, messages: Sequence[CommitMessage], written: Sequence[str]) -> int | None:
+def commit_messages(
+    table: TableHandle,
+    messages: Sequence[CommitMessage],
+    written: Sequence[str],
+    *,
+    base_snapshot_id: int | None,
+) -> int | None:
     """Publish the workers' messages as a local write does (APPEND, then COMPACT); id of the last snapshot.
 
-    On failure every written file that no published snapshot references is deleted.
+    ``base_snapshot_id`` is the snapshot the workers restored their buckets from: another writer's data
+    in those buckets since is a conflict. On failure every written file that no published snapshot
+    references is deleted.
     """
-    result = PublishedWrite()
-    try:
-        if messages:
-            committer = FileStoreCommit(
-                table.io, table.root, table.schema, table.options, table_name=table.name
-            )
-            touched = written_buckets(messages)
-            full = table.options.get_int("full-compaction.delta-commits", 0) > 0
-            publish_write(
-                committer,
-                result,
-                messages,
-                table_name=table.name,
-                recompact=lambda: compact_table(
-                    table, full=full, only=touched, commit_user=committer.commit_user
-                ),
-            )
-    except BaseException:
-        _delete(table.io, [p for p in written if p.rsplit("/", 1)[-1] not in result.published])
-        raise
-    if result.compaction_dropped:
-        _delete(table.io, [p for p in written if p.rsplit("/", 1)[-1] not in result.published])
-    ids = result.snapshot_ids
-    if ids and not table.options.get_bool("write-only"):
-        try:  # as a local commit does: expire what the retention options no longer keep
-            expire_snapshots(table)
-        except Exception as e:
-            warnings.warn(f"table {table.name}: snapshot expiry after commit failed: {e}", stacklevel=2)
+    if not messages:
+        return None
+    delete = partial(_delete_one, table.io)
+    ids = publish(table, messages, base_snapshot_id=base_snapshot_id, written=written, delete=delete)
+    if ids:
+        expire_after_commit(table)
     return ids[-1] if ids else None
 
 
@@ -316,4 +304,4 @@ def write_table(
         _delete(driver_table.io, written)
         raise _worker_error(failed[0])
     messages = [m for r in results for m in pickle.loads(r["messages"])]
-    return commit_messages(driver_table, messages, written)
+    return commit_messages(driver_table, messages, written, base_snapshot_id=base)

@@ -1,36 +1,38 @@
-"""Table-level reads: ``scan``, ``read`` and ``explain``, planning splits and reading them in parallel."""
+"""Table-level reads: ``scan`` and ``read``, planning splits and reading them in parallel."""
 
 from __future__ import annotations
 
+import atexit
 import os
 import queue
 import threading
 from collections import deque
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from lsmlake.bucket.routers import POSTPONE_BUCKET, bucket_mode_text
 from lsmlake.expr import Predicate, parse_filter
 from lsmlake.metadata.snapshot import Snapshot
+from lsmlake.metadata.table_handle import TableHandle
+from lsmlake.read.options import ReadKeywords, ReadOptions, read_options
 from lsmlake.read.split_read import ReadContext, concat, read_split, read_split_table
 from lsmlake.scan.planner import ScanPlan, plan_scan, resolve_snapshot, split_filters
 from lsmlake.scan.split import Split
-from lsmlake.scan.travel import time_travel
+from lsmlake.scan.travel import time_travel, travel_option
 from lsmlake.scan.travel import without_scan_position as without_scan_position  # re-exported
-from lsmlake.write.postpone import postponed_row_count
 
 if TYPE_CHECKING:
-    import pandas as pd
+    from typing import Unpack
 
-    from lsmlake.table import Table
+    import pandas as pd
 
 MAX_READ_THREADS = min(32, os.cpu_count() or 4)
 
 
+_NO_OPTIONS = ReadOptions()
 _pools: dict[tuple[int, int], ThreadPoolExecutor] = {}
 _pools_lock = threading.Lock()
 _POOL_PREFIX = "lsmlake-read"
@@ -38,13 +40,26 @@ _POOL_PREFIX = "lsmlake-read"
 
 def _read_pool(threads: int) -> ThreadPoolExecutor:
     """A process-wide pool of ``threads`` readers: starting threads for every read costs about a
-    millisecond, a tenth of a small key-range read. Keyed by pid too, as a forked child has none."""
+    millisecond, a tenth of a small key-range read. Keyed by pid too, as a forked child has none;
+    shut down at interpreter exit."""
     key = (os.getpid(), threads)
     with _pools_lock:
         pool = _pools.get(key)
         if pool is None:
             pool = _pools[key] = ThreadPoolExecutor(max_workers=threads, thread_name_prefix=_POOL_PREFIX)
         return pool
+
+
+def shutdown_read_pools() -> None:
+    """Stop this process's reader threads (queued reads are cancelled); a later read starts new ones."""
+    with _pools_lock:
+        mine = [k for k in _pools if k[0] == os.getpid()]
+        pools = [_pools.pop(k) for k in mine]
+    for pool in pools:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+atexit.register(shutdown_read_pools)
 
 
 def _ordered_parallel(
@@ -123,40 +138,102 @@ def _streamed_pieces(ctx: ReadContext, splits: Sequence[Split], depth: int = 2) 
         worker.join()
 
 
-class Scan:
-    """A planned read of one snapshot: its splits, and their rows as Arrow, batches or pandas.
+@dataclass(frozen=True)
+class _Bound:
+    """A scan's table (under the read snapshot's schema), parsed filter and read context."""
 
-    ``table`` is read with its own schema; ``snapshot`` pins the snapshot (it may be a tag's whose
-    file has expired), else the table's options or the latest pick it. :func:`scan_table` is the way
-    in for time travel: it reads a past snapshot with that snapshot's schema."""
+    table: TableHandle
+    predicate: Predicate | None
+    context: ReadContext
+    snapshot: Snapshot | None
+    """The pinned snapshot, or None to take the one the table's options or the latest name."""
+
+
+def _bind(table: TableHandle, options: ReadOptions, snapshot: Snapshot | None) -> _Bound:
+    """Filter and columns checked against ``table``'s schema (no I/O)."""
+    predicate = parse_filter(options.filter, table.schema.fields)
+    names = options.columns if options.columns is not None else tuple(table.schema.field_names)
+    filters = split_filters(predicate, table.schema)
+    context = ReadContext(table.io, table.root, table.schema, table.options, names, filters)  # checks columns
+    return _Bound(table, predicate, context, snapshot)
+
+
+class Scan:
+    """A read of one snapshot: its splits, and their rows as Arrow, batches or pandas.
+
+    Building a scan does no I/O: the snapshot is found and planned on first use (``splits()``,
+    ``to_arrow()``, ``plan``, ...), once. ``snapshot`` pins the snapshot (it may be a tag's whose file
+    has expired); else ``options`` or the table's time-travel options name one, which is read with its
+    own schema (then ``table``, filter and columns are bound on first use too); else the latest. A filter
+    or column the table lacks fails at once when no past snapshot is named."""
 
     def __init__(
         self,
-        table: Table,
+        table: TableHandle,
+        options: ReadOptions = _NO_OPTIONS,
         *,
-        filter: str | Predicate | None = None,
-        columns: Sequence[str] | None = None,
         snapshot: Snapshot | None = None,
-        limit: int | None = None,
         threads: int = MAX_READ_THREADS,
     ) -> None:
-        if limit is not None and limit < 0:
-            raise ValueError(f"limit must be >= 0, got {limit}")
-        self.table = table
-        self.predicate = parse_filter(filter, table.schema.fields)
-        names = list(columns) if columns is not None else table.schema.field_names
-        io, root, schema, options = table.io, table.root, table.schema, table.options
-        filters = split_filters(self.predicate, schema)
-        self.context = ReadContext(io, root, schema, options, tuple(names), filters)  # checks the columns
-        if snapshot is None:
-            snapshot = resolve_snapshot(io, root, None, options)
-        self.snapshot: Snapshot | None = snapshot
-        """The snapshot read (None for a table without snapshots)."""
-        self.plan: ScanPlan = plan_scan(
-            io, root, schema, options, predicate=self.predicate, snapshot=snapshot
-        )
-        self.limit = limit
+        self.options = options
+        self.limit = options.limit
         self.threads = threads
+        self._source = table
+        self._lock = threading.RLock()
+        self._bound: _Bound | None = None
+        self._planned: tuple[Snapshot | None, ScanPlan] | None = None
+        if snapshot is not None:
+            self._bound = _bind(table, options, snapshot)
+        elif not options.names_a_snapshot and travel_option(table) is None:
+            self._bound = _bind(table, options, None)
+
+    def _binding(self) -> _Bound:
+        with self._lock:
+            if self._bound is None:
+                o = self.options
+                travel = time_travel(
+                    self._source, snapshot_id=o.snapshot_id, tag=o.tag, as_of_millis=o.as_of_millis
+                )
+                self._bound = (
+                    _bind(self._source, o, None)
+                    if travel is None
+                    else _bind(travel.table, o, travel.snapshot)
+                )
+            return self._bound
+
+    def _planning(self) -> tuple[Snapshot | None, ScanPlan]:
+        with self._lock:
+            if self._planned is None:
+                b = self._binding()
+                t = b.table
+                snapshot = (
+                    b.snapshot if b.snapshot is not None else resolve_snapshot(t.io, t.root, None, t.options)
+                )
+                plan = plan_scan(t.io, t.root, t.schema, t.options, predicate=b.predicate, snapshot=snapshot)
+                self._planned = (snapshot, plan)
+            return self._planned
+
+    @property
+    def table(self) -> TableHandle:
+        """The table read, under the read snapshot's schema."""
+        return self._binding().table
+
+    @property
+    def predicate(self) -> Predicate | None:
+        return self._binding().predicate
+
+    @property
+    def context(self) -> ReadContext:
+        return self._binding().context
+
+    @property
+    def snapshot(self) -> Snapshot | None:
+        """The snapshot read (None for a table without snapshots)."""
+        return self._planning()[0]
+
+    @property
+    def plan(self) -> ScanPlan:
+        return self._planning()[1]
 
     @property
     def snapshot_id(self) -> int | None:
@@ -241,93 +318,17 @@ class Scan:
 
 
 def scan_table(
-    table: Table,
-    *,
-    filter: str | Predicate | None = None,
-    columns: Sequence[str] | None = None,
-    snapshot_id: int | None = None,
-    tag: str | None = None,
-    as_of_millis: int | None = None,
-    limit: int | None = None,
+    table: TableHandle, options: ReadOptions | None = None, **keywords: Unpack[ReadKeywords]
 ) -> Scan:
-    """Plan a read of ``table``: the latest snapshot, or the one ``snapshot_id``, ``tag``, ``as_of_millis``
-    or the table's time-travel options (`scan.snapshot-id`, `scan.tag-name`, `scan.timestamp-millis`,
-    ...) name, read with that snapshot's schema: ``columns`` and ``filter`` use its column names."""
-    travel = time_travel(table, snapshot_id=snapshot_id, tag=tag, as_of_millis=as_of_millis)
-    if travel is None:
-        return Scan(table, filter=filter, columns=columns, limit=limit)
-    return Scan(travel.table, filter=filter, columns=columns, snapshot=travel.snapshot, limit=limit)
+    """A read of ``table`` (planned on first use): the latest snapshot, or the one ``options`` (or the
+    same keywords as ``Table.read``) or the table's time-travel options (`scan.snapshot-id`,
+    `scan.tag-name`, `scan.timestamp-millis`, ...) name, read with that snapshot's schema: ``columns``
+    and ``filter`` use its column names."""
+    return Scan(table, read_options(options, keywords))
 
 
 def read_table(
-    table: Table,
-    *,
-    filter: str | Predicate | None = None,
-    columns: Sequence[str] | None = None,
-    snapshot_id: int | None = None,
-    tag: str | None = None,
-    as_of_millis: int | None = None,
-    limit: int | None = None,
+    table: TableHandle, options: ReadOptions | None = None, **keywords: Unpack[ReadKeywords]
 ) -> pa.Table:
-    """The table's rows (merged, deletes applied) that pass ``filter``, as one Arrow table."""
-    return scan_table(
-        table,
-        filter=filter,
-        columns=columns,
-        snapshot_id=snapshot_id,
-        tag=tag,
-        as_of_millis=as_of_millis,
-        limit=limit,
-    ).to_arrow()
-
-
-def _partition_text(table: Table, values: tuple[object, ...]) -> str:
-    if not table.schema.partition_keys:
-        return ""
-    return ",".join(f"{k}={v}" for k, v in zip(table.schema.partition_keys, values, strict=True)) + " "
-
-
-def explain_table(
-    table: Table, *, filter: str | Predicate | None = None, snapshot_id: int | None = None
-) -> str:
-    """How a read would go: per bucket raw or merge and the rule that decided it, files per level."""
-    scan = scan_table(table, filter=filter, snapshot_id=snapshot_id)
-    table = scan.table  # a past snapshot is explained with its own schema
-    plan, opts = scan.plan, table.options
-    snapshot = plan.snapshot_id if plan.snapshot_id is not None else "(none: empty table)"
-    lines = [
-        f"table {table.name}: snapshot {snapshot}",
-        f"  merge-engine={opts.merge_engine} deletion-vectors.enabled={opts.deletion_vectors_enabled}"
-        + (" (level-0 files skipped by batch reads)" if plan.skip_level0 else ""),
-        f"  {bucket_mode_text(table.schema, opts)}",
-    ]
-    if opts.bucket == POSTPONE_BUCKET and table.schema.primary_keys and plan.snapshot_id is not None:
-        files, rows = postponed_row_count(table.io, table.paths, scan.snapshot)
-        lines.append(f"  postponed: {rows} row(s) in {files} file(s) wait for table.compact()")
-    if plan.filters.full is not None:
-        lines.append(f"  filter: {plan.filters.full}")
-        lines.append(f"    partition part: {plan.filters.partition}; key part: {plan.filters.key}")
-    for b in plan.buckets:
-        if b.raw_splits == b.splits:
-            how = "raw"
-        elif b.raw_splits == 0:
-            how = "merge"
-        else:
-            how = f"mixed ({b.raw_splits} raw, {b.splits - b.raw_splits} merge)"
-        levels = " ".join(f"L{level}:{n}" for level, n in b.files_per_level)
-        lines.append(
-            f"  {_partition_text(table, b.partition_values)}bucket {b.bucket}: {how}, "
-            f"{b.splits} split(s), files {levels}"
-        )
-        lines.extend(f"      {rule}" for rule in b.rules)
-    s = scan.plan_summary
-    lines.append(
-        f"  {s['splits']} splits ({s['raw_splits']} raw, {s['merge_splits']} merge) over {s['files']} files; "
-        f"manifests {s['manifests'] - s['manifests_skipped']}/{s['manifests']} read; pruned entries: "
-        f"{s['entries_pruned_by_partition']} by partition, {s['entries_pruned_by_bucket']} by bucket, "
-        f"{s['entries_pruned_by_key_stats']} by key stats, "
-        f"{s['entries_pruned_by_value_stats']} by value stats, "
-        f"{s['entries_skipped_level0']} level-0 skipped, "
-        f"{s['files_pruned_by_bucket_value_filter']} by bucket value filter"
-    )
-    return "\n".join(lines)
+    """The table's rows (merged, deletes applied) that pass the filter, as one Arrow table."""
+    return Scan(table, read_options(options, keywords)).to_arrow()

@@ -4,15 +4,12 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
 
 from lsmlake.errors import InvalidOptionError, NoSuchSnapshotError
 from lsmlake.metadata.snapshot import Snapshot
+from lsmlake.metadata.table_handle import H, TableHandle
 from lsmlake.metadata.tags import list_tags, tag_path, tag_snapshot
 from lsmlake.schema_change.manager import schema_at
-
-if TYPE_CHECKING:
-    from lsmlake.table import Table
 
 SNAPSHOT_ID = "scan.snapshot-id"
 TAG_NAME = "scan.tag-name"
@@ -39,7 +36,7 @@ SCAN_POSITION_OPTIONS = (
 class TimeTravel:
     """A read of one named snapshot: the table under that snapshot's schema, and the snapshot."""
 
-    table: Table
+    table: TableHandle
     """The table with the snapshot's columns (names, types) and today's options, minus time-travel ones."""
     snapshot: Snapshot
 
@@ -56,7 +53,7 @@ def parse_millis(text: str, what: str) -> int:
         raise InvalidOptionError(f"{what}: {text!r} is neither epoch millis nor a timestamp") from None
 
 
-def travel_option(table: Table) -> tuple[str, str] | None:
+def travel_option(table: TableHandle) -> tuple[str, str] | None:
     """The one time-travel option the table's options set, or None; two of them, or one together with
     an `incremental-between*` option, are refused (as Java's SchemaValidation does)."""
     options = table.options
@@ -75,7 +72,7 @@ def travel_option(table: Table) -> tuple[str, str] | None:
     return found[0] if found else None
 
 
-def snapshot_by_id(table: Table, snapshot_id: int) -> Snapshot:
+def snapshot_by_id(table: TableHandle, snapshot_id: int) -> Snapshot:
     """Snapshot ``snapshot_id``; NoSuchSnapshotError names the snapshots that do exist (and a tag that
     still holds an expired one)."""
     manager = table.snapshot_manager
@@ -94,11 +91,11 @@ def snapshot_by_id(table: Table, snapshot_id: int) -> Snapshot:
     raise NoSuchSnapshotError(f"table {table.name} has no snapshot {snapshot_id}: {why}")
 
 
-def tag_exists(table: Table, name: str) -> bool:
+def tag_exists(table: TableHandle, name: str) -> bool:
     return bool(name) and table.io.exists(tag_path(table.root, name))
 
 
-def _version_snapshot(table: Table, version: str) -> Snapshot:
+def _version_snapshot(table: TableHandle, version: str) -> Snapshot:
     """`scan.version` as Java's adaptScanVersion reads it: a tag, else ``watermark-<n>``, else an id."""
     text = version.strip()
     if tag_exists(table, text):
@@ -112,7 +109,7 @@ def _version_snapshot(table: Table, version: str) -> Snapshot:
     )
 
 
-def _watermark_snapshot(table: Table, text: str, key: str) -> Snapshot:
+def _watermark_snapshot(table: TableHandle, text: str, key: str) -> Snapshot:
     try:
         watermark = int(text)
     except ValueError:
@@ -123,7 +120,7 @@ def _watermark_snapshot(table: Table, text: str, key: str) -> Snapshot:
     return found
 
 
-def snapshot_at_millis(table: Table, millis: int) -> Snapshot:
+def snapshot_at_millis(table: TableHandle, millis: int) -> Snapshot:
     """The newest snapshot committed at or before ``millis`` (Java's earlierOrEqualTimeMills)."""
     found = table.snapshot_manager.earlier_or_equal_time_millis(millis)
     if found is None:
@@ -131,7 +128,7 @@ def snapshot_at_millis(table: Table, millis: int) -> Snapshot:
     return found
 
 
-def _option_snapshot(table: Table, key: str, value: str) -> Snapshot:
+def _option_snapshot(table: TableHandle, key: str, value: str) -> Snapshot:
     what = f"table {table.name}: option {key}"
     if key == SNAPSHOT_ID:
         if not value.strip().lstrip("-").isdigit():
@@ -147,7 +144,7 @@ def _option_snapshot(table: Table, key: str, value: str) -> Snapshot:
 
 
 def travel_snapshot(
-    table: Table,
+    table: TableHandle,
     *,
     snapshot_id: int | None = None,
     tag: str | None = None,
@@ -167,7 +164,7 @@ def travel_snapshot(
     return None if option is None else _option_snapshot(table, *option)
 
 
-def table_at(table: Table, snapshot: Snapshot) -> Table:
+def table_at(table: H, snapshot: Snapshot) -> H:
     """``table`` as of ``snapshot``: that snapshot's schema (its columns, names and types) with the
     table's current options (Java's ``schema(snapshot.schemaId()).copy(options)``), and no options
     left that pick what to read."""
@@ -178,14 +175,14 @@ def table_at(table: Table, snapshot: Snapshot) -> Table:
     return replace(without_scan_position(table), schema=schema)
 
 
-def without_scan_position(table: Table) -> Table:
+def without_scan_position(table: H) -> H:
     """The table without dynamic options that choose what to read (for reading one given snapshot)."""
     kept = {k: v for k, v in table.dynamic_options.items() if k not in SCAN_POSITION_OPTIONS}
     return table if len(kept) == len(table.dynamic_options) else replace(table, dynamic_options=kept)
 
 
 def time_travel(
-    table: Table,
+    table: TableHandle,
     *,
     snapshot_id: int | None = None,
     tag: str | None = None,

@@ -4,16 +4,18 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from lsmlake.core.options import CoreOptions
 from lsmlake.errors import InvalidOptionError, NoSuchSnapshotError, UnsupportedError
 from lsmlake.expr import Predicate, parse_filter
 from lsmlake.metadata.snapshot import Snapshot
 from lsmlake.metadata.snapshot_manager import SnapshotManager
+from lsmlake.metadata.table_handle import TableHandle
 from lsmlake.metadata.tags import read_tag, tag_names
+from lsmlake.read.options import ReadOptions
 from lsmlake.read.split_read import ROW_KIND_COLUMN, concat
 from lsmlake.read.table_read import Scan
 from lsmlake.scan.planner import split_filters
@@ -26,9 +28,6 @@ from lsmlake.stream.incremental import (
     read_changes,
     snapshot_range_splits,
 )
-
-if TYPE_CHECKING:
-    from lsmlake.table import Table
 
 INCREMENTAL_BETWEEN = "incremental-between"
 INCREMENTAL_BETWEEN_TIMESTAMP = "incremental-between-timestamp"
@@ -50,7 +49,7 @@ class IncrementalRange:
     """The two tags' snapshots (kept in the tag files even after the snapshots expired), for ``diff``."""
 
 
-def is_incremental(table: Table) -> bool:
+def is_incremental(table: TableHandle) -> bool:
     """Whether the table's (dynamic) options ask for an incremental batch read."""
     options = table.options
     return (
@@ -58,7 +57,7 @@ def is_incremental(table: Table) -> bool:
     )
 
 
-def _scan_mode(table: Table) -> str:
+def _scan_mode(table: TableHandle) -> str:
     mode = (table.options.get(SCAN_MODE_OPTION) or "auto").lower()
     if mode not in SCAN_MODES:
         raise InvalidOptionError(
@@ -69,7 +68,7 @@ def _scan_mode(table: Table) -> str:
     return mode
 
 
-def _pair(table: Table, key: str) -> tuple[str, str]:
+def _pair(table: TableHandle, key: str) -> tuple[str, str]:
     text = table.options.get(key) or ""
     parts = [p.strip() for p in text.split(",")]
     if len(parts) != 2 or not all(parts):
@@ -81,7 +80,7 @@ def _millis(text: str, key: str) -> int:
     return parse_millis(text, f"option {key!r}")
 
 
-def _checked_ids(manager: SnapshotManager, start: int, end: int, table: Table) -> tuple[int, int]:
+def _checked_ids(manager: SnapshotManager, start: int, end: int, table: TableHandle) -> tuple[int, int]:
     if end < start:
         raise InvalidOptionError(
             f"table {table.name}: ending snapshot {end} is before starting snapshot {start}"
@@ -97,7 +96,7 @@ def _checked_ids(manager: SnapshotManager, start: int, end: int, table: Table) -
     return start, end
 
 
-def _tag_range(table: Table, first: str, second: str, mode: str) -> IncrementalRange:
+def _tag_range(table: TableHandle, first: str, second: str, mode: str) -> IncrementalRange:
     """Between two tags: a diff of their snapshots (read from the tag files, so expired snapshots
     work), or with `incremental-between-tag-to-snapshot` the snapshots between them."""
     start = read_tag(table.io, table.root, first).snapshot
@@ -106,13 +105,13 @@ def _tag_range(table: Table, first: str, second: str, mode: str) -> IncrementalR
         raise InvalidOptionError(
             f"table {table.name}: tag {second!r} (snapshot {end.id}) is older than tag {first!r} ({start.id})"
         )
-    if table.options.get_bool("incremental-between-tag-to-snapshot"):
+    if table.options.get(CoreOptions.INCREMENTAL_BETWEEN_TAG_TO_SNAPSHOT):
         start_id, end_id = _checked_ids(table.snapshot_manager, start.id, end.id, table)
         return IncrementalRange(start_id, end_id, mode)
     return IncrementalRange(start.id, end.id, "diff", start, end)  # Paimon reads between two tags as a diff
 
 
-def resolve_range(table: Table) -> IncrementalRange:
+def resolve_range(table: TableHandle) -> IncrementalRange:
     """The snapshot range and read mode the incremental options name (tags, ids or timestamps)."""
     travel_option(table)  # refuses a time-travel option set together with an incremental one
     manager = table.snapshot_manager
@@ -147,7 +146,7 @@ def resolve_range(table: Table) -> IncrementalRange:
 
 
 def incremental_changes(
-    table: Table,
+    table: TableHandle,
     *,
     filter: str | Predicate | None = None,
     columns: Sequence[str] | None = None,
@@ -172,7 +171,7 @@ def incremental_changes(
     yield from read_changes(ctx, splits)
 
 
-def _diff(table: Table, r: IncrementalRange, predicate: Predicate | None, columns: Sequence[str]) -> pa.Table:
+def _diff(table: TableHandle, r: IncrementalRange, predicate: Predicate | None, columns: Sequence[str]) -> pa.Table:
     """Merged contents at ``end`` compared with those at ``start`` (Paimon's IncrementalDiffSplitRead),
     both read with the table's current schema, as Paimon reads incremental ranges."""
     keys = table.primary_keys
@@ -190,14 +189,14 @@ def _diff(table: Table, r: IncrementalRange, predicate: Predicate | None, column
     return changes.select([ROW_KIND_COLUMN, *columns])
 
 
-def _state(table: Table, predicate: Predicate | None, snapshot_id: int, snapshot: Snapshot | None) -> Scan:
+def _state(table: TableHandle, predicate: Predicate | None, snapshot_id: int, snapshot: Snapshot | None) -> Scan:
     """A scan of one end of a diff in the table's schema (``snapshot`` when a tag gave it)."""
     pinned = snapshot_by_id(table, snapshot_id) if snapshot is None else snapshot
-    return Scan(table, filter=predicate, snapshot=pinned)
+    return Scan(table, ReadOptions(filter=predicate), snapshot=pinned)
 
 
 def read_incremental(
-    table: Table,
+    table: TableHandle,
     *,
     filter: str | Predicate | None = None,
     columns: Sequence[str] | None = None,

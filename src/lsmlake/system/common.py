@@ -12,15 +12,15 @@ from lsmlake.core.schema import SCHEMA_PREFIX, TableSchema, read_schema, schema_
 from lsmlake.core.types import DataType
 from lsmlake.maintenance.files import FileLocator
 from lsmlake.metadata.snapshot import Snapshot
+from lsmlake.metadata.table_handle import TableHandle
 from lsmlake.scan.travel import travel_snapshot
 from lsmlake.system.render import cast_to_string, decode_stats_row, row_to_string
-from lsmlake.table import Table
 
 
 class SystemContext:
     """One read of one system table: resolves the snapshot once and caches schemas by id."""
 
-    def __init__(self, table: Table, snapshot_id: int | None = None) -> None:
+    def __init__(self, table: TableHandle, snapshot_id: int | None = None) -> None:
         self.table = table
         self.io = table.io
         self.root = table.root.rstrip("/")

@@ -7,6 +7,7 @@ from dataclasses import replace
 import pyarrow as pa
 
 from lsmlake.compact.bucket_compactor import num_levels
+from lsmlake.read.options import ReadOptions
 from lsmlake.read.split_read import concat, read_split_table
 from lsmlake.read.table_read import scan_table
 from lsmlake.scan.split import Split
@@ -21,7 +22,7 @@ def audit_log_table(ctx: SystemContext) -> pa.Table:
     With `incremental-between` options: the changes between the two snapshots, every row kind kept."""
     if is_incremental(ctx.table):
         return read_incremental(ctx.table, keep_row_kind=True)
-    scan = scan_table(ctx.table, snapshot_id=ctx.requested_snapshot_id)
+    scan = scan_table(ctx.table, ReadOptions(snapshot_id=ctx.requested_snapshot_id))
     context = replace(scan.context, keep_row_kind=True)
     return concat([read_split_table(context, split) for split in scan.splits()], context.result_schema)
 
@@ -35,7 +36,7 @@ def ro_table(ctx: SystemContext) -> pa.Table:
     """Read-optimized: primary-key tables show only their top-level files, read without merging
     (deletion vectors applied); append tables read as usual."""
     table = ctx.table
-    scan = scan_table(table, snapshot_id=ctx.requested_snapshot_id)
+    scan = scan_table(table, ReadOptions(snapshot_id=ctx.requested_snapshot_id))
     if not table.schema.primary_keys:
         return scan.to_arrow()
     top = num_levels(table.options) - 1

@@ -7,6 +7,8 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
+from lsmlake.metadata.table_handle import TableHandle
+from lsmlake.schema_change.apply import check_dynamic_options
 from lsmlake.system.common import SystemContext
 from lsmlake.system.data_tables import audit_log_table, binlog_table, ro_table
 from lsmlake.system.file_tables import (
@@ -23,7 +25,6 @@ from lsmlake.system.metadata_tables import (
     snapshots_table,
     tags_table,
 )
-from lsmlake.table import Table
 
 _READERS: dict[str, Callable[[SystemContext], pa.Table]] = {
     "snapshots": snapshots_table,
@@ -54,7 +55,7 @@ def _check_name(name: str) -> str:
     return key
 
 
-def read_system_table(table: Table, name: str, *, snapshot_id: int | None = None) -> pa.Table:
+def read_system_table(table: TableHandle, name: str, *, snapshot_id: int | None = None) -> pa.Table:
     """Read system table ``name`` of ``table`` as Arrow, with Paimon's column names and order.
 
     ``snapshot_id`` (or the table's `scan.snapshot-id` / `scan.tag-name` / `scan.timestamp-millis`
@@ -67,7 +68,7 @@ def read_system_table(table: Table, name: str, *, snapshot_id: int | None = None
 class SystemTable:
     """``db.t$name``: a read-only table over ``table``'s metadata (what ``Catalog.get_table`` can return)."""
 
-    table: Table
+    table: TableHandle
     system_name: str
 
     def __post_init__(self) -> None:
@@ -92,7 +93,10 @@ class SystemTable:
         return out
 
     def with_options(self, options: dict[str, str]) -> SystemTable:
-        return SystemTable(self.table.with_options(options), self.system_name)
+        """This system table over its table with extra (dynamic) options, checked as ``Table.with_options``."""
+        given = {str(k): str(v) for k, v in options.items()}
+        check_dynamic_options(self.table.schema, self.table.name, self.table.dynamic_options, given)
+        return SystemTable(self.table.with_dynamic_options(given), self.system_name)
 
     def __repr__(self) -> str:
         return f"SystemTable({self.name!r})"

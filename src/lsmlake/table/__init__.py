@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import pyarrow as pa
 
-from lsmlake.core.fileio import FileIO
-from lsmlake.core.options import CoreOptions
-from lsmlake.core.paths import TablePaths
 from lsmlake.core.schema import TableSchema
 from lsmlake.errors import ImmutableColumnError, NoSuchColumnError
 from lsmlake.expr import Predicate
@@ -17,55 +14,29 @@ from lsmlake.maintenance.cleanup import RollbackResult, delete_tag, rollback_to
 from lsmlake.maintenance.expire import ExpireResult, expire_snapshots
 from lsmlake.maintenance.orphans import remove_orphan_files
 from lsmlake.metadata.snapshot import Snapshot
-from lsmlake.metadata.snapshot_manager import SnapshotManager
+from lsmlake.metadata.table_handle import TableHandle
 from lsmlake.metadata.tags import Tag, create_tag, list_tags
-from lsmlake.read.table_read import Scan, explain_table, read_table, scan_table
+from lsmlake.read.options import ReadOptions
+from lsmlake.read.table_read import Scan, read_table, scan_table
 from lsmlake.schema_change import SchemaChange, commit_changes, latest_schema
 from lsmlake.schema_change.apply import check_dynamic_options
 from lsmlake.stream.batch_incremental import is_incremental, read_incremental
 from lsmlake.table.compact import compact_table
+from lsmlake.table.explain import explain_table
 from lsmlake.table.stream import TableStream, stream_table
 from lsmlake.table.writer import TableWriter
 from lsmlake.write.input_rows import WriteData, constant_column
 
 
 @dataclass(frozen=True)
-class Table:
+class Table(TableHandle):
     """One table; cheap to create, holds no open handles. ``with_options`` gives a re-optioned copy."""
-
-    name: str
-    io: FileIO
-    root: str
-    schema: TableSchema
-    dynamic_options: Mapping[str, str] = field(default_factory=dict)
-
-    @property
-    def options(self) -> CoreOptions:
-        merged = dict(self.schema.effective_options)
-        merged.update(self.dynamic_options)
-        return CoreOptions.of(merged, primary_key_table=bool(self.schema.primary_keys))
-
-    @property
-    def paths(self) -> TablePaths:
-        return TablePaths(self.root)
-
-    @property
-    def snapshot_manager(self) -> SnapshotManager:
-        return SnapshotManager(self.io, self.root)
-
-    @property
-    def primary_keys(self) -> list[str]:
-        return list(self.schema.primary_keys)
-
-    @property
-    def partition_keys(self) -> list[str]:
-        return list(self.schema.partition_keys)
 
     def with_options(self, options: Mapping[str, str]) -> Table:
         """A copy of this table that reads and writes with extra (dynamic) options."""
         given = {str(k): str(v) for k, v in options.items()}
         check_dynamic_options(self.schema, self.name, self.dynamic_options, given)  # as CREATE would
-        return Table(self.name, self.io, self.root, self.schema, {**self.dynamic_options, **given})
+        return self.with_dynamic_options(given)
 
     # -- schema evolution
     def alter(self, *changes: SchemaChange) -> Table:
@@ -161,12 +132,14 @@ class Table:
         its own schema, as Paimon does: ``columns``, ``filter`` and the result use its column names."""
         return scan_table(
             self,
-            filter=filter,
-            columns=columns,
-            snapshot_id=snapshot_id,
-            tag=tag,
-            as_of_millis=as_of_millis,
-            limit=limit,
+            ReadOptions.of(
+                filter=filter,
+                columns=columns,
+                snapshot_id=snapshot_id,
+                tag=tag,
+                as_of_millis=as_of_millis,
+                limit=limit,
+            ),
         )
 
     def read(
@@ -185,10 +158,7 @@ class Table:
         expired. With option `incremental-between` (or `incremental-between-timestamp`): the rows added
         between the two snapshots, in the current schema (see ``lsmlake.stream.batch_incremental``;
         `$audit_log` shows the row kinds too)."""
-        if is_incremental(self) and snapshot_id is None and tag is None and as_of_millis is None:
-            return read_incremental(self, filter=filter, columns=columns, limit=limit)
-        return read_table(
-            self,
+        options = ReadOptions.of(
             filter=filter,
             columns=columns,
             snapshot_id=snapshot_id,
@@ -196,6 +166,9 @@ class Table:
             as_of_millis=as_of_millis,
             limit=limit,
         )
+        if is_incremental(self) and not options.names_a_snapshot:
+            return read_incremental(self, filter=filter, columns=columns, limit=limit)
+        return read_table(self, options)
 
     def stream(
         self,

@@ -5,21 +5,22 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
 from lsmlake.compact.bucket_compactor import num_levels
-from lsmlake.core.options import parse_duration_ms
+from lsmlake.core.options import CoreOptions
 from lsmlake.errors import UnsupportedError
 from lsmlake.expr import Predicate, parse_filter
 from lsmlake.maintenance.changelog_expire import long_lived_ids, read_changelog
 from lsmlake.metadata.consumers import check_consumer_id, read_consumer, write_consumer
 from lsmlake.metadata.snapshot import Snapshot
+from lsmlake.metadata.table_handle import TableHandle
 from lsmlake.read.split_read import ROW_KIND_COLUMN, ReadContext, read_split
 from lsmlake.read.table_read import without_scan_position
 from lsmlake.scan.planner import POSTPONE_BUCKET, plan_scan, split_filters
 from lsmlake.scan.split import Split
+from lsmlake.schema_change.apply import check_dynamic_options
 from lsmlake.stream.binlog import to_binlog
 from lsmlake.stream.incremental import (
     OVERWRITE,
@@ -36,9 +37,6 @@ from lsmlake.stream.stream_scan import (
     restrict_levels,
     starting_point,
 )
-
-if TYPE_CHECKING:
-    from lsmlake.table import Table
 
 DEFAULT_POLL_INTERVAL_S = 1.0
 STREAM_MODES = (
@@ -69,7 +67,7 @@ class TableStream:
 
     def __init__(
         self,
-        table: Table,
+        table: TableHandle,
         *,
         filter: str | Predicate | None = None,
         columns: Sequence[str] | None = None,
@@ -81,23 +79,17 @@ class TableStream:
     ) -> None:
         self.table = table
         options = table.options
-        if options.get_bool("streaming-read-overwrite"):
+        if options.get(CoreOptions.STREAMING_READ_OVERWRITE):
             raise UnsupportedError(f"table {table.name}: streaming-read-overwrite is not supported yet")
-        self.consumer_id = options.get("consumer-id")
+        self.consumer_id = options.get(CoreOptions.CONSUMER_ID)
         if self.consumer_id is not None:
             check_consumer_id(self.consumer_id)
         if poll_interval is None:
-            interval = options.get("continuous.discovery-interval")
-            poll_interval = (
-                parse_duration_ms("continuous.discovery-interval", interval) / 1000
-                if interval
-                else DEFAULT_POLL_INTERVAL_S
-            )
+            poll_interval = options.get(CoreOptions.CONTINUOUS_DISCOVERY_INTERVAL) / 1000
         if poll_interval < 0:
             raise ValueError(f"poll_interval must be >= 0, got {poll_interval}")
         self.poll_interval = poll_interval
-        delay = options.get("streaming.read.snapshot.delay")
-        self.delay_ms = parse_duration_ms("streaming.read.snapshot.delay", delay) if delay else 0
+        self.delay_ms = options.get(CoreOptions.STREAMING_READ_SNAPSHOT_DELAY) or 0
         """Snapshots younger than this (`streaming.read.snapshot.delay`) wait before they are read."""
         self.stop_when_caught_up = stop_when_caught_up
         self.until_snapshot = until_snapshot
@@ -260,7 +252,7 @@ class TableStream:
                     yield pa.Table.from_arrays([kinds, *part.columns], schema=self.schema)
         if options.bucket == POSTPONE_BUCKET and self.mode == "delta":
             # rows still in the postpone bucket: newer than the merged ones, read as-is (as Java does)
-            snapshot = table.snapshot(snapshot_id)
+            snapshot = table.snapshot_manager.snapshot(snapshot_id)
             waiting = postpone_splits(
                 table.io, table.root, table.schema, options, snapshot, partition_filter=self.filters.partition
             )
@@ -268,7 +260,7 @@ class TableStream:
 
 
 def stream_table(
-    table: Table,
+    table: TableHandle,
     *,
     filter: str | Predicate | None = None,
     columns: Sequence[str] | None = None,
@@ -285,14 +277,15 @@ def stream_table(
     """A TableStream over ``table``; the keyword arguments override options `scan.mode`,
     `scan.snapshot-id`, `scan.timestamp-millis` and `consumer-id`."""
     overrides = {
-        "scan.mode": mode,
-        "scan.snapshot-id": snapshot_id,
-        "scan.timestamp-millis": timestamp_millis,
-        "consumer-id": consumer_id,
+        CoreOptions.SCAN_MODE.key: mode,
+        CoreOptions.SCAN_SNAPSHOT_ID.key: snapshot_id,
+        CoreOptions.SCAN_TIMESTAMP_MILLIS.key: timestamp_millis,
+        CoreOptions.CONSUMER_ID.key: consumer_id,
     }
     chosen = {k: str(v) for k, v in overrides.items() if v is not None}
     if chosen:
-        table = table.with_options(chosen)
+        check_dynamic_options(table.schema, table.name, table.dynamic_options, chosen)  # as with_options
+        table = table.with_dynamic_options(chosen)
     return TableStream(
         table,
         filter=filter,

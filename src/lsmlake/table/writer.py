@@ -2,40 +2,26 @@
 
 from __future__ import annotations
 
-import posixpath
-import warnings
 from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
-from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lsmlake.commit.committer import FileStoreCommit
-from lsmlake.commit.publish import (
-    PublishedWrite,
-    append_part,
-    publish_appends,
-    publish_compaction,
-    publish_write,
-    written_buckets,
-)
+from lsmlake.commit.publish import PublishedWrite, publish
 from lsmlake.core.binary_row import deserialize_row
+from lsmlake.core.options import CoreOptions
 from lsmlake.core.schema import TableSchema
 from lsmlake.core.types import to_arrow_type
 from lsmlake.errors import CommitConflictError, InvalidPartitionSpecError, LsmlakeError
-from lsmlake.maintenance.expire import expire_snapshots
+from lsmlake.maintenance.expire import expire_after_commit
 from lsmlake.mergetree.kv_layout import RowKind
 from lsmlake.metadata.commit_message import CommitMessage
 from lsmlake.metadata.restore import RestoredState
-from lsmlake.table.compact import compact_table
+from lsmlake.metadata.table_handle import TableHandle
 from lsmlake.write.input_rows import WriteData, input_rows, row_kinds
 from lsmlake.write.writer import FileStoreWrite
-
-if TYPE_CHECKING:
-    from lsmlake.table import Table
-
 
 PartitionSpec = Mapping[str, object]
 
@@ -106,7 +92,7 @@ def partition_matcher(
 class TableWriter:
     """Collects writes and deletes; ``commit()`` (or leaving the ``with`` block) publishes them once."""
 
-    def __init__(self, table: Table, *, overwrite: Mapping[str, object] | bool | None = False) -> None:
+    def __init__(self, table: TableHandle, *, overwrite: Mapping[str, object] | bool | None = False) -> None:
         """``overwrite``: False for upserts; True to replace the partitions written (the whole table when
         un-partitioned or when `dynamic-partition-overwrite` is false); a mapping of partition values to
         replace exactly the partitions matching it (rows outside it are refused)."""
@@ -114,7 +100,7 @@ class TableWriter:
         self._overwrite: PartitionSpec | bool | None = overwrite
         if isinstance(overwrite, Mapping):
             self._overwrite = typed_partition_spec(table.schema, overwrite, table_name=table.name)
-        elif overwrite is True and not table.options.get_bool("dynamic-partition-overwrite"):
+        elif overwrite is True and not table.options.get(CoreOptions.DYNAMIC_PARTITION_OVERWRITE):
             self._overwrite = {}  # a static overwrite without a partition spec replaces the whole table
         self._write = FileStoreWrite(
             table.io,
@@ -166,73 +152,40 @@ class TableWriter:
         """Flush and publish; returns the id of the last snapshot written (None if nothing changed)."""
         self._check_open()
         self._closed = True
+        overwriting = self._overwrite is not False
+        try:
+            messages = self._write.prepare_commit()
+            replaces = partition_matcher(self.table.schema, self._overwrite, messages) if overwriting else None
+        except FileNotFoundError as e:
+            self._write.abort()
+            # compaction reads the files this writer restored; one vanished, so another commit
+            # replaced them and snapshot expiry removed them since: the restore is stale
+            raise CommitConflictError(
+                f"table {self.table.name}: a file restored from snapshot "
+                f"{self._write.restored_snapshot_id} is gone ({e}); another writer changed the bucket - retry"
+            ) from e
+        except BaseException:
+            self._write.abort()
+            raise
+        if not messages and not overwriting:
+            return None
         result = PublishedWrite()  # filled as snapshots land: their files are never deleted on failure
         try:
-            overwriting = self._overwrite is not False
-            try:
-                messages = self._write.prepare_commit()
-            except FileNotFoundError as e:
-                # compaction reads the files this writer restored; one vanished, so another commit
-                # replaced them and snapshot expiry removed them since: the restore is stale
-                raise CommitConflictError(
-                    f"table {self.table.name}: a file restored from snapshot "
-                    f"{self._write.restored_snapshot_id} is gone ({e}); another writer changed the bucket - retry"
-                ) from e
-            if not messages and not overwriting:
-                return None
-            committer = FileStoreCommit(
-                self.table.io,
-                self.table.root,
-                self.table.schema,
-                self.table.options,
-                table_name=self.table.name,
+            publish(
+                self.table,
+                messages,
+                # an overwrite replaces what it finds at commit time: it has no base
+                base_snapshot_id=None if overwriting else self._write.restored_snapshot_id,
+                written=self._write.written_paths,
+                delete=self.table.io.delete_file,
+                overwrite=replaces,
+                result=result,
             )
-            if not overwriting:
-                committer.base_snapshot_id = self._write.restored_snapshot_id
-                publish_write(
-                    committer,
-                    result,
-                    messages,
-                    table_name=self.table.name,
-                    recompact=self._recompact(messages, committer.commit_user),
-                )
-            else:
-                appends = [append_part(m) for m in messages]
-                replaces = partition_matcher(self.table.schema, self._overwrite, messages)
-                publish_appends(result, appends, [committer.overwrite(appends, replaces=replaces)])
-                # as in Paimon, an overwrite commits no changelog: drop the input changelog files
-                dropped = {f.file_name for m in messages for f in m.changelog_files}
-                for path in self._write.written_paths:
-                    if posixpath.basename(path) in dropped:
-                        self.table.io.delete_file(path)
-                publish_compaction(committer, result, messages, table_name=self.table.name)
-        except BaseException:
-            self._write.abort(keep=result.published)
+        finally:
             self.snapshot_ids = result.snapshot_ids
-            raise
-        self.snapshot_ids = result.snapshot_ids
-        if result.compaction_dropped:
-            self._write.abort(keep=result.published)
-        if not self.table.options.get_bool("write-only"):
-            # as Java's commit does: expire what the retention options no longer keep
-            try:
-                expire_snapshots(self.table)
-            except Exception as e:  # the commit stands; expiry runs again after the next one
-                warnings.warn(
-                    f"table {self.table.name}: snapshot expiry after commit failed: {e}", stacklevel=2
-                )
+        if self.snapshot_ids:
+            expire_after_commit(self.table)
         return self.snapshot_ids[-1] if self.snapshot_ids else None
-
-    def _recompact(
-        self, messages: Sequence[CommitMessage], commit_user: str
-    ) -> Callable[[], int | None] | None:
-        """A fresh compaction of the buckets written, for when the write's own compaction loses a race."""
-        options = self.table.options
-        if options.get_bool("write-only") or not self.table.schema.primary_keys:
-            return None
-        touched = written_buckets(messages)
-        full = options.get_int("full-compaction.delta-commits", 0) > 0
-        return lambda: compact_table(self.table, full=full, only=touched, commit_user=commit_user)
 
     def abort(self) -> None:
         """Discard everything written so far; no snapshot is created."""
