@@ -20,10 +20,10 @@ from lsmlake.core.paths import TablePaths
 from lsmlake.core.schema import TableSchema
 from lsmlake.errors import InvalidOptionError
 from lsmlake.metadata.commit_message import CommitMessage
-from lsmlake.metadata.index_manifest import HASH_INDEX, IndexFileMeta
+from lsmlake.metadata.index_manifest import IndexFileMeta
 from lsmlake.metadata.snapshot import Snapshot
+from lsmlake.scan.planner import POSTPONE_BUCKET as POSTPONE_BUCKET  # re-exported
 
-POSTPONE_BUCKET = -2
 BucketId = tuple[bytes, int]
 
 
@@ -56,7 +56,7 @@ def postpone_write_options(options: CoreOptions) -> CoreOptions:
     """Options of a postpone-bucket writer: file names carry ``-u-<user>-s-<writer>-w-`` as Java's
     ``PostponeBucketFileStoreWrite`` names them (its compaction groups files by that writer prefix)."""
     prefix = f"{options.data_file_prefix}-u-{uuid.uuid4()}-s-{random.randrange(2**31 - 1)}-w-"
-    return CoreOptions.of({**options.raw, "data-file.prefix": prefix}, primary_key_table=True)
+    return CoreOptions.of({**options.raw, CoreOptions.DATA_FILE_PREFIX.key: prefix}, primary_key_table=True)
 
 
 def router_for(
@@ -71,7 +71,7 @@ def router_for(
         return None
     if options.bucket == POSTPONE_BUCKET:
         return PostponeRouter(schema)
-    if options.get("bucket-key"):
+    if options.get(CoreOptions.BUCKET_KEY):
         raise InvalidOptionError("option 'bucket-key' cannot be set in dynamic bucket mode (bucket = -1)")
     if is_cross_partition(schema, options):
         return CrossPartitionRouter(io, root, schema, options, snapshot)
@@ -92,16 +92,6 @@ def attach_index_files(
         for (partition, bucket), meta in pending.items()
     ]
     return out
-
-
-def hash_index_files(files: tuple[IndexFileMeta, ...]) -> tuple[IndexFileMeta, ...]:
-    """The HASH index files among ``files``: they are published with the data files (APPEND)."""
-    return tuple(f for f in files if f.index_type == HASH_INDEX)
-
-
-def other_index_files(files: tuple[IndexFileMeta, ...]) -> tuple[IndexFileMeta, ...]:
-    """The other (deletion-vector) index files: they go with the compaction (COMPACT)."""
-    return tuple(f for f in files if f.index_type != HASH_INDEX)
 
 
 def bucket_mode_text(schema: TableSchema, options: CoreOptions) -> str:
