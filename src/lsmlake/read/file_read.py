@@ -13,6 +13,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
+from lsmlake.core.caches import MB, ByteLRU, FunctionCache
 from lsmlake.core.fileio import FileIO
 from lsmlake.core.types import DataField, to_arrow_type
 from lsmlake.errors import CorruptFileError, UnsupportedError
@@ -37,6 +38,9 @@ def data_file_path(split: Split, f: DataFileMeta) -> str:
 @lru_cache(maxsize=16)
 def _external_io(uri_root: str) -> FileIO:
     return FileIO.for_uri(uri_root)[0]
+
+
+FunctionCache("external file systems", _external_io)
 
 
 def _io_for(ctx: ReadContext, path: str) -> tuple[FileIO, str]:
@@ -92,13 +96,20 @@ def _map_columns(ctx: ReadContext, f: DataFileMeta, names: Sequence[str]) -> lis
     return targets
 
 
-@lru_cache(maxsize=32)
+_index_files: ByteLRU[bytes] = ByteLRU("deletion vector index files", 64 * MB)
+_masks: ByteLRU[Any] = ByteLRU("deletion vector masks", 64 * MB)
+
+
 def _index_file_bytes(io: FileIO, path: str) -> bytes:
     """DV index files are immutable (unique names): each is read once for all splits of its bucket."""
-    try:
-        return io.read_bytes(path)
-    except FileNotFoundError as e:
-        raise io.missing(path, "deletion vector index file") from e
+
+    def load() -> bytes:
+        try:
+            return io.read_bytes(path)
+        except FileNotFoundError as e:
+            raise io.missing(path, "deletion vector index file") from e
+
+    return _index_files.get_or_load((io, path), load, len)
 
 
 def _deletion_mask(ctx: ReadContext, d: DeletionFile | None, f: DataFileMeta) -> Any:
@@ -108,11 +119,20 @@ def _deletion_mask(ctx: ReadContext, d: DeletionFile | None, f: DataFileMeta) ->
     return _cached_mask(io, path, d.offset, d.length, d.cardinality, f.file_name, f.row_count)
 
 
-@lru_cache(maxsize=64)
 def _cached_mask(
     io: FileIO, path: str, offset: int, length: int, cardinality: int | None, data_file: str, rows: int
 ) -> Any:
     """A deletion vector as a read-only boolean mask (index files are immutable: decoded once)."""
+    return _masks.get_or_load(
+        (io, path, offset, length, cardinality, data_file, rows),
+        lambda: _decode_mask(io, path, offset, length, cardinality, data_file, rows),
+        lambda mask: 0 if mask is None else mask.nbytes,
+    )
+
+
+def _decode_mask(
+    io: FileIO, path: str, offset: int, length: int, cardinality: int | None, data_file: str, rows: int
+) -> Any:
     dv = read_deletion_vector(_index_file_bytes(io, path), offset, length, name=path)
     check_cardinality(dv, cardinality, name=path, data_file=data_file)
     if dv.is_empty:
