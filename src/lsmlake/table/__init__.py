@@ -21,6 +21,7 @@ from lsmlake.read.table_read import Scan, read_table, scan_table
 from lsmlake.schema_change import SchemaChange, commit_changes, latest_schema
 from lsmlake.schema_change.apply import check_dynamic_options
 from lsmlake.stream.batch_incremental import is_incremental, read_incremental
+from lsmlake.stream.options import StreamOptions
 from lsmlake.table.compact import compact_table
 from lsmlake.table.explain import explain_table
 from lsmlake.table.stream import TableStream, stream_table
@@ -191,10 +192,9 @@ class Table(TableHandle):
         compacted-full); ``consumer_id`` saves progress so a restarted stream resumes; the stream polls
         every ``poll_interval`` seconds and ends when caught up (``stop_when_caught_up``) or after
         snapshot ``until_snapshot``, else runs until the caller stops iterating."""
-        return stream_table(
-            self,
+        options = StreamOptions(
             filter=filter,
-            columns=columns,
+            columns=None if columns is None else tuple(columns),
             mode=mode,
             snapshot_id=snapshot_id,
             timestamp_millis=timestamp_millis,
@@ -205,6 +205,7 @@ class Table(TableHandle):
             auto_commit=auto_commit,
             binlog=binlog,
         )
+        return stream_table(self, options)
 
     def explain(self, *, filter: str | Predicate | None = None, snapshot_id: int | None = None) -> str:
         """Per bucket: raw or merge read, and the rule that decided it."""

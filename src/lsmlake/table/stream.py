@@ -11,7 +11,7 @@ import pyarrow as pa
 from lsmlake.compact.bucket_compactor import num_levels
 from lsmlake.core.options import CoreOptions
 from lsmlake.errors import UnsupportedError
-from lsmlake.expr import Predicate, parse_filter
+from lsmlake.expr import parse_filter
 from lsmlake.maintenance.changelog_expire import long_lived_ids, read_changelog
 from lsmlake.metadata.consumers import check_consumer_id, read_consumer, write_consumer
 from lsmlake.metadata.snapshot import Snapshot
@@ -30,6 +30,7 @@ from lsmlake.stream.incremental import (
     postpone_splits,
     read_changes,
 )
+from lsmlake.stream.options import StreamOptions
 from lsmlake.stream.stream_scan import (
     follow_up_mode,
     full_phase_levels,
@@ -38,7 +39,6 @@ from lsmlake.stream.stream_scan import (
     starting_point,
 )
 
-DEFAULT_POLL_INTERVAL_S = 1.0
 STREAM_MODES = (
     "latest-full",
     "latest",
@@ -65,18 +65,8 @@ class TableStream:
     a sink keyed by ``snapshot_id`` makes the delivery exactly-once.
     """
 
-    def __init__(
-        self,
-        table: TableHandle,
-        *,
-        filter: str | Predicate | None = None,
-        columns: Sequence[str] | None = None,
-        poll_interval: float | None = None,
-        stop_when_caught_up: bool = False,
-        until_snapshot: int | None = None,
-        auto_commit: bool = True,
-        binlog: bool = False,
-    ) -> None:
+    def __init__(self, table: TableHandle, asked: StreamOptions | None = None) -> None:
+        asked = asked or StreamOptions()
         self.table = table
         options = table.options
         if options.get(CoreOptions.STREAMING_READ_OVERWRITE):
@@ -84,20 +74,19 @@ class TableStream:
         self.consumer_id = options.get(CoreOptions.CONSUMER_ID)
         if self.consumer_id is not None:
             check_consumer_id(self.consumer_id)
+        poll_interval = asked.poll_interval
         if poll_interval is None:
             poll_interval = options.get(CoreOptions.CONTINUOUS_DISCOVERY_INTERVAL) / 1000
-        if poll_interval < 0:
-            raise ValueError(f"poll_interval must be >= 0, got {poll_interval}")
         self.poll_interval = poll_interval
         self.delay_ms = options.get(CoreOptions.STREAMING_READ_SNAPSHOT_DELAY) or 0
         """Snapshots younger than this (`streaming.read.snapshot.delay`) wait before they are read."""
-        self.stop_when_caught_up = stop_when_caught_up
-        self.until_snapshot = until_snapshot
-        self.auto_commit = auto_commit
-        self.binlog = binlog
-        self.predicate = parse_filter(filter, table.schema.fields)
+        self.stop_when_caught_up = asked.stop_when_caught_up
+        self.until_snapshot = asked.until_snapshot
+        self.auto_commit = asked.auto_commit
+        self.binlog = asked.binlog
+        self.predicate = parse_filter(asked.filter, table.schema.fields)
         self.filters = split_filters(self.predicate, table.schema)
-        self.columns = list(columns) if columns is not None else None
+        self.columns = list(asked.columns) if asked.columns is not None else None
         self.context: ReadContext = change_context(
             table.io, table.root, table.schema, options, self.columns, self.filters
         )
@@ -259,40 +248,17 @@ class TableStream:
             yield from read_changes(self.context, waiting)
 
 
-def stream_table(
-    table: TableHandle,
-    *,
-    filter: str | Predicate | None = None,
-    columns: Sequence[str] | None = None,
-    mode: str | None = None,
-    snapshot_id: int | None = None,
-    timestamp_millis: int | None = None,
-    consumer_id: str | None = None,
-    poll_interval: float | None = None,
-    stop_when_caught_up: bool = False,
-    until_snapshot: int | None = None,
-    auto_commit: bool = True,
-    binlog: bool = False,
-) -> TableStream:
-    """A TableStream over ``table``; the keyword arguments override options `scan.mode`,
+def stream_table(table: TableHandle, options: StreamOptions) -> TableStream:
+    """A TableStream over ``table``; ``options`` override the table options `scan.mode`,
     `scan.snapshot-id`, `scan.timestamp-millis` and `consumer-id`."""
     overrides = {
-        CoreOptions.SCAN_MODE.key: mode,
-        CoreOptions.SCAN_SNAPSHOT_ID.key: snapshot_id,
-        CoreOptions.SCAN_TIMESTAMP_MILLIS.key: timestamp_millis,
-        CoreOptions.CONSUMER_ID.key: consumer_id,
+        CoreOptions.SCAN_MODE.key: options.mode,
+        CoreOptions.SCAN_SNAPSHOT_ID.key: options.snapshot_id,
+        CoreOptions.SCAN_TIMESTAMP_MILLIS.key: options.timestamp_millis,
+        CoreOptions.CONSUMER_ID.key: options.consumer_id,
     }
     chosen = {k: str(v) for k, v in overrides.items() if v is not None}
     if chosen:
         check_dynamic_options(table.schema, table.name, table.dynamic_options, chosen)  # as with_options
         table = table.with_dynamic_options(chosen)
-    return TableStream(
-        table,
-        filter=filter,
-        columns=columns,
-        poll_interval=poll_interval,
-        stop_when_caught_up=stop_when_caught_up,
-        until_snapshot=until_snapshot,
-        auto_commit=auto_commit,
-        binlog=binlog,
-    )
+    return TableStream(table, options)
