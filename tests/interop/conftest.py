@@ -5,17 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import pytest
-
 _HERE = str(Path(__file__).resolve().parent)
 if _HERE not in sys.path:
     # Lets test modules `import pypaimon_env` under any pytest import mode.
     sys.path.insert(0, _HERE)
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line(
-        "markers",
-        "interop: cross-checks lsmlake against pypaimon 2.1.0 running in its own venv "
-        "(.cache/pypaimon-venv, created on first use)",
-    )
