@@ -1,0 +1,267 @@
+"""Builds the Java Paimon harness jar once (cached under .cache/java-harness) and talks to it over JSON lines."""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import decimal
+import fcntl
+import hashlib
+import json
+import os
+import queue
+import shutil
+import subprocess
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+PROJECT = Path(__file__).resolve().parent
+ROOT = PROJECT.parents[1]
+CACHE = ROOT / ".cache" / "java-harness"
+M2 = ROOT / ".cache" / "m2"  # Maven's local repository: a clean checkout fills it the same way CI does
+BUILD_TIMEOUT = 900.0
+CALL_TIMEOUT = 180.0
+MAIN_CLASS = "lsmlake.harness.Harness"
+
+
+class JavaError(RuntimeError):
+    """Java Paimon answered a command with an exception."""
+
+    def __init__(self, op: str, error: str, trace: str) -> None:
+        super().__init__(f"{op}: {error}\n{trace}")
+        self.error = error
+        self.trace = trace
+
+
+def tools_missing() -> str | None:
+    """Why the harness cannot be built here (no java or mvn on PATH), or None."""
+    for tool in ("java", "mvn"):
+        if shutil.which(tool) is None:
+            return f"{tool} is not on PATH"
+    return None
+
+
+def source_key() -> str:
+    """A hash of the pom and every source file: the cache key of the built jar."""
+    digest = hashlib.sha256()
+    files = [PROJECT / "pom.xml", *sorted((PROJECT / "src").rglob("*"))]
+    for path in files:
+        if path.is_file():
+            digest.update(path.relative_to(PROJECT).as_posix().encode())
+            digest.update(b"\0")
+            digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+@contextlib.contextmanager
+def _file_lock(path: Path) -> Iterator[None]:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a") as handle:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
+def _mvn(build_dir: Path, *, offline: bool) -> subprocess.CompletedProcess[str]:
+    args = ["mvn", "-B", "-q", f"-Dmaven.repo.local={M2}", f"-Dharness.build.dir={build_dir}"]
+    if offline:
+        args.append("-o")
+    args += ["-f", str(PROJECT / "pom.xml"), "package"]
+    return subprocess.run(args, capture_output=True, text=True, timeout=BUILD_TIMEOUT, check=False)
+
+
+def build_harness() -> str:
+    """The harness's Java classpath (jar first), building it if the sources changed. Safe under xdist."""
+    key = source_key()
+    out = CACHE / key
+    classpath_file = out / "classpath.txt"
+    if not classpath_file.exists():
+        with _file_lock(CACHE / ".lock"):
+            if not classpath_file.exists():
+                _build_into(out, key)
+    return classpath_file.read_text().strip()
+
+
+def _build_into(out: Path, key: str) -> None:
+    build_dir = CACHE / f"build-{key}"
+    shutil.rmtree(build_dir, ignore_errors=True)
+    # Offline first: once .cache/m2 holds everything, no network is touched.
+    result = _mvn(build_dir, offline=True)
+    if result.returncode != 0:
+        result = _mvn(build_dir, offline=False)
+    if result.returncode != 0:
+        raise RuntimeError(
+            f"building the Java harness failed:\n{result.stdout[-4000:]}\n{result.stderr[-4000:]}"
+        )
+    staging = CACHE / f"staging-{key}"
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    jar = staging / "harness.jar"
+    shutil.copy(build_dir / "paimon-harness-1.jar", jar)
+    deps = (build_dir / "classpath.txt").read_text().strip()
+    # The jar's final place (after the rename below) first, then the Maven dependencies in .cache/m2.
+    (staging / "classpath.txt").write_text(str(out / "harness.jar") + os.pathsep + deps)
+    shutil.rmtree(out, ignore_errors=True)
+    staging.rename(out)
+    shutil.rmtree(build_dir, ignore_errors=True)
+
+
+class JavaPaimon:
+    """One long-lived JVM running the harness: each call sends a command line and waits for its answer."""
+
+    def __init__(self, classpath: str, log_path: Path) -> None:
+        self._log = log_path.open("w")
+        self._proc = subprocess.Popen(
+            ["java", "-Xmx1g", "-XX:+UseSerialGC", "-cp", classpath, MAIN_CLASS],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self._log,
+            text=True,
+            encoding="utf-8",
+            bufsize=1,
+        )
+        self._log_path = log_path
+        self._answers: queue.Queue[str | None] = queue.Queue()
+        self._reader = threading.Thread(target=self._pump, daemon=True)
+        self._reader.start()
+        self.version: str = str(self.call("ping")["paimon_version"])
+
+    def _pump(self) -> None:
+        assert self._proc.stdout is not None
+        for line in self._proc.stdout:
+            self._answers.put(line)
+        self._answers.put(None)
+
+    def call(self, op: str, *, timeout: float = CALL_TIMEOUT, **fields: Any) -> dict[str, Any]:
+        """Send one command; its answer, or JavaError. Kills the JVM if no answer comes within timeout."""
+        if self._proc.poll() is not None:
+            raise RuntimeError(f"the Java harness exited ({self._proc.returncode}): {self._stderr_tail()}")
+        assert self._proc.stdin is not None
+        self._proc.stdin.write(json.dumps({"op": op, **fields}, default=_json_default) + "\n")
+        self._proc.stdin.flush()
+        try:
+            line = self._answers.get(timeout=timeout)
+        except queue.Empty:
+            self._proc.kill()
+            raise TimeoutError(
+                f"Java harness: no answer to {op!r} in {timeout}s; {self._stderr_tail()}"
+            ) from None
+        if line is None:
+            raise RuntimeError(f"the Java harness exited during {op!r}: {self._stderr_tail()}")
+        answer: dict[str, Any] = json.loads(line)
+        if not answer.pop("ok"):
+            raise JavaError(op, answer["error"], answer.get("trace", ""))
+        return answer
+
+    def _stderr_tail(self) -> str:
+        self._log.flush()
+        return self._log_path.read_text(errors="replace")[-3000:]
+
+    def close(self) -> None:
+        if self._proc.poll() is None:
+            assert self._proc.stdin is not None
+            with contextlib.suppress(OSError):
+                self._proc.stdin.write('{"op": "quit"}\n')
+                self._proc.stdin.close()
+            try:
+                self._proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self._proc.kill()
+                self._proc.wait(timeout=20)
+        self._log.close()
+
+    # ---- the verbs ----
+
+    def create(
+        self,
+        warehouse: str,
+        table: str,
+        fields: Sequence[tuple[str, str]],
+        *,
+        primary_key: Sequence[str] = (),
+        partition_keys: Sequence[str] = (),
+        options: Mapping[str, str] | None = None,
+    ) -> None:
+        self.call(
+            "create",
+            warehouse=warehouse,
+            table=table,
+            fields=[list(f) for f in fields],
+            primary_key=list(primary_key),
+            partition_keys=list(partition_keys),
+            options=dict(options or {}),
+        )
+
+    def read(self, warehouse: str, table: str, *, snapshot: int | None = None) -> list[dict[str, Any]]:
+        """Rows (JSON form) with their row kind under ``_kind``."""
+        rows: list[dict[str, Any]] = self.call("read", warehouse=warehouse, table=table, snapshot=snapshot)[
+            "rows"
+        ]
+        return rows
+
+    def write(self, warehouse: str, table: str, rows: Sequence[Mapping[str, Any]]) -> int | None:
+        """One BatchWriteBuilder commit of rows (``_kind`` defaults to +I); the latest snapshot id after it."""
+        sid: int | None = self.call("write", warehouse=warehouse, table=table, rows=list(rows))["snapshot"]
+        return sid
+
+    def compact(self, warehouse: str, table: str) -> int | None:
+        """A full compaction of every bucket with live files, one commit; the latest snapshot id."""
+        sid: int | None = self.call("compact", warehouse=warehouse, table=table)["snapshot"]
+        return sid
+
+    def files(self, warehouse: str, table: str) -> list[dict[str, Any]]:
+        """The ``$files`` system table's rows as Java Paimon computes them."""
+        rows: list[dict[str, Any]] = self.call("files", warehouse=warehouse, table=table)["rows"]
+        return rows
+
+
+def _json_default(value: object) -> object:
+    if isinstance(value, decimal.Decimal):
+        return format(value, "f")
+    if isinstance(value, dt.datetime):
+        return to_micros(value)
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    raise TypeError(f"cannot send {type(value).__name__} to the Java harness")
+
+
+def to_micros(value: dt.datetime) -> int:
+    """A naive (UTC wall-clock) datetime as epoch microseconds, the harness's timestamp form."""
+    delta = value - dt.datetime(1970, 1, 1)
+    return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+
+
+def arrow_rows(table: pa.Table) -> list[dict[str, Any]]:
+    """An Arrow table's rows in the harness's JSON form (decimal text, ISO dates, timestamps in microseconds)."""
+    columns: dict[str, list[Any]] = {}
+    for name, col in zip(table.column_names, table.columns, strict=True):
+        t = col.type
+        if pa.types.is_timestamp(t):
+            if t.tz is not None:
+                col = col.cast(pa.timestamp(t.unit))
+            columns[name] = pc.cast(col.cast(pa.timestamp("us")), pa.int64()).to_pylist()
+        elif pa.types.is_decimal(t):
+            columns[name] = [None if v is None else format(v, "f") for v in col.to_pylist()]
+        elif pa.types.is_date(t):
+            columns[name] = [None if v is None else v.isoformat() for v in col.to_pylist()]
+        else:
+            columns[name] = col.to_pylist()
+    return [dict(zip(columns, values, strict=True)) for values in zip(*columns.values(), strict=True)]
+
+
+def java_rows(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Java's batch-read rows without ``_kind``; each must be live (+I, or +U when its last record was one)."""
+    kinds = {r["_kind"] for r in rows}
+    assert kinds <= {"+I", "+U"}, f"a merged batch read returned row kinds {kinds}"
+    return [{k: v for k, v in r.items() if k != "_kind"} for r in rows]
+
+
+def sort_rows(rows: Sequence[Mapping[str, Any]], key: Sequence[str]) -> list[dict[str, Any]]:
+    return sorted((dict(r) for r in rows), key=lambda r: tuple(str(r[k]) for k in key))
