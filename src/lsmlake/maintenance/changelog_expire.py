@@ -18,10 +18,12 @@ from lsmlake.core.fileio import FileIO
 from lsmlake.core.options import CoreOptions, parse_duration_ms
 from lsmlake.maintenance.files import FileLocator, SnapshotReader
 from lsmlake.maintenance.planning import SnapshotFiles
+from lsmlake.maintenance.protect import holder_snapshots
 from lsmlake.metadata.consumers import min_next_snapshot
 from lsmlake.metadata.manifest import FileKind
 from lsmlake.metadata.snapshot import Snapshot, decode_snapshot, encode_snapshot
 from lsmlake.metadata.snapshot_manager import EARLIEST, LATEST, SnapshotManager
+from lsmlake.metadata.tags import read_tags
 
 CHANGELOG_DIR = "changelog"
 CHANGELOG_PREFIX = "changelog-"
@@ -55,7 +57,22 @@ def changelog_path(root: str, changelog_id: int) -> str:
 
 
 def long_lived_ids(io: FileIO, root: str) -> list[int]:
-    """Ids of the long-lived changelogs, ascending."""
+    """Ids of the long-lived changelogs that have not expired, ascending: those below the changelog
+    EARLIEST hint are left by an interrupted changelog expiry (their files partly gone)."""
+    ids = listed_changelog_ids(io, root)
+    floor = _earliest_hint(io, root)
+    return ids if floor is None else [i for i in ids if i >= floor]
+
+
+def _earliest_hint(io: FileIO, root: str) -> int | None:
+    try:
+        return int(io.read_text(posixpath.join(root, CHANGELOG_DIR, EARLIEST)).strip())
+    except (FileNotFoundError, ValueError):
+        return None
+
+
+def listed_changelog_ids(io: FileIO, root: str) -> list[int]:
+    """Ids of every `changelog/changelog-<id>` file present, ascending, expired ones included."""
     directory = posixpath.join(root, CHANGELOG_DIR)
     if not io.exists(directory):
         return []
@@ -112,10 +129,13 @@ def expire_changelogs(
 ) -> list[int]:
     """Expire long-lived changelogs by the changelog retention options; returns the ids removed."""
     ids = long_lived_ids(table_io, root)
+    leftover = [i for i in listed_changelog_ids(table_io, root) if ids and i < ids[0]]
     manager = SnapshotManager(table_io, root)
     latest_snapshot = manager.latest_id()
     if not ids or latest_snapshot is None:
         return []
+    if leftover:  # an interrupted run: finish it first
+        _expire_until(table_io, root, locator, leftover, ids[0])
     retain_min, retain_max, time_retained = _retention(options, "changelog")
     older_than = (int(time.time() * 1000) if now_ms is None else now_ms) - time_retained
     earliest, latest = ids[0], ids[-1]
@@ -124,28 +144,55 @@ def expire_changelogs(
     consumer_next = min_next_snapshot(table_io, root)
     if consumer_next is not None:
         end = min(end, consumer_next)
+    earliest_snapshot = manager.earliest_id()
+    if earliest_snapshot is not None:  # a changelog whose snapshot is still there is not long-lived yet
+        end = min(end, earliest_snapshot)
     end = min(end, earliest + options.get(CoreOptions.SNAPSHOT_EXPIRE_LIMIT), latest)
     if end <= earliest:
-        return []
+        return leftover
     for cid in range(low, end + 1):
         if cid in ids and older_than <= read_changelog(table_io, root, cid).time_millis:
             end = cid
             break
-    return _expire_until(table_io, root, locator, [i for i in ids if i < end], end)
+    return leftover + _expire_until(table_io, root, locator, [i for i in ids if i < end], end)
 
 
 def _expire_until(io: FileIO, root: str, locator: FileLocator, ids: Sequence[int], end: int) -> list[int]:
+    """Expire the changelogs ``ids`` (below ``end``): plan, move the changelog EARLIEST hint to ``end``
+    so readers no longer see them, delete their files, and their changelog files last (while one is
+    left, a rerun can re-plan what it referenced)."""
     reader = SnapshotReader(io, locator)
+    held = _held_by_tags(io, root, reader)
+    planned: list[tuple[int, list[str]]] = []
     for cid in ids:
-        changelog = read_changelog(io, root, cid)
-        for path in _changelog_files(reader, changelog):
+        try:
+            changelog = read_changelog(io, root, cid)
+        except FileNotFoundError:
+            continue
+        files = _changelog_files(reader, changelog)
+        paths = [*files, *sorted(_changelog_manifests(reader, changelog))]
+        planned.append((cid, [p for p in paths if p not in held]))
+    if not planned:
+        return []
+    hint = posixpath.join(root, CHANGELOG_DIR, EARLIEST)
+    if _earliest_hint(io, root) != end:
+        io.overwrite_hint(hint, str(end))
+    for _, paths in planned:
+        for path in paths:
             io.delete_file(path)
-        for path in _changelog_manifests(reader, changelog):
-            io.delete_file(path)
+    for cid, _ in planned:
         io.delete_file(changelog_path(root, cid))
-    if ids:
-        io.overwrite_hint(posixpath.join(root, CHANGELOG_DIR, EARLIEST), str(end))
-    return list(ids)
+    return [cid for cid, _ in planned]
+
+
+def _held_by_tags(io: FileIO, root: str, reader: SnapshotReader) -> frozenset[str]:
+    """The changelog files and manifests the tags of the table and its branches keep (as Java's
+    ExpireChangelogImpl skips tagged snapshots)."""
+    held: set[str] = set()
+    for s in holder_snapshots(io, root, main_tags=read_tags(io, root)):
+        files = reader.collect(s, strict=False)
+        held |= files.manifest_files | files.changelog_files
+    return frozenset(held)
 
 
 def _changelog_files(reader: SnapshotReader, changelog: Snapshot) -> list[str]:

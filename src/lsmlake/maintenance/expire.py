@@ -26,6 +26,7 @@ from lsmlake.maintenance.protect import (
     retained_protection,
 )
 from lsmlake.metadata.consumers import min_next_snapshot
+from lsmlake.metadata.snapshot import Snapshot
 from lsmlake.metadata.snapshot_manager import EARLIEST, SnapshotManager
 from lsmlake.metadata.table_handle import TableHandle
 from lsmlake.metadata.tags import read_tags
@@ -83,7 +84,11 @@ def expire_snapshots(
     older_than_ms: int | None = None,
     max_deletes: int | None = None,
 ) -> ExpireResult:
-    """Expire old snapshots and delete the files only they needed; writes the EARLIEST hint.
+    """Expire old snapshots and delete the files only they needed.
+
+    Crash-safe: the EARLIEST hint moves past the expiring snapshots before any file is deleted, and
+    their snapshot files go last, so an interrupted run leaves only unreferenced files and snapshots
+    below EARLIEST (read as expired); the next run finishes them first.
 
     Defaults come from the table options `snapshot.num-retained.min` (10), `snapshot.num-retained.max`,
     `snapshot.time-retained` (1 h; ``older_than_ms`` is an absolute epoch-ms cut-off overriding it) and
@@ -104,6 +109,7 @@ def expire_snapshots(
     latest, earliest = manager.latest_id(), manager.earliest_id()
     if latest is None or earliest is None:
         return ExpireResult()
+    leftover = [i for i in manager.listed_ids() if i < earliest]  # claimed by an interrupted run
     end = expire_end(
         earliest=earliest,
         latest=latest,
@@ -115,18 +121,19 @@ def expire_snapshots(
         consumer_min_next=min_next_snapshot(table.io, table.root),
     )
     decoupled = changelog_decoupled(options)
-    if end <= earliest:
+    if end <= earliest and not leftover:
         if not table.io.exists(manager.hint_path(EARLIEST)):
             manager.write_earliest_hint(earliest)
         if decoupled:
             expire_changelogs(table.io, table.root, options, FileLocator(table))
         return ExpireResult(earliest_snapshot_id=earliest)
+    end = max(end, earliest)
     try:
         end_snapshot = manager.snapshot(end)
     except NoSuchSnapshotError:
         return ExpireResult(earliest_snapshot_id=manager.earliest_id())  # another run got there first
 
-    expiring = read_snapshots(manager, range(earliest, end))
+    expiring = _read_expiring(manager, [*leftover, *range(earliest, end)])
     retained = [end_snapshot, *read_snapshots(manager, range(end + 1, latest + 1))]
     reader = SnapshotReader(table.io, FileLocator(table))
     expiring_files = [reader.collect(s, strict=False) for s in expiring]
@@ -140,17 +147,34 @@ def expire_snapshots(
     assert protection.anchor is not None
     plan = plan_deletion(expire_candidates(expiring_files, protection.anchor), protection)
 
+    # Everything is planned; now make the expiring snapshots unreachable before deleting anything they
+    # reference: their long-lived changelogs first (streams continue there), then EARLIEST moves past
+    # them, and readers take any snapshot still listed below it as expired. A crash from here on
+    # leaves only unreferenced files and snapshot files below EARLIEST, which the next run finishes.
+    if decoupled:
+        for s in expiring:
+            keep_changelog(table.io, table.root, s)
+    if end > earliest:
+        manager.write_earliest_hint(end)
     delete_files(table.io, plan)
     if _clean_empty_directories(options):
         remove_empty_data_dirs(table.io, table.root, [*plan.data_files, *plan.changelog_files])
-    for s in expiring:
-        if decoupled:
-            keep_changelog(table.io, table.root, s)
+    for s in expiring:  # last: while a snapshot file is left, a rerun can re-plan what it referenced
         table.io.delete_file(manager.snapshot_path(s.id))
-    manager.write_earliest_hint(end)
     if decoupled:
         expire_changelogs(table.io, table.root, options, reader.locator)
     return ExpireResult(tuple(s.id for s in expiring), end, plan)
+
+
+def _read_expiring(manager: SnapshotManager, ids: list[int]) -> list[Snapshot]:
+    """The snapshots among ``ids`` whose files are still there, below EARLIEST or not."""
+    out = []
+    for sid in ids:
+        try:
+            out.append(manager.snapshot(sid, expired=True))
+        except NoSuchSnapshotError:
+            continue
+    return out
 
 
 def expire_after_commit(table: TableHandle) -> None:

@@ -10,12 +10,18 @@ import pyarrow.fs as pafs
 from lsmlake.core.fileio import FileIO
 from lsmlake.core.options import CoreOptions
 from lsmlake.errors import CorruptFileError, NoSuchSnapshotError
-from lsmlake.maintenance.changelog_expire import CHANGELOG_DIR, CHANGELOG_PREFIX, changelog_view
+from lsmlake.maintenance.changelog_expire import (
+    CHANGELOG_DIR,
+    CHANGELOG_PREFIX,
+    changelog_view,
+    long_lived_ids,
+    read_changelog,
+)
 from lsmlake.maintenance.empty_dirs import remove_empty_data_dirs
 from lsmlake.maintenance.files import STATISTICS_DIR, FileLocator, SnapshotReader
-from lsmlake.maintenance.planning import orphan_files
+from lsmlake.maintenance.planning import SnapshotFiles, orphan_files
 from lsmlake.maintenance.protect import branch_roots
-from lsmlake.metadata.snapshot import Snapshot, decode_snapshot
+from lsmlake.metadata.snapshot import Snapshot
 from lsmlake.metadata.snapshot_manager import EARLIEST, LATEST, SnapshotManager
 from lsmlake.metadata.table_handle import TableHandle
 from lsmlake.metadata.tags import read_tags
@@ -65,13 +71,11 @@ def candidate_files(table: TableHandle) -> list[tuple[str, int]]:
 
 
 def _long_lived_changelogs(io: FileIO, root: str) -> list[Snapshot]:
+    """The views of the long-lived changelogs that have not expired, ascending."""
     out = []
-    for status in io.list_dir(posixpath.join(root, CHANGELOG_DIR)):
-        suffix = status.name[len(CHANGELOG_PREFIX) :]
-        if status.is_dir or not status.name.startswith(CHANGELOG_PREFIX) or not suffix.isdigit():
-            continue
+    for cid in long_lived_ids(io, root):
         try:
-            view = changelog_view(decode_snapshot(io.read_bytes(status.path), name=status.path))
+            view = changelog_view(read_changelog(io, root, cid))
         except FileNotFoundError:
             continue
         if view is not None:
@@ -79,32 +83,48 @@ def _long_lived_changelogs(io: FileIO, root: str) -> list[Snapshot]:
     return out
 
 
-def _referencing_snapshots(io: FileIO, root: str) -> list[Snapshot]:
-    found: list[Snapshot] = []
-    for r in [root, *branch_roots(io, root)]:
-        manager = SnapshotManager(io, r)
-        for sid in manager.snapshot_ids():
-            try:
-                found.append(manager.snapshot(sid))
-            except NoSuchSnapshotError:
-                continue  # expired meanwhile
-        found += [t.snapshot for t in read_tags(io, r)]
-        found += _long_lived_changelogs(io, r)
-    return found
+def _snapshots(manager: SnapshotManager) -> list[Snapshot]:
+    """The unexpired snapshots, ascending; those below EARLIEST (an interrupted expiry) are not read."""
+    out = []
+    for sid in manager.snapshot_ids():
+        try:
+            out.append(manager.snapshot(sid))
+        except NoSuchSnapshotError:
+            continue  # expired meanwhile
+    return out
+
+
+def _history_files(reader: SnapshotReader, history: list[Snapshot]) -> list[SnapshotFiles]:
+    """The files of a run of snapshots (or changelogs), ascending. A missing manifest is corruption,
+    except in the oldest ones before the first complete snapshot: that prefix is what an interrupted
+    expiry of an older writer (which deleted files before the snapshot files and the hint) leaves, so
+    what is still readable there counts and the rest is taken as expired."""
+    out = []
+    in_prefix = True
+    for i, s in enumerate(history):
+        try:
+            out.append(reader.collect(s, strict=True, mentioned=True))
+            in_prefix = False
+        except CorruptFileError:
+            if not in_prefix or i == len(history) - 1:
+                raise
+            out.append(reader.collect(s, strict=False, mentioned=True))
+    return out
 
 
 def used_files(table: TableHandle) -> set[str]:
     """Every file a snapshot, tag or long-lived changelog of any branch references (manifest lists,
-    manifests, index manifests and files, statistics, and all data files the manifests name)."""
-    reader = SnapshotReader(table.io, FileLocator(table))
+    manifests, index manifests and files, statistics, and all data files the manifests name).
+    Snapshots below EARLIEST have expired: what only they reference is not used."""
+    io = table.io
+    reader = SnapshotReader(io, FileLocator(table))
+    collected: list[SnapshotFiles] = []
+    for r in [table.root, *branch_roots(io, table.root)]:
+        collected += _history_files(reader, _snapshots(SnapshotManager(io, r)))
+        collected += [reader.collect(t.snapshot, strict=True, mentioned=True) for t in read_tags(io, r)]
+        collected += _history_files(reader, _long_lived_changelogs(io, r))
     used: set[str] = set()
-    seen: set[tuple[int, str, str]] = set()
-    for s in _referencing_snapshots(table.io, table.root):
-        key = (s.id, s.base_manifest_list, s.delta_manifest_list)
-        if key in seen:
-            continue
-        seen.add(key)
-        files = reader.collect(s, strict=True, mentioned=True)
+    for files in collected:
         used |= files.metadata() | (files.mentioned or frozenset())
     return {posixpath.normpath(p) for p in used}
 

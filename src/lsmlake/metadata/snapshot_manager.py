@@ -39,7 +39,25 @@ class SnapshotManager:
 
     # -- ids
     def snapshot_ids(self) -> list[int]:
-        """Ids of every `snapshot-<n>` file present, ascending (temp and hint files ignored)."""
+        """Ids of the unexpired snapshots, ascending: every `snapshot-<n>` file present (temp and hint
+        files ignored) except those below the EARLIEST hint (see :meth:`expired_below`)."""
+        ids = self.listed_ids()
+        floor = self.expired_below(ids)
+        return ids if floor is None else [i for i in ids if i >= floor]
+
+    def expired_below(self, listed: list[int] | None = None) -> int | None:
+        """The EARLIEST hint when that snapshot exists: every snapshot below it has expired, even when
+        its file is still listed. Expiry moves the hint before it deletes anything, so a snapshot left
+        below it by an interrupted run (its files partly gone) reads as expired, never as corrupt;
+        the next expiry finishes it. None when there is no valid hint."""
+        hint = self._read_hint(EARLIEST)
+        if hint is None:
+            return None
+        present = hint in listed if listed is not None else self.io.exists(self.snapshot_path(hint))
+        return hint if present else None
+
+    def listed_ids(self) -> list[int]:
+        """Ids of every `snapshot-<n>` file present, ascending, expired ones below EARLIEST included."""
         ids = []
         for status in self.io.list_dir(self.snapshot_dir):
             name = status.name
@@ -65,7 +83,7 @@ class SnapshotManager:
         return self._by_listing(min)
 
     def _by_listing(self, pick: Callable[[list[int]], int]) -> int | None:
-        ids = self.snapshot_ids()
+        ids = self.listed_ids()
         return pick(ids) if ids else None
 
     def _read_hint(self, hint: str) -> int | None:
@@ -84,10 +102,24 @@ class SnapshotManager:
 
     # -- snapshots
     def snapshot_exists(self, snapshot_id: int) -> bool:
-        return self.io.exists(self.snapshot_path(snapshot_id))
+        """Whether snapshot ``snapshot_id`` exists and has not expired (is not below EARLIEST)."""
+        return self.io.exists(self.snapshot_path(snapshot_id)) and not self._below_earliest(snapshot_id)
 
-    def snapshot(self, snapshot_id: int) -> Snapshot:
+    def _below_earliest(self, snapshot_id: int) -> bool:
+        hint = self._read_hint(EARLIEST)
+        if hint is None or snapshot_id >= hint:
+            return False
+        return self.io.exists(self.snapshot_path(hint))
+
+    def snapshot(self, snapshot_id: int, *, expired: bool = False) -> Snapshot:
+        """Snapshot ``snapshot_id``; NoSuchSnapshotError when its file is gone or it is below EARLIEST
+        (an expiry has claimed it), unless ``expired`` (for the expiry that finishes it)."""
         path = self.snapshot_path(snapshot_id)
+        if not expired and self._below_earliest(snapshot_id):
+            raise NoSuchSnapshotError(
+                f"snapshot {snapshot_id} has expired: it is below the earliest snapshot "
+                f"{self._read_hint(EARLIEST)} ({path} is left by an interrupted expiry)"
+            )
         try:
             data = self.io.read_bytes(path)
         except FileNotFoundError as e:
