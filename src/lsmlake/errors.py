@@ -57,6 +57,11 @@ class MissingFileError(CorruptFileError, FileNotFoundError):
     Also a ``FileNotFoundError``, so code that waits for a file to appear keeps working."""
 
 
+class DurabilityError(LsmlakeError, OSError):
+    """A file could not be written or made durable (its write or fsync failed); it names the file. A
+    commit that needed the file publishes no snapshot."""
+
+
 class NoSuchColumnError(LsmlakeError, ValueError):
     """A column the table does not have was named (in a filter, a projection or an update)."""
 

@@ -4,16 +4,14 @@ from __future__ import annotations
 
 import dataclasses
 import shutil
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 import pyarrow as pa
 import pytest
 
 import lsmlake
-from lsmlake.core.fileio import FileIO
+from lsmlake.core.fileio import FileIO, OutputFile
 
 SCHEMA = pa.schema([("k", pa.int64()), ("v", pa.string())])
 
@@ -38,11 +36,9 @@ class FaultyIO(FileIO):
         self._tick()
         super().write_bytes(path, data)
 
-    @contextmanager
-    def open_output(self, path: str) -> Iterator[BinaryIO]:
+    def create_output(self, path: str) -> OutputFile:  # data files (open_output goes through it)
         self._tick()
-        with super().open_output(path) as f:
-            yield f
+        return super().create_output(path)
 
     def write_if_absent(self, path: str, data: bytes) -> bool:
         self._tick()

@@ -6,6 +6,7 @@ import contextlib
 import errno
 import os
 import uuid
+import warnings
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import BinaryIO, cast
@@ -14,7 +15,7 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 
 from lsmlake.core.object_store import S3ConditionalPut, S3GetObject, S3Settings, boto3_available
-from lsmlake.errors import LsmlakeError, MissingFileError
+from lsmlake.errors import DurabilityError, LsmlakeError, MissingFileError
 
 
 def _lazy_get_object(settings: S3Settings) -> Callable[[str], bytes]:
@@ -164,62 +165,134 @@ class FileIO:
         ]
 
     # -- writing
+    # Durability on local disk: every file written here is fsynced before it is closed, and its
+    # directory entry (and any directory created for it) fsynced too, so a file a snapshot references
+    # survives a power loss once the snapshot is published. Hints are the exception (readers tolerate
+    # a stale one). Object stores persist an object when its PUT is acknowledged.
     def mkdirs(self, path: str) -> None:
         """Create a directory and its parents (on an object store: a marker object per level)."""
-        self.fs.create_dir(path, recursive=True)
+        if self.local:
+            self._make_local_dirs(path)
+        else:
+            self.fs.create_dir(path, recursive=True)
 
     def make_parent_dirs(self, path: str) -> None:
         """Before writing the file ``path``: create its directory on local disk. An object store needs
         none (a key has no parent to exist), so no marker objects - a request per level - are made."""
         if self.local:
-            self.fs.create_dir(os.path.dirname(path), recursive=True)
+            self._make_local_dirs(os.path.dirname(path))
+
+    def _make_local_dirs(self, directory: str) -> None:
+        """``os.makedirs``, then the entry of each directory it created made durable in its parent."""
+        if os.path.isdir(directory):
+            return
+        created: list[str] = []
+        d = directory
+        while d and not os.path.isdir(d):
+            created.append(d)
+            parent = os.path.dirname(d)
+            if parent == d:
+                break
+            d = parent
+        os.makedirs(directory, exist_ok=True)
+        for new_dir in reversed(created):
+            self.sync_dir(os.path.dirname(new_dir))
+
+    def sync_dir(self, path: str) -> None:
+        """Make a local directory's entries (files created, linked or renamed in it) durable; a no-op
+        on object stores, which have no directories."""
+        if not self.local:
+            return
+        try:
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+        except OSError as e:
+            raise _durability_error("open directory", path, e) from e
+        try:
+            os.fsync(fd)
+        except OSError as e:
+            raise _durability_error("fsync directory", path, e) from e
+        finally:
+            os.close(fd)
 
     def write_bytes(self, path: str, data: bytes) -> None:
-        """Write a new file (overwriting); parent directories are created."""
+        """Write a new file (overwriting); parent directories are created. On local disk it is durable
+        (file and directory entry fsynced) when this returns."""
         self.make_parent_dirs(path)
+        if self.local:
+            _write_local(path, data, durable=True)
+            self.sync_dir(os.path.dirname(path))
+            return
         with self.fs.open_output_stream(path) as f:
             f.write(data)
 
+    def create_output(self, path: str) -> OutputFile:
+        """A new file to stream into (parent directories are created); ``close()`` makes it durable."""
+        self.make_parent_dirs(path)
+        if self.local:
+            try:
+                stream: pa.NativeFile = pa.OSFile(path, "wb")
+            except OSError as e:
+                raise _durability_error("create", path, e) from e
+            return OutputFile(self, path, stream, local=True)
+        return OutputFile(self, path, self.fs.open_output_stream(path), local=False)
+
     @contextlib.contextmanager
     def open_output(self, path: str) -> Iterator[BinaryIO]:
-        self.make_parent_dirs(path)
-        with self.fs.open_output_stream(path) as f:
-            yield cast(BinaryIO, f)
+        """``create_output`` as a context: closed (durably) on success, abandoned on an error."""
+        out = self.create_output(path)
+        try:
+            yield cast(BinaryIO, out.stream)
+        except BaseException:
+            out.abort()
+            raise
+        out.close()
 
     def overwrite_hint(self, path: str, text: str) -> None:
-        """Replace a small hint file; readers tolerate it being stale or missing."""
+        """Replace a small hint file; readers tolerate it being stale or missing (so no fsync)."""
         if self.local:
+            self.make_parent_dirs(path)
             tmp = self._temp_path(path)
-            self.write_bytes(tmp, text.encode())
+            _write_local(tmp, text.encode(), durable=False)
             os.replace(tmp, path)
         else:
-            self.write_bytes(path, text.encode())
+            with self.fs.open_output_stream(path) as f:
+                f.write(text.encode())
 
     def write_if_absent(self, path: str, data: bytes) -> bool:
         """Create ``path`` with ``data`` only if it does not exist; True if this call created it.
 
-        Local disk: the bytes go to a temp file that is hard-linked to the target, which fails
-        atomically when the target exists. Object stores: a conditional create (no overwrite).
+        Local disk: the bytes go to a temp file, fsynced, that is hard-linked to the target, which
+        fails atomically when the target exists; then the directory is fsynced, so a True is durable
+        (a failure of that last fsync only warns: the file is already visible). Object stores: a
+        conditional create (no overwrite).
         """
         self.make_parent_dirs(path)
-        if self.local:
-            tmp = self._temp_path(path)
-            with open(tmp, "wb") as f:
-                f.write(data)
-                f.flush()
-                os.fsync(f.fileno())
+        if not self.local:
+            return self._object_store_create(path, data)
+        tmp = self._temp_path(path)
+        try:
+            _write_local(tmp, data, durable=True, name=path)
             try:
                 os.link(tmp, path)
-                return True
             except FileExistsError:
                 return False
             except OSError as e:
                 if e.errno == errno.EEXIST:
                     return False
                 raise
-            finally:
+        finally:
+            with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp)
-        return self._object_store_create(path, data)
+        try:
+            self.sync_dir(os.path.dirname(path))
+        except DurabilityError as e:
+            # the file is visible (and its bytes durable): failing now would have a committer discard
+            # files a published snapshot references, so report the lost guarantee instead
+            warnings.warn(
+                f"{path} is published, but its directory entry may not survive a power loss ({e})",
+                stacklevel=2,
+            )
+        return True
 
     def _object_store_create(self, path: str, data: bytes) -> bool:
         if self._conditional_put is not None:
@@ -250,9 +323,61 @@ class FileIO:
         return True
 
     def rename(self, src: str, dst: str) -> None:
+        """Move a file or directory; on local disk both directory entries are made durable."""
         self.fs.move(src, dst)
+        if self.local:
+            self.sync_dir(os.path.dirname(dst))
+            if os.path.dirname(src) != os.path.dirname(dst):
+                self.sync_dir(os.path.dirname(src))
 
     @staticmethod
     def _temp_path(path: str) -> str:
         head, tail = os.path.split(path)
         return os.path.join(head, f".{tail}.{uuid.uuid4()}.tmp")
+
+
+class OutputFile:
+    """A new file being streamed into through ``stream``. ``close()`` makes it durable on local disk
+    (fsync before close, then its directory entry); ``abort()`` just closes it (the caller deletes it)."""
+
+    def __init__(self, io: FileIO, path: str, stream: pa.NativeFile, *, local: bool) -> None:
+        self.io, self.path, self.stream, self._local = io, path, stream, local
+
+    def close(self) -> None:
+        if not self._local:
+            self.stream.close()
+            return
+        try:
+            self.stream.flush()
+            os.fsync(self.stream.fileno())
+        except OSError as e:
+            with contextlib.suppress(OSError):
+                self.stream.close()
+            raise _durability_error("fsync", self.path, e) from e
+        self.stream.close()
+        self.io.sync_dir(os.path.dirname(self.path))
+
+    def abort(self) -> None:
+        with contextlib.suppress(OSError):
+            self.stream.close()
+
+
+def _durability_error(what: str, path: str, e: OSError) -> DurabilityError:
+    err = DurabilityError(f"could not {what} {path}: {e.strerror or e}")
+    err.errno = e.errno
+    return err
+
+
+def _write_local(path: str, data: bytes, *, durable: bool, name: str | None = None) -> None:
+    """Write a local file whole; ``durable``: fsynced before it is closed. Errors name ``name`` (the
+    file this one becomes) or ``path``."""
+    step = "write"
+    try:
+        with open(path, "wb") as f:
+            f.write(data)
+            if durable:
+                f.flush()
+                step = "fsync"
+                os.fsync(f.fileno())
+    except OSError as e:
+        raise _durability_error(step, name or path, e) from e

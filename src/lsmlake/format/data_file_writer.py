@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import posixpath
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -14,7 +14,7 @@ import pyarrow.orc as orc
 import pyarrow.parquet as pq
 
 from lsmlake.core.binary_row import EMPTY_ROW, serialize_row
-from lsmlake.core.fileio import FileIO
+from lsmlake.core.fileio import FileIO, OutputFile
 from lsmlake.core.options import CoreOptions
 from lsmlake.core.paths import TablePaths
 from lsmlake.core.schema import TableSchema
@@ -221,29 +221,28 @@ class RollingWriter:
         self.next_sequence = first_sequence
         self.target = writer.options.target_file_size
         self.metas: list[DataFileMeta] = []
-        self._open: tuple[str, str, Any, pq.ParquetWriter, FileMetaBuilder] | None = None
+        self._open: tuple[str, str, OutputFile, pq.ParquetWriter, FileMetaBuilder] | None = None
 
     def write(self, rows: pa.Table) -> None:
         for start in range(0, rows.num_rows, WRITE_PIECE_ROWS):
             chunk = rows.slice(start, WRITE_PIECE_ROWS)
             if self._open is None:
                 self._open = self._start(chunk)
-            _, _, sink, pw, builder = self._open
+            _, _, out, pw, builder = self._open
             pw.write_table(chunk, row_group_size=ROW_GROUP_ROWS)
             builder.add(chunk)
             self.next_sequence += chunk.num_rows
-            if sink.tell() >= self.target:
+            if out.stream.tell() >= self.target:
                 self._finish()
 
-    def _start(self, first: pa.Table) -> tuple[str, str, Any, pq.ParquetWriter, FileMetaBuilder]:
+    def _start(self, first: pa.Table) -> tuple[str, str, OutputFile, pq.ParquetWriter, FileMetaBuilder]:
         """Open the next file; its encodings are chosen from its ``first`` rows."""
         w = self.writer
         name, path = w._new_path("parquet")
-        w.io.make_parent_dirs(path)
-        sink = w.io.fs.open_output_stream(path)
+        out = w.io.create_output(path)
         compression, level = parquet_compression(first, w.options.file_compression, w._compression_level())
         pw = pq.ParquetWriter(
-            sink,
+            out.stream,
             first.schema,
             compression=compression,
             compression_level=level,
@@ -252,14 +251,18 @@ class RollingWriter:
             write_statistics=True,
             store_schema=False,
         )
-        return name, path, sink, pw, FileMetaBuilder(w, self.next_sequence)
+        return name, path, out, pw, FileMetaBuilder(w, self.next_sequence)
 
     def _finish(self) -> None:
         assert self._open is not None
-        name, path, sink, pw, builder = self._open
+        name, path, out, pw, builder = self._open
         self._open = None
-        pw.close()
-        sink.close()
+        try:
+            pw.close()
+        except BaseException:
+            out.abort()
+            raise
+        out.close()  # durable (fsynced) before its metadata goes to a commit message
         self.metas.append(builder.finish(name, path, self.level, self.file_source))
 
     def close(self) -> list[DataFileMeta]:
@@ -271,9 +274,10 @@ class RollingWriter:
         """Close without metadata; the paths of every file started (for the caller to delete)."""
         paths = [posixpath.join(self.writer.bucket_dir, m.file_name) for m in self.metas]
         if self._open is not None:
-            _, path, sink, pw, _ = self._open
+            _, path, out, pw, _ = self._open
             self._open = None
-            pw.close()
-            sink.close()
+            with contextlib.suppress(OSError):
+                pw.close()
+            out.abort()
             paths.append(path)
         return paths
