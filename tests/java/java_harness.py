@@ -216,6 +216,29 @@ class JavaPaimon:
         sid: int | None = self.call("compact", warehouse=warehouse, table=table)["snapshot"]
         return sid
 
+    def stream(
+        self, warehouse: str, table: str, options: Mapping[str, str] | None = None
+    ) -> list[dict[str, Any]]:
+        """A streaming read (``newStreamScan``) under ``options`` (`scan.mode`, `scan.snapshot-id`, ...) until
+        caught up: rows with ``_kind`` and ``_snapshot`` (the snapshot each plan came from)."""
+        rows: list[dict[str, Any]] = self.call(
+            "stream", warehouse=warehouse, table=table, options=dict(options or {})
+        )["rows"]
+        return rows
+
+    def system(
+        self, warehouse: str, table: str, name: str, options: Mapping[str, str] | None = None
+    ) -> list[dict[str, Any]]:
+        """A batch read of system table ``name`` (e.g. ``audit_log``) under dynamic ``options``."""
+        rows: list[dict[str, Any]] = self.call(
+            "system", warehouse=warehouse, table=table, name=name, options=dict(options or {})
+        )["rows"]
+        return rows
+
+    def alter(self, warehouse: str, table: str, changes: Sequence[Mapping[str, str]]) -> None:
+        """``Catalog.alterTable``: ``{"add": name, "type": sql}``, ``{"rename": name, "to": new}``, ``{"drop": name}``."""
+        self.call("alter", warehouse=warehouse, table=table, changes=[dict(c) for c in changes])
+
     def files(self, warehouse: str, table: str) -> list[dict[str, Any]]:
         """The ``$files`` system table's rows as Java Paimon computes them."""
         rows: list[dict[str, Any]] = self.call("files", warehouse=warehouse, table=table)["rows"]

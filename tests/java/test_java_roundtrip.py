@@ -117,6 +117,20 @@ KINDS = [
     Kind(
         "first-row", {"bucket": "2", "merge-engine": "first-row"}, deletes=False, retracts=False, model=_first
     ),
+    # bucket = -1: both sides keep the HASH index; Java assigns with HashBucketAssigner (see the harness)
+    Kind("dedup-dynamic", {"bucket": "-1"}, model=_dedup),
+    Kind(
+        "partial-update-dynamic-partitioned",
+        {"bucket": "-1", "merge-engine": "partial-update", "partial-update.remove-record-on-delete": "true"},
+        partitioned=True,
+        sparse=True,
+        model=_partial,
+    ),
+    Kind(
+        "dedup-dv-orc",
+        {"bucket": "2", "deletion-vectors.enabled": "true", "file.format": "orc"},
+        model=_dedup,
+    ),
     Kind(
         "first-row-partitioned",
         {"bucket": "1", "merge-engine": "first-row"},

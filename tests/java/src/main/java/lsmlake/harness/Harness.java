@@ -16,26 +16,36 @@ import org.apache.paimon.catalog.Identifier;
 import org.apache.paimon.data.BinaryRow;
 import org.apache.paimon.data.BinaryString;
 import org.apache.paimon.data.Decimal;
+import org.apache.paimon.data.GenericArray;
+import org.apache.paimon.data.GenericMap;
 import org.apache.paimon.data.GenericRow;
+import org.apache.paimon.data.InternalArray;
+import org.apache.paimon.data.InternalMap;
 import org.apache.paimon.data.InternalRow;
 import org.apache.paimon.data.Timestamp;
 import org.apache.paimon.disk.IOManager;
+import org.apache.paimon.index.HashBucketAssigner;
 import org.apache.paimon.options.Options;
 import org.apache.paimon.reader.RecordReader;
 import org.apache.paimon.schema.Schema;
+import org.apache.paimon.schema.SchemaChange;
 import org.apache.paimon.table.FileStoreTable;
 import org.apache.paimon.table.Table;
 import org.apache.paimon.table.sink.BatchTableCommit;
 import org.apache.paimon.table.sink.BatchTableWrite;
 import org.apache.paimon.table.sink.BatchWriteBuilder;
 import org.apache.paimon.table.sink.CommitMessage;
+import org.apache.paimon.table.sink.RowPartitionKeyExtractor;
 import org.apache.paimon.table.source.DataSplit;
 import org.apache.paimon.table.source.ReadBuilder;
 import org.apache.paimon.table.source.Split;
+import org.apache.paimon.table.source.StreamTableScan;
+import org.apache.paimon.types.ArrayType;
 import org.apache.paimon.types.DataField;
 import org.apache.paimon.types.DataType;
 import org.apache.paimon.types.DataTypeJsonParser;
 import org.apache.paimon.types.DecimalType;
+import org.apache.paimon.types.MapType;
 import org.apache.paimon.types.RowKind;
 import org.apache.paimon.types.RowType;
 
@@ -54,6 +64,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.UUID;
 
 /**
  * Drives Java Paimon from a JSON-lines command stream on stdin and answers one JSON line per command
@@ -126,6 +137,10 @@ public final class Harness {
                 return systemTable(command, "files");
             case "system":
                 return systemTable(command, command.get("name").getAsString());
+            case "stream":
+                return stream(command);
+            case "alter":
+                return alter(command);
             default:
                 throw new IllegalArgumentException("unknown op: " + op);
         }
@@ -201,22 +216,13 @@ public final class Harness {
     private static JsonObject readAll(Table table) throws Exception {
         ReadBuilder builder = table.newReadBuilder();
         RowType type = builder.readType();
-        List<InternalRow.FieldGetter> getters = new ArrayList<>();
-        for (int i = 0; i < type.getFieldCount(); i++) {
-            getters.add(InternalRow.createFieldGetter(type.getTypeAt(i), i));
-        }
         List<Split> splits = builder.newScan().plan().splits();
         JsonArray rows = new JsonArray();
         try (RecordReader<InternalRow> reader = builder.newRead().createReader(splits)) {
             reader.forEachRemaining(
                     row -> {
-                        JsonObject json = new JsonObject();
+                        JsonObject json = rowJson(row, type);
                         json.addProperty("_kind", row.getRowKind().shortString());
-                        for (int i = 0; i < getters.size(); i++) {
-                            json.add(
-                                    type.getFields().get(i).name(),
-                                    toJson(getters.get(i).getFieldOrNull(row), type.getTypeAt(i)));
-                        }
                         rows.add(json);
                     });
         }
@@ -234,6 +240,24 @@ public final class Harness {
         Table table = table(command, "");
         RowType type = table.rowType();
         BatchWriteBuilder builder = table.newBatchWriteBuilder();
+        FileStoreTable store = (FileStoreTable) table;
+        // bucket = -1: Java's own API leaves bucket assignment to the caller (DynamicBucketRowKeyExtractor
+        // refuses write(row)); HashBucketAssigner over the table's HASH index is what Flink's assigner runs.
+        boolean dynamic = store.coreOptions().bucket() == -1;
+        HashBucketAssigner assigner =
+                dynamic
+                        ? new HashBucketAssigner(
+                                store.snapshotManager(),
+                                UUID.randomUUID().toString(),
+                                store.store().newIndexFileHandler(),
+                                1,
+                                1,
+                                0,
+                                store.coreOptions().dynamicBucketTargetRowNum(),
+                                store.coreOptions().dynamicBucketMaxBuckets())
+                        : null;
+        RowPartitionKeyExtractor extractor =
+                dynamic ? new RowPartitionKeyExtractor(store.schema()) : null;
         try (BatchTableWrite write = (BatchTableWrite) builder.newWrite().withIOManager(ioManager);
                 BatchTableCommit commit = builder.newCommit()) {
             for (JsonElement e : command.getAsJsonArray("rows")) {
@@ -247,7 +271,12 @@ public final class Harness {
                     DataField field = type.getFields().get(i);
                     row.setField(i, fromJson(json.get(field.name()), field.type()));
                 }
-                write.write(row);
+                if (dynamic) {
+                    int hash = extractor.trimmedPrimaryKey(row).hashCode();
+                    write.write(row, assigner.assign(extractor.partition(row), hash));
+                } else {
+                    write.write(row);
+                }
             }
             commit.commit(write.prepareCommit());
         }
@@ -278,6 +307,66 @@ public final class Harness {
         JsonObject answer = latest(table);
         answer.addProperty("buckets", partitions.size());
         return answer;
+    }
+
+    /**
+     * A streaming read (ReadBuilder.newStreamScan) with the command's options (scan.mode, scan.snapshot-id,
+     * ...): every plan until the scan's next snapshot is past the latest one; rows with their kinds, and
+     * the snapshot each plan came from under "_snapshot".
+     */
+    private JsonObject stream(JsonObject command) throws Exception {
+        Table table = table(command, "");
+        Long latest = ((FileStoreTable) table).snapshotManager().latestSnapshotId();
+        ReadBuilder builder = table.newReadBuilder();
+        RowType type = builder.readType();
+        StreamTableScan scan = builder.newStreamScan();
+        JsonArray rows = new JsonArray();
+        for (int guard = 0; guard < 10_000; guard++) {
+            List<Split> splits = scan.plan().splits();
+            Long next = scan.checkpoint();
+            long from = next == null ? -1 : next - 1;
+            try (RecordReader<InternalRow> reader = builder.newRead().createReader(splits)) {
+                reader.forEachRemaining(
+                        row -> {
+                            JsonObject json = rowJson(row, type);
+                            json.addProperty("_kind", row.getRowKind().shortString());
+                            json.addProperty("_snapshot", from);
+                            rows.add(json);
+                        });
+            }
+            if (latest == null || (next != null && next > latest)) {
+                break;
+            }
+        }
+        JsonObject answer = new JsonObject();
+        answer.add("rows", rows);
+        return answer;
+    }
+
+    /** Schema changes: [{"add": name, "type": sql}, {"rename": name, "to": new}, {"drop": name}]. */
+    private JsonObject alter(JsonObject command) throws Exception {
+        List<SchemaChange> changes = new ArrayList<>();
+        for (JsonElement e : command.getAsJsonArray("changes")) {
+            JsonObject c = e.getAsJsonObject();
+            if (c.has("add")) {
+                changes.add(
+                        SchemaChange.addColumn(
+                                c.get("add").getAsString(),
+                                DataTypeJsonParser.parseAtomicTypeSQLString(
+                                        c.get("type").getAsString())));
+            } else if (c.has("rename")) {
+                changes.add(
+                        SchemaChange.renameColumn(
+                                c.get("rename").getAsString(), c.get("to").getAsString()));
+            } else if (c.has("drop")) {
+                changes.add(SchemaChange.dropColumn(c.get("drop").getAsString()));
+            } else {
+                throw new IllegalArgumentException("unknown schema change: " + c);
+            }
+        }
+        Identifier id = Identifier.fromString(command.get("table").getAsString());
+        catalog(command).alterTable(id, changes, false);
+        return new JsonObject();
     }
 
     private JsonObject latest(Table table) throws Exception {
@@ -329,9 +418,46 @@ public final class Harness {
             case BINARY:
             case VARBINARY:
                 return new JsonPrimitive(Base64.getEncoder().encodeToString((byte[]) value));
+            case ROW:
+                return rowJson((InternalRow) value, (RowType) type);
+            case ARRAY:
+                DataType element = ((ArrayType) type).getElementType();
+                return arrayJson((InternalArray) value, element);
+            case MAP:
+                // A list of [key, value] pairs (keys need not be strings), as pyarrow's to_pylist gives.
+                MapType mt = (MapType) type;
+                InternalMap map = (InternalMap) value;
+                JsonArray keys = arrayJson(map.keyArray(), mt.getKeyType());
+                JsonArray values = arrayJson(map.valueArray(), mt.getValueType());
+                JsonArray pairs = new JsonArray();
+                for (int i = 0; i < keys.size(); i++) {
+                    JsonArray pair = new JsonArray();
+                    pair.add(keys.get(i));
+                    pair.add(values.get(i));
+                    pairs.add(pair);
+                }
+                return pairs;
             default:
                 return new JsonPrimitive(String.valueOf(value));
         }
+    }
+
+    private static JsonObject rowJson(InternalRow row, RowType type) {
+        JsonObject json = new JsonObject();
+        for (int i = 0; i < type.getFieldCount(); i++) {
+            Object v = InternalRow.createFieldGetter(type.getTypeAt(i), i).getFieldOrNull(row);
+            json.add(type.getFields().get(i).name(), toJson(v, type.getTypeAt(i)));
+        }
+        return json;
+    }
+
+    private static JsonArray arrayJson(InternalArray array, DataType element) {
+        InternalArray.ElementGetter getter = InternalArray.createElementGetter(element);
+        JsonArray out = new JsonArray();
+        for (int i = 0; i < array.size(); i++) {
+            out.add(toJson(getter.getElementOrNull(array, i), element));
+        }
+        return out;
     }
 
     private static Object fromJson(JsonElement value, DataType type) {
@@ -369,6 +495,33 @@ public final class Harness {
             case BINARY:
             case VARBINARY:
                 return Base64.getDecoder().decode(value.getAsString());
+            case ROW:
+                RowType rt = (RowType) type;
+                JsonObject obj = value.getAsJsonObject();
+                GenericRow nested = new GenericRow(rt.getFieldCount());
+                for (int i = 0; i < rt.getFieldCount(); i++) {
+                    DataField f = rt.getFields().get(i);
+                    nested.setField(i, fromJson(obj.get(f.name()), f.type()));
+                }
+                return nested;
+            case ARRAY:
+                DataType element = ((ArrayType) type).getElementType();
+                JsonArray items = value.getAsJsonArray();
+                Object[] out = new Object[items.size()];
+                for (int i = 0; i < out.length; i++) {
+                    out[i] = fromJson(items.get(i), element);
+                }
+                return new GenericArray(out);
+            case MAP:
+                MapType mt = (MapType) type;
+                Map<Object, Object> entries = new java.util.LinkedHashMap<>();
+                for (JsonElement p : value.getAsJsonArray()) {
+                    JsonArray pair = p.getAsJsonArray();
+                    entries.put(
+                            fromJson(pair.get(0), mt.getKeyType()),
+                            fromJson(pair.get(1), mt.getValueType()));
+                }
+                return new GenericMap(entries);
             default:
                 throw new IllegalArgumentException("unsupported type in write: " + type);
         }
