@@ -4,7 +4,13 @@ from __future__ import annotations
 
 
 class LsmlakeError(Exception):
-    """Root of every error lsmlake raises on purpose."""
+    """Root of every error lsmlake raises on purpose.
+
+    ``published_snapshot_ids``: the snapshots a write had already published when it failed (empty when
+    nothing landed, the default). A write whose APPEND snapshot is among them is committed: retrying
+    it would apply it twice."""
+
+    published_snapshot_ids: tuple[int, ...] = ()
 
 
 class NoSuchDatabaseError(LsmlakeError):
@@ -40,7 +46,21 @@ class InvalidPartitionSpecError(LsmlakeError, ValueError):
 
 
 class CommitConflictError(LsmlakeError):
-    """A commit conflicts with one that landed first; nothing was published."""
+    """A commit conflicts with one that landed first, or gave up retrying; nothing was published (a
+    write that fails after publishing a snapshot raises PartiallyPublishedError instead), so the write
+    can be retried."""
+
+
+class PartiallyPublishedError(LsmlakeError):
+    """A write published some snapshots (its APPEND or OVERWRITE first), then failed with an error that
+    is not an lsmlake one or that would read as "nothing published" (a commit conflict): the write is
+    committed and must not be retried. ``published_snapshot_ids`` names the snapshots that landed; the
+    original error is ``__cause__``. (Other lsmlake errors raised after a publish keep their type and
+    carry ``published_snapshot_ids`` and a note.)"""
+
+    def __init__(self, message: str, published_snapshot_ids: tuple[int, ...]) -> None:
+        super().__init__(message)
+        self.published_snapshot_ids = published_snapshot_ids
 
 
 class CorruptFileError(LsmlakeError):

@@ -10,7 +10,7 @@ import numpy as np
 import pyarrow as pa
 
 import lsmlake
-from lsmlake.errors import CommitConflictError
+from lsmlake.errors import CommitConflictError, LsmlakeError
 
 SCHEMA = pa.schema(
     [
@@ -62,7 +62,7 @@ def batch(writer: int, i: int) -> Batch:
 class Outcome:
     """What one process was told. ``landed``: writes whose APPEND snapshot exists, by write index, with
     the snapshot ids of the commit; ``told_ok``: those whose commit returned normally (the others raised
-    CommitConflictError from their own compaction after the APPEND landed)."""
+    an error naming the APPEND in ``published_snapshot_ids``: what followed it failed)."""
 
     writer: int
     landed: dict[int, list[int]] = field(default_factory=dict)
@@ -86,15 +86,17 @@ def _write_once(table: lsmlake.Table, data: Batch, writer: int, i: int) -> list[
         )
     try:
         w.commit()
-    except CommitConflictError as e:
-        if w.snapshot_ids:  # the APPEND is published; its own compaction lost a race
+    except LsmlakeError as e:
+        if e.published_snapshot_ids:  # the APPEND is published; what followed it failed
+            assert list(e.published_snapshot_ids) == w.snapshot_ids
             raise _Landed(w.snapshot_ids) from e
+        assert not w.snapshot_ids  # nothing published: safe to retry
         raise
     return w.snapshot_ids
 
 
 class _Landed(Exception):
-    """A commit raised CommitConflictError after publishing the snapshots ``ids``."""
+    """A commit raised after publishing the snapshots ``ids``."""
 
     def __init__(self, ids: list[int]) -> None:
         super().__init__(ids)

@@ -67,6 +67,8 @@ def report(error: BaseException) -> bool:
     if exit_code(error) is None:
         return False
     click.echo(f"error: {error}", err=True)
+    for note in getattr(error, "__notes__", ()):  # e.g. the snapshots a failed write had published
+        click.echo(f"note: {note}", err=True)
     return True
 
 

@@ -82,6 +82,15 @@ def split_changes(messages: Sequence[CommitMessage]) -> list[Changes]:
     return out
 
 
+def retry_wait_ms(attempt: int, min_wait: int, max_wait: int, rng: random.Random | None = None) -> float:
+    """How long to wait after losing the race for a snapshot id ``attempt`` times (1, 2, ...), as
+    Paimon does: ``commit.min-retry-wait`` doubled per lost attempt, capped at
+    ``commit.max-retry-wait``, plus a random jitter of up to 20% so writers that lost together do not
+    retry together."""
+    base = min(min_wait << min(attempt - 1, 62), max_wait)
+    return base * (1 + 0.2 * (rng.random() if rng is not None else random.random()))
+
+
 class FileStoreCommit:
     """Publishes snapshots of one table for one commit user."""
 
@@ -166,7 +175,11 @@ class FileStoreCommit:
         retries = self.options.commit_max_retries
         min_wait = self.options.get(CoreOptions.COMMIT_MIN_RETRY_WAIT)
         max_wait = self.options.get(CoreOptions.COMMIT_MAX_RETRY_WAIT)
-        for attempt in range(retries + 1):
+        timeout = self.options.get(CoreOptions.COMMIT_TIMEOUT)
+        start = time.monotonic()
+        attempt = 0
+        while True:
+            attempt += 1
             latest = self.snapshots.latest()
             written: list[str] = []
             if fixed is not None:
@@ -188,13 +201,26 @@ class FileStoreCommit:
                 return snapshot.id
             for name in written:
                 self.io.delete_file(self.paths.manifest(name))
-            wait_ms = min(min_wait * 2**attempt, max_wait)
-            time.sleep(wait_ms * (1 + 0.2 * random.random()) / 1000)
+            elapsed_ms = (time.monotonic() - start) * 1000
+            wait_ms = retry_wait_ms(attempt, min_wait, max_wait)
+            out_of_retries = attempt > retries
+            if out_of_retries or (timeout is not None and elapsed_ms + wait_ms > timeout):
+                break
+            time.sleep(wait_ms / 1000)
         for m in delta_metas if fixed is not None else []:
             self.io.delete_file(self.paths.manifest(m.file_name))
+        why = (
+            f"commit.max-retries is {retries}"
+            if out_of_retries
+            else f"another wait ({wait_ms:.0f} ms) would pass commit.timeout ({timeout} ms)"
+        )
         raise CommitConflictError(
-            f"table {self.table_name}: gave up publishing a snapshot after {retries + 1} attempts "
-            "(other writers kept winning)"
+            f"table {self.table_name}: gave up publishing a {current.kind} snapshot after {attempt} "
+            f"attempts in {elapsed_ms / 1000:.1f} s ({why}): each attempt lost the race for the next "
+            f"snapshot id to another writer (the last one lost: snapshot {snapshot.id}); nothing was "
+            "published. The retries are set by commit.max-retries "
+            f"({retries}), commit.timeout ({'none' if timeout is None else f'{timeout} ms'}), "
+            f"commit.min-retry-wait ({min_wait} ms) and commit.max-retry-wait ({max_wait} ms)"
         )
 
     def _write_hints(self, snapshot_id: int, *, first: bool) -> None:

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import posixpath
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
 from lsmlake.commit.committer import FileStoreCommit
 from lsmlake.commit.compaction import compact_buckets
 from lsmlake.core.options import CoreOptions
-from lsmlake.errors import CommitConflictError
+from lsmlake.errors import CommitConflictError, LsmlakeError, PartiallyPublishedError
 from lsmlake.metadata.commit_message import CommitMessage
 from lsmlake.metadata.index_manifest import hash_index_files, other_index_files
 from lsmlake.metadata.table_handle import TableHandle
@@ -46,6 +47,23 @@ def compaction_part(m: CommitMessage) -> CommitMessage:
     )
 
 
+@dataclass(frozen=True)
+class CommitResult:
+    """What one write's commit published: ``snapshot_ids`` in order -- the APPEND (or OVERWRITE)
+    snapshot first, then the COMPACT one(s) of its own compaction, if any landed; empty when there was
+    nothing to commit. ``compaction_dropped``: the write's compaction lost a race after the APPEND
+    landed and was dropped (a fresh one may have been published instead; else a later compaction picks
+    the files up)."""
+
+    snapshot_ids: tuple[int, ...] = ()
+    compaction_dropped: bool = False
+
+    @property
+    def snapshot_id(self) -> int | None:
+        """The last snapshot published (what ``table.write()`` returns), None if none."""
+        return self.snapshot_ids[-1] if self.snapshot_ids else None
+
+
 @dataclass
 class PublishedWrite:
     """Snapshots a write published and the file names they reference (never deleted on cleanup)."""
@@ -53,6 +71,46 @@ class PublishedWrite:
     snapshot_ids: list[int] = field(default_factory=list)
     published: set[str] = field(default_factory=set)
     compaction_dropped: bool = False
+
+    def frozen(self) -> CommitResult:
+        return CommitResult(tuple(self.snapshot_ids), self.compaction_dropped)
+
+
+def published_error(error: BaseException, snapshot_ids: Sequence[int], *, table_name: str) -> BaseException:
+    """``error``, raised after ``snapshot_ids`` were published, made to say so: an lsmlake error gets
+    ``published_snapshot_ids`` and a note; a commit conflict (which means "nothing published") or a
+    foreign error becomes a PartiallyPublishedError caused by it; anything else (KeyboardInterrupt...)
+    only gets the note. Returns the error to raise (``error`` itself when nothing was published)."""
+    ids = tuple(snapshot_ids)
+    if not ids or isinstance(error, PartiallyPublishedError):
+        return error
+    landed = f"snapshot{'s' if len(ids) > 1 else ''} {', '.join(map(str, ids))}"
+    note = (
+        f"table {table_name}: {landed} published before this error: the write is committed "
+        f"(snapshot {ids[0]} holds its data), do not retry it"
+    )
+    if isinstance(error, LsmlakeError) and not isinstance(error, CommitConflictError):
+        error.published_snapshot_ids = ids
+        error.add_note(note)
+        return error
+    if isinstance(error, Exception):
+        wrapped = PartiallyPublishedError(f"{note}; then: {type(error).__name__}: {error}", ids)
+        wrapped.__cause__ = error
+        return wrapped
+    error.add_note(note)
+    return error
+
+
+@contextmanager
+def naming_published(snapshot_ids: Sequence[int], *, table_name: str) -> Iterator[None]:
+    """Work after a write published ``snapshot_ids`` (expiry, ...): an error it raises names them."""
+    try:
+        yield
+    except BaseException as e:
+        error = published_error(e, snapshot_ids, table_name=table_name)
+        if error is e:
+            raise
+        raise error from e
 
 
 def publish_appends(result: PublishedWrite, messages: Sequence[CommitMessage], ids: list[int]) -> None:
@@ -135,7 +193,7 @@ def publish(
     OVERWRITE snapshot replaces (instead of an APPEND one); as in Paimon it commits no changelog, so the
     input changelog files are deleted. ``result`` is filled as snapshots land. On an error, or when the
     write's compaction is dropped after losing a race, every written file no published snapshot
-    references is deleted."""
+    references is deleted; an error raised after a snapshot landed names it (``published_error``)."""
     result = PublishedWrite() if result is None else result
     committer = FileStoreCommit(table, base_snapshot_id=base_snapshot_id)
     try:
@@ -150,9 +208,12 @@ def publish(
                 if posixpath.basename(path) in dropped:
                     delete(path)
             publish_compaction(committer, result, messages, table_name=table.name)
-    except BaseException:
+    except BaseException as e:
         _discard(written, result.published, delete)
-        raise
+        error = published_error(e, result.snapshot_ids, table_name=table.name)
+        if error is e:
+            raise
+        raise error from e
     if result.compaction_dropped:
         _discard(written, result.published, delete)
     return result.snapshot_ids

@@ -32,7 +32,7 @@ import pyarrow as pa
 import ray.data
 
 from lsmlake.bucket.routing import route_rows
-from lsmlake.commit.publish import publish
+from lsmlake.commit.publish import naming_published, publish
 from lsmlake.core.fileio import FileIO
 from lsmlake.core.options import CoreOptions
 from lsmlake.core.paths import TablePaths
@@ -229,14 +229,15 @@ def commit_messages(
 
     ``base_snapshot_id`` is the snapshot the workers restored their buckets from: another writer's data
     in those buckets since is a conflict. On failure every written file that no published snapshot
-    references is deleted.
+    references is deleted, and an error raised after a snapshot landed names it.
     """
     if not messages:
         return None
     delete = partial(_delete_one, table.io)
     ids = publish(table, messages, base_snapshot_id=base_snapshot_id, written=written, delete=delete)
     if ids:
-        expire_after_commit(table)
+        with naming_published(ids, table_name=table.name):
+            expire_after_commit(table)
     return ids[-1] if ids else None
 
 

@@ -61,7 +61,11 @@ class Table(TableHandle):
         return TableWriter(self)
 
     def write(self, data: WriteData) -> int | None:
-        """Upsert ``data`` in one commit; returns the new snapshot id (None if there was nothing to write)."""
+        """Upsert ``data`` in one commit; returns the new snapshot id (None if there was nothing to write).
+
+        The commit publishes an APPEND snapshot, then usually a COMPACT one; the id returned is the last
+        (``writer().result`` lists them all). An error raised after the APPEND landed carries
+        ``published_snapshot_ids`` (see ``TableWriter``): the write is committed, do not retry it."""
         with self.writer() as w:
             w.write(data)
         return w.snapshot_ids[-1] if w.snapshot_ids else None

@@ -9,7 +9,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lsmlake.commit.publish import PublishedWrite, publish
+from lsmlake.commit.publish import CommitResult, PublishedWrite, naming_published, publish
 from lsmlake.core.binary_row import deserialize_row
 from lsmlake.core.options import CoreOptions
 from lsmlake.core.schema import TableSchema
@@ -90,7 +90,12 @@ def partition_matcher(
 
 
 class TableWriter:
-    """Collects writes and deletes; ``commit()`` (or leaving the ``with`` block) publishes them once."""
+    """Collects writes and deletes; ``commit()`` (or leaving the ``with`` block) publishes them once.
+
+    After the commit, ``result`` (a CommitResult) names every snapshot it published, APPEND first. If
+    the commit raises, ``result`` names those that landed before the error, as does the error's
+    ``published_snapshot_ids``: empty means nothing happened (a CommitConflictError always means
+    that, so retrying on it is safe); otherwise the write is committed and must not be retried."""
 
     def __init__(self, table: TableHandle, *, overwrite: Mapping[str, object] | bool | None = False) -> None:
         """``overwrite``: False for upserts; True to replace the partitions written (the whole table when
@@ -115,6 +120,7 @@ class TableWriter:
         )
         self._closed = False
         self.snapshot_ids: list[int] = []
+        self.result: CommitResult | None = None
 
     def _check_open(self) -> None:
         if self._closed:
@@ -149,7 +155,8 @@ class TableWriter:
         self._write.write(rows, kinds)
 
     def commit(self) -> int | None:
-        """Flush and publish; returns the id of the last snapshot written (None if nothing changed)."""
+        """Flush and publish; returns the id of the last snapshot written (None if nothing changed).
+        ``result`` has them all; an error raised after a snapshot landed carries their ids."""
         self._check_open()
         self._closed = True
         overwriting = self._overwrite is not False
@@ -168,6 +175,7 @@ class TableWriter:
             self._write.abort()
             raise
         if not messages and not overwriting:
+            self.result = CommitResult()
             return None
         result = PublishedWrite()  # filled as snapshots land: their files are never deleted on failure
         try:
@@ -183,9 +191,11 @@ class TableWriter:
             )
         finally:
             self.snapshot_ids = result.snapshot_ids
+            self.result = result.frozen()
         if self.snapshot_ids:
-            expire_after_commit(self.table)
-        return self.snapshot_ids[-1] if self.snapshot_ids else None
+            with naming_published(self.snapshot_ids, table_name=self.table.name):
+                expire_after_commit(self.table)
+        return self.result.snapshot_id
 
     def abort(self) -> None:
         """Discard everything written so far; no snapshot is created."""

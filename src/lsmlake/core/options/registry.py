@@ -220,10 +220,12 @@ class OptionDeclarations:
         "full-compaction.delta-commits", "Full compaction after this many commits."
     )
     # -- commit and expiry
-    COMMIT_MAX_RETRIES = int_option("commit.max-retries", 10, "Attempts of a commit that loses a race.")
+    COMMIT_MAX_RETRIES = int_option("commit.max-retries", 10, "Retries of a commit that loses the race for a snapshot id.")
     COMMIT_MIN_RETRY_WAIT = duration_option("commit.min-retry-wait", "10 ms", "Shortest wait before a retry.")
     COMMIT_MAX_RETRY_WAIT = duration_option("commit.max-retry-wait", "10 s", "Longest wait before a retry.")
-    COMMIT_TIMEOUT = optional_duration("commit.timeout", f"{NO_EFFECT} (retries are bounded by count).")
+    COMMIT_TIMEOUT = optional_duration(
+        "commit.timeout", "How long a commit that loses races may keep retrying (unbounded: by count only)."
+    )
     COMMIT_FORCE_CREATE_SNAPSHOT = bool_option(
         "commit.force-create-snapshot", False, "Commit a snapshot even when nothing changed."
     )
