@@ -7,6 +7,7 @@ import errno
 import os
 import re
 import shutil
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
@@ -64,14 +65,26 @@ def the_commit(t: lsmlake.Table) -> None:
     t.write(pa.table({"k": [1, 2, 60], "v": ["b", "b", "b"]}, schema=SCHEMA))
 
 
+def _claim(failed: list[str], lock: threading.Lock, path: str, target: str) -> bool:
+    """Whether ``path`` is the one file to fail: the first of kind ``target``, claimed under ``lock``
+    (buckets are flushed on several threads, so two files of a kind can race for it)."""
+    if failed or kind(path) != target:
+        return False
+    with lock:
+        if failed:
+            return False
+        failed.append(path)
+        return True
+
+
 def fail_fsync_of(monkeypatch: pytest.MonkeyPatch, target: str) -> list[str]:
     """os.fsync raises EIO for the first file or directory of kind ``target``; the paths it failed."""
-    real, failed = os.fsync, []
+    real, lock = os.fsync, threading.Lock()
+    failed: list[str] = []
 
     def fsync(fd: int) -> None:
         path = os.readlink(f"/proc/self/fd/{fd}")
-        if not failed and kind(path) == target:
-            failed.append(path)
+        if _claim(failed, lock, path, target):
             raise OSError(errno.EIO, "Input/output error")
         real(fd)
 
@@ -102,19 +115,18 @@ class HalfWrite:
 def fail_write_of(monkeypatch: pytest.MonkeyPatch, target: str) -> list[str]:
     """The first write of a file of kind ``target`` through FileIO fails (ENOSPC); the paths it failed."""
     failed: list[str] = []
+    lock = threading.Lock()
     real_open: Callable[..., IO[Any]] = open
     real_osfile = pa.OSFile
 
     def faulty_open(path: str, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
         f = real_open(path, mode, *args, **kwargs)
-        if "w" in mode and not failed and kind(path) == target:
-            failed.append(path)
+        if "w" in mode and _claim(failed, lock, path, target):
             return HalfWrite(f)
         return f
 
     def faulty_osfile(path: str, mode: str = "r") -> Any:
-        if "w" in mode and not failed and kind(path) == target:
-            failed.append(path)
+        if "w" in mode and _claim(failed, lock, path, target):
             raise OSError(errno.ENOSPC, "No space left on device")
         return real_osfile(path, mode)
 
