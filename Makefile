@@ -34,7 +34,7 @@ test: $(DEV_STAMP)
 	$(PY) -m pytest -n 2 -q
 
 test-fast: $(DEV_STAMP)
-	$(PY) -m pytest -n 2 -q -m "not slow and not interop"
+	$(PY) -m pytest -n 2 -q -m "not slow and not interop and not java"
 
 # ruff, mypy strict, the layer contracts of pyproject.toml (import-linter) and no import cycles
 lint: $(DEV_STAMP)
