@@ -95,7 +95,7 @@ def test_a_bad_column_of_the_current_schema_still_fails_at_once(table: lsmlake.T
 
 
 def test_read_options_carry_the_keywords(table: lsmlake.Table) -> None:
-    options = ReadOptions.of(filter="id >= 2", columns=["v", "id"], limit=1)
+    options = ReadOptions(filter="id >= 2", columns=["v", "id"], limit=1)
     assert options.columns == ("v", "id")
     assert Scan(table, options).to_arrow().column_names == ["v", "id"]
     assert Scan(table, options).to_arrow().num_rows == 1

@@ -177,7 +177,7 @@ class LsmlakeDatasource(Datasource):
         self._table = worker_table(table, self._storage)
         self._projection_map: dict[str, str] | None = None
         self._plan(
-            scan_table(self._table, ReadOptions.of(filter=filter, columns=columns, snapshot_id=snapshot_id))
+            scan_table(self._table, ReadOptions(filter=filter, columns=columns, snapshot_id=snapshot_id))
         )
 
     def _plan(self, scan: Scan) -> None:

@@ -28,7 +28,8 @@ class ReadOptions:
     schema: ``columns`` and ``filter`` then use its column names."""
 
     filter: str | Predicate | None = None
-    columns: tuple[str, ...] | None = None
+    columns: Sequence[str] | None = None
+    """Stored as a tuple (any sequence of names is accepted)."""
     snapshot_id: int | None = None
     tag: str | None = None
     as_of_millis: int | None = None
@@ -40,21 +41,6 @@ class ReadOptions:
         if self.columns is not None and not isinstance(self.columns, tuple):
             object.__setattr__(self, "columns", tuple(self.columns))
 
-    @staticmethod
-    def of(
-        *,
-        filter: str | Predicate | None = None,
-        columns: Sequence[str] | None = None,
-        snapshot_id: int | None = None,
-        tag: str | None = None,
-        as_of_millis: int | None = None,
-        limit: int | None = None,
-    ) -> ReadOptions:
-        """The options from ``Table.read``'s keywords (any sequence of column names)."""
-        return ReadOptions(
-            filter, None if columns is None else tuple(columns), snapshot_id, tag, as_of_millis, limit
-        )
-
     @property
     def names_a_snapshot(self) -> bool:
         """Whether the arguments pin a past snapshot (the table's options may still do so)."""
@@ -64,7 +50,7 @@ class ReadOptions:
 def read_options(options: ReadOptions | None, keywords: ReadKeywords) -> ReadOptions:
     """``options``, or the options the keywords give (not both)."""
     if options is None:
-        return ReadOptions.of(**keywords)
+        return ReadOptions(**keywords)
     if keywords:
         raise TypeError(f"give ReadOptions or keyword arguments, not both (got {sorted(keywords)})")
     return options

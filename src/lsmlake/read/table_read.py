@@ -152,7 +152,7 @@ class _Bound:
 def _bind(table: TableHandle, options: ReadOptions, snapshot: Snapshot | None) -> _Bound:
     """Filter and columns checked against ``table``'s schema (no I/O)."""
     predicate = parse_filter(options.filter, table.schema.fields)
-    names = options.columns if options.columns is not None else tuple(table.schema.field_names)
+    names = tuple(options.columns if options.columns is not None else table.schema.field_names)
     filters = split_filters(predicate, table.schema)
     context = ReadContext(table.io, table.root, table.schema, table.options, names, filters)  # checks columns
     return _Bound(table, predicate, context, snapshot)

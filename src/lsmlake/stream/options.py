@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from lsmlake.expr import Predicate
@@ -16,7 +17,8 @@ class StreamOptions:
     defaults to `continuous.discovery-interval`."""
 
     filter: str | Predicate | None = None
-    columns: tuple[str, ...] | None = None
+    columns: Sequence[str] | None = None
+    """Stored as a tuple (any sequence of names is accepted)."""
     mode: str | None = None
     snapshot_id: int | None = None
     timestamp_millis: int | None = None

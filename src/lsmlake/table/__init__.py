@@ -137,7 +137,7 @@ class Table(TableHandle):
         its own schema, as Paimon does: ``columns``, ``filter`` and the result use its column names."""
         return scan_table(
             self,
-            ReadOptions.of(
+            ReadOptions(
                 filter=filter,
                 columns=columns,
                 snapshot_id=snapshot_id,
@@ -163,7 +163,7 @@ class Table(TableHandle):
         expired. With option `incremental-between` (or `incremental-between-timestamp`): the rows added
         between the two snapshots, in the current schema (see ``lsmlake.stream.batch_incremental``;
         `$audit_log` shows the row kinds too)."""
-        options = ReadOptions.of(
+        options = ReadOptions(
             filter=filter,
             columns=columns,
             snapshot_id=snapshot_id,
@@ -198,7 +198,7 @@ class Table(TableHandle):
         snapshot ``until_snapshot``, else runs until the caller stops iterating."""
         options = StreamOptions(
             filter=filter,
-            columns=None if columns is None else tuple(columns),
+            columns=columns,
             mode=mode,
             snapshot_id=snapshot_id,
             timestamp_millis=timestamp_millis,
