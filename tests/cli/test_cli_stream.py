@@ -52,13 +52,13 @@ def test_json_lines_and_consumer_resume(warehouse: str) -> None:
     ]
 
 
-def test_ctrl_c_stops_quietly(warehouse: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_ctrl_c_stops_with_the_interrupted_exit_code(warehouse: str, monkeypatch: pytest.MonkeyPatch) -> None:
     def interrupt(_: float) -> None:
         raise KeyboardInterrupt
 
     monkeypatch.setattr("lsmlake.table.stream.time.sleep", interrupt)
     result = _run(warehouse, "--mode", "latest")
-    assert result.exit_code == 0
+    assert result.exit_code == 130
     assert "stopped" in result.output
 
 

@@ -8,6 +8,7 @@ import click
 import pyarrow as pa
 
 from lsmlake.cli.commands import open_table
+from lsmlake.cli.common import INTERRUPTED
 from lsmlake.cli.values import cell_text, plain_value
 from lsmlake.table.stream import STREAM_MODES
 
@@ -62,7 +63,8 @@ def stream_command(
     as_json: bool,
 ) -> None:
     """Print the changes of a table as they are committed, one row per line with its row kind
-    (+I, -U, +U, -D); the first lines are the current contents unless --mode latest. Ctrl-C stops."""
+    (+I, -U, +U, -D); the first lines are the current contents unless --mode latest. Ctrl-C stops
+    (exit code 130, like every interrupted command)."""
     table = open_table(ctx.obj["warehouse"], identifier)
     if mode is None and snapshot is not None:
         mode = "from-snapshot"
@@ -85,3 +87,4 @@ def stream_command(
             echo_changes(changes, stream.snapshot_id, as_json=as_json)
     except KeyboardInterrupt:
         click.echo("stopped", err=True)
+        ctx.exit(INTERRUPTED)
