@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 
 import pyarrow as pa
 
+from lsmlake.catalog_options import CatalogOptions
 from lsmlake.core.fileio import FileIO
 from lsmlake.core.options import CoreOptions, validate_create_options
 from lsmlake.core.paths import is_inside
@@ -56,9 +57,12 @@ class Catalog:
     """Databases and tables of one warehouse: a local path, ``file://`` or a pyarrow filesystem URI."""
 
     def __init__(self, warehouse: str, *, options: Mapping[str, str] | None = None) -> None:
-        """``options``: storage settings for object stores (``s3.endpoint``, ``s3.access-key``, ...)."""
+        """``options``: Paimon catalog options -- storage settings for object stores (``s3.endpoint``,
+        ``s3.access-key``, ...), ``table-default.<option>`` for the tables it creates, ``metastore``
+        (``filesystem``) and ``warehouse``; anything else is refused."""
         self.warehouse = warehouse
-        self.io, self.root = FileIO.for_uri(str(warehouse), options)
+        self.options = CatalogOptions.of(str(warehouse), options)
+        self.io, self.root = FileIO.for_uri(str(warehouse), self.options.storage)
 
     # -- paths
     def _db_path(self, database: str) -> str:
@@ -156,7 +160,8 @@ class Catalog:
         comment: str | None = None,
         exist_ok: bool = False,
     ) -> Table:
-        """Create a table from an Arrow schema; returns it. Nothing is written when validation fails."""
+        """Create a table from an Arrow schema; returns it. Nothing is written when validation fails.
+        The catalog's ``table-default.*`` options apply under ``options``."""
         db, name = parse_identifier(identifier)
         if not self.io.exists(self._db_path(db)):
             raise NoSuchDatabaseError(f"database {db} does not exist (create it with create_database)")
@@ -169,7 +174,7 @@ class Catalog:
             schema,
             primary_key=list(primary_key or []),
             partition_keys=list(partition_keys or []),
-            options={str(k): str(v) for k, v in (options or {}).items()},
+            options=self.options.table_options(options),
             comment=comment,
             table_name=identifier,
         )

@@ -33,9 +33,14 @@ def _printer(ctx: click.Context, fmt: str | None) -> Printer:
     return Printer(fmt or ctx.obj["format"])
 
 
-def open_table(warehouse: str, identifier: str) -> Table:
-    """A data table of the warehouse (system tables such as ``t$files`` are refused by name)."""
-    return open_data_table(Catalog(warehouse), identifier)
+def open_catalog(ctx: click.Context) -> Catalog:
+    """The catalog the command line names: ``--warehouse`` with its ``--catalog-option`` values."""
+    return Catalog(ctx.obj["warehouse"], options=ctx.obj.get("catalog_options"))
+
+
+def open_table(ctx: click.Context, identifier: str) -> Table:
+    """A data table of the command line's catalog (system tables such as ``t$files`` are refused by name)."""
+    return open_data_table(open_catalog(ctx), identifier)
 
 
 # --------------------------------------------------------------------------- sql
@@ -92,7 +97,7 @@ def repl(
 
 
 def run_sql(
-    warehouse: str,
+    catalog: Catalog,
     database: str,
     text: str | None,
     printer: Printer,
@@ -101,7 +106,7 @@ def run_sql(
     report: Callable[[BaseException], bool],
 ) -> None:
     """Run ``text`` (all statements, printing each result), or the interactive prompt if ``prompt``."""
-    session = Session(Catalog(warehouse), database=database)
+    session = Session(catalog, database=database)
     if prompt:
         repl(session, printer, report)
         return
@@ -141,7 +146,7 @@ def sql_command(
         statements = sys.stdin.read()
     text = statements if statements is not None else str(file.read() if file is not None else "")
     printer = _printer(ctx, fmt)
-    run_sql(ctx.obj["warehouse"], database, text, printer, prompt=prompt, report=report)
+    run_sql(open_catalog(ctx), database, text, printer, prompt=prompt, report=report)
 
 
 # --------------------------------------------------------------------------- table commands
@@ -151,7 +156,7 @@ def sql_command(
 @click.pass_context
 def demo_command(ctx: click.Context) -> None:
     """Create a primary-key table, upsert and delete over several commits, show what is on disk."""
-    run_demo(ctx.obj["warehouse"], Console())
+    run_demo(open_catalog(ctx), Console())
 
 
 @click.command("explain")
@@ -161,7 +166,7 @@ def demo_command(ctx: click.Context) -> None:
 @click.pass_context
 def explain_command(ctx: click.Context, identifier: str, filter_: str | None, snapshot: int | None) -> None:
     """How a read of a table is planned: per bucket raw or merge, and why."""
-    text = open_table(ctx.obj["warehouse"], identifier).explain(filter=filter_, snapshot_id=snapshot)
+    text = open_table(ctx, identifier).explain(filter=filter_, snapshot_id=snapshot)
     click.echo(json.dumps({"table": identifier, "plan": text}) if ctx.obj["format"] == "json" else text)
 
 
@@ -171,7 +176,7 @@ def explain_command(ctx: click.Context, identifier: str, filter_: str | None, sn
 @click.pass_context
 def compact_command(ctx: click.Context, identifier: str, full: bool) -> None:
     """Compact a table (the compaction strategy, or a full compaction) in one COMPACT snapshot."""
-    sid = open_table(ctx.obj["warehouse"], identifier).compact(full=full)
+    sid = open_table(ctx, identifier).compact(full=full)
     if ctx.obj["format"] == "json":
         click.echo(json.dumps({"table": identifier, "full": full, "snapshot_id": sid}))
     elif sid is not None:
@@ -217,7 +222,7 @@ def snapshot_rows(table: Table, ids: Iterable[int]) -> pa.Table:
 @click.pass_context
 def snapshots_command(ctx: click.Context, identifier: str, fmt: str | None) -> None:
     """List the snapshots of a table."""
-    table = open_table(ctx.obj["warehouse"], identifier)
+    table = open_table(ctx, identifier)
     _printer(ctx, fmt).table(
         snapshot_rows(table, table.snapshot_manager.snapshot_ids()), f"snapshots of {identifier}"
     )
@@ -269,7 +274,7 @@ def _inspect_sections(table: Table) -> dict[str, pa.Table]:
 def inspect_command(ctx: click.Context, identifier: str, fmt: str | None, png: str | None = None) -> None:
     """A table's schema, options, latest snapshot, and data files per bucket and level."""
     printer = _printer(ctx, fmt)
-    table = open_table(ctx.obj["warehouse"], identifier)
+    table = open_table(ctx, identifier)
     if png:
         render_levels_png(files_per_level(table), png, title=f"{table.name}: data per level and bucket")
     sections = _inspect_sections(table)

@@ -72,6 +72,14 @@ def report(error: BaseException) -> bool:
     return True
 
 
+def key_value(text: str, flag: str) -> tuple[str, str]:
+    """``KEY=VALUE`` of a repeatable option, split at the first ``=``."""
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip():
+        raise click.BadParameter(f"{text!r} is not KEY=VALUE", param_hint=flag)
+    return key.strip(), value
+
+
 def format_option(f: Callable[..., Any]) -> Callable[..., Any]:
     """A command's own ``--format``/``-o`` (None: the global one)."""
     return click.option(

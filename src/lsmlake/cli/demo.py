@@ -48,9 +48,9 @@ def _print_table(console: Console, title: str, table: pa.Table) -> None:
     console.print(out)
 
 
-def run_demo(warehouse: str, console: Console) -> None:
+def run_demo(catalog: Catalog, console: Console) -> None:
     """Two primary-key tables, one with deletion vectors; the same inserts, a compaction and an update."""
-    catalog = Catalog(warehouse)
+    warehouse = catalog.warehouse
     execute(catalog, SETUP)
     console.print(
         f"[bold]warehouse[/] {warehouse}: demo.test_mor (merge-on-read) and demo.test_dv "

@@ -12,7 +12,7 @@ from typing import Any
 import click
 
 from lsmlake import __version__
-from lsmlake.cli.common import EXIT_CODES, EXIT_CODES_HELP, FORMATS, INTERRUPTED, exit_code, report
+from lsmlake.cli.common import EXIT_CODES, EXIT_CODES_HELP, FORMATS, INTERRUPTED, exit_code, key_value, report
 
 __all__ = ["COMMANDS", "EXIT_CODES", "EXIT_CODES_HELP", "INTERRUPTED", "LazyGroup", "main", "run"]
 
@@ -99,10 +99,19 @@ class LazyGroup(click.Group):
     show_default=True,
     help="Output format for rows.",
 )
+@click.option(
+    "--catalog-option",
+    "-C",
+    "catalog_options",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="A catalog option (s3.endpoint=..., table-default.bucket=4, ...); repeatable.",
+)
 @click.pass_context
-def main(ctx: click.Context, warehouse: str, fmt: str) -> None:
+def main(ctx: click.Context, warehouse: str, fmt: str, catalog_options: tuple[str, ...]) -> None:
     """Primary-key lakehouse tables in the Apache Paimon format."""
-    ctx.obj = {"warehouse": warehouse, "format": fmt}
+    options = dict(key_value(text, "--catalog-option") for text in catalog_options)
+    ctx.obj = {"warehouse": warehouse, "format": fmt, "catalog_options": options}
 
 
 def run() -> None:

@@ -65,7 +65,7 @@ def stream_command(
     """Print the changes of a table as they are committed, one row per line with its row kind
     (+I, -U, +U, -D); the first lines are the current contents unless --mode latest. Ctrl-C stops
     (exit code 130, like every interrupted command)."""
-    table = open_table(ctx.obj["warehouse"], identifier)
+    table = open_table(ctx, identifier)
     if mode is None and snapshot is not None:
         mode = "from-snapshot"
     if mode is None and timestamp is not None:
