@@ -5,10 +5,12 @@ from __future__ import annotations
 import logging
 import os
 import socket
+import threading
 import uuid
-from collections.abc import Iterator
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import lsmlake
@@ -17,12 +19,38 @@ BUCKET = "lake"
 _CREDENTIALS = {"aws_access_key_id": "test", "aws_secret_access_key": "test", "region_name": "us-east-1"}
 
 
+class RequestLog:
+    """HTTP requests the server answered, by S3 operation: HEAD, GET, LIST, PUT, POST, DELETE."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._counts: Counter[str] = Counter()
+
+    def record(self, environ: dict[str, Any]) -> None:
+        method = str(environ.get("REQUEST_METHOD", "?"))
+        query = str(environ.get("QUERY_STRING", ""))
+        key = str(environ.get("PATH_INFO", "")).strip("/").partition("/")[2]
+        if method == "GET" and (not key or "list-type" in query or "prefix=" in query):
+            method = "LIST"
+        with self._lock:
+            self._counts[method] += 1
+
+    def counts(self) -> dict[str, int]:
+        with self._lock:
+            return dict(self._counts)
+
+    def reset(self) -> None:
+        with self._lock:
+            self._counts.clear()
+
+
 @dataclass(frozen=True)
 class S3Endpoint:
-    """A running S3-compatible endpoint with one bucket."""
+    """A running S3-compatible endpoint with one bucket; ``requests`` counts what it answered."""
 
     url: str
     bucket: str = BUCKET
+    requests: RequestLog = field(default_factory=RequestLog)
 
     @property
     def options(self) -> dict[str, str]:
@@ -77,17 +105,48 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def _counting(app: Callable[..., Iterable[bytes]], log: RequestLog) -> Callable[..., Iterable[bytes]]:
+    """A WSGI app that records each request in ``log`` before ``app`` answers it."""
+
+    def counted(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+        log.record(environ)
+        return app(environ, start_response)
+
+    return counted
+
+
+def _counting_server(log: RequestLog, port: int) -> Any:
+    """moto's threaded S3 server on loopback, its WSGI app wrapped to count requests in ``log``."""
+    from moto.moto_server.werkzeug_app import (
+        DomainDispatcherApplication,
+        MotoRequestHandler,
+        create_backend_app,
+    )
+    from moto.server import ThreadedMotoServer
+    from werkzeug.serving import make_server
+
+    class CountingServer(ThreadedMotoServer):
+        def _server_entry(self) -> None:
+            app = _counting(DomainDispatcherApplication(create_backend_app), log)
+            self._server = make_server(
+                self._ip_address, self._port, app, True, request_handler=MotoRequestHandler
+            )
+            self._server_ready_event.set()
+            self._server.serve_forever()
+
+    return CountingServer(ip_address="127.0.0.1", port=port, verbose=False)
+
+
 @contextmanager
 def running_s3_server(bucket: str = BUCKET) -> Iterator[S3Endpoint]:
     """Start moto's threaded S3 server on a free loopback port, create ``bucket``, stop on exit."""
-    from moto.server import ThreadedMotoServer
-
     logging.getLogger("werkzeug").setLevel(logging.ERROR)  # one access-log line per request otherwise
     port = _free_port()
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    log = RequestLog()
+    server = _counting_server(log, port)
     server.start()
     try:
-        endpoint = S3Endpoint(f"http://127.0.0.1:{port}", bucket)
+        endpoint = S3Endpoint(f"http://127.0.0.1:{port}", bucket, log)
         endpoint.client().create_bucket(Bucket=bucket)
         yield endpoint
     finally:

@@ -86,3 +86,26 @@ def test_files_need_no_directory_markers(s3_endpoint: S3Endpoint) -> None:
         .as_py()
         .startswith(f"s3://{s3_endpoint.bucket}/")
     )
+
+
+def _small_writes(t: lsmlake.Table, n: int) -> None:
+    for i in range(n):
+        t.write(pa.table({"k": [i, i + 100], "v": ["a", "b"]}, schema=SCHEMA))
+
+
+def test_fileio_counts_the_requests_the_server_answers(s3_endpoint: S3Endpoint) -> None:
+    """FileIO.request_counts, per S3 operation, is what moto's server saw: writes, reads, deletes."""
+    cat = lsmlake.Catalog(s3_endpoint.fresh_warehouse("count"), options=s3_endpoint.options)
+    cat.create_database("db")
+    t = cat.create_table("db.t", schema=SCHEMA, primary_key=["k"], options={"bucket": "2"})
+    before = s3_endpoint.requests.counts()
+    with t.io.counting_requests() as counts:
+        _small_writes(t, 3)
+        assert t.read().num_rows == 6
+        t.compact(full=True)
+        t.expire_snapshots(retain_max=1, retain_min=1)
+    after = s3_endpoint.requests.counts()
+    served = {op: n - before.get(op, 0) for op, n in after.items() if n > before.get(op, 0)}
+    assert counts == served
+    assert {"GET", "PUT", "DELETE"} <= set(counts)
+    assert t.io.request_counts()["PUT"] >= counts["PUT"]

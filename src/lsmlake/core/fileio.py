@@ -5,8 +5,10 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import threading
 import uuid
 import warnings
+from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import BinaryIO, cast
@@ -14,7 +16,13 @@ from typing import BinaryIO, cast
 import pyarrow as pa
 import pyarrow.fs as pafs
 
-from lsmlake.core.object_store import S3ConditionalPut, S3GetObject, S3Settings, boto3_available
+from lsmlake.core.object_store import (
+    S3ConditionalPut,
+    S3DeleteObject,
+    S3GetObject,
+    S3Settings,
+    boto3_available,
+)
 from lsmlake.errors import DurabilityError, LsmlakeError, MissingFileError
 
 
@@ -30,6 +38,18 @@ def _lazy_get_object(settings: S3Settings) -> Callable[[str], bytes]:
     return get
 
 
+def _lazy_delete_object(settings: S3Settings) -> Callable[[str], None]:
+    """The one-request S3 delete, its client created on first use."""
+    holder: list[S3DeleteObject] = []
+
+    def delete(path: str) -> None:
+        if not holder:
+            holder.append(S3DeleteObject(settings))
+        holder[0](path)
+
+    return delete
+
+
 def _lazy_conditional_put(settings: S3Settings) -> Callable[[str, bytes], bool]:
     """The S3 conditional put, created on first use (reads never need boto3)."""
     holder: list[S3ConditionalPut] = []
@@ -40,6 +60,27 @@ def _lazy_conditional_put(settings: S3Settings) -> Callable[[str, bytes], bool]:
         return holder[0](path, data)
 
     return put
+
+
+class RequestCounter:
+    """Requests sent to an object store, by S3 operation (``HEAD``, ``GET``, ``LIST``, ``PUT``,
+    ``DELETE``, ``COPY``); thread-safe."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._counts: Counter[str] = Counter()
+
+    def add(self, operation: str, n: int = 1) -> None:
+        with self._lock:
+            self._counts[operation] += n
+
+    def counts(self) -> dict[str, int]:
+        with self._lock:
+            return {op: n for op, n in sorted(self._counts.items()) if n}
+
+    def reset(self) -> None:
+        with self._lock:
+            self._counts.clear()
 
 
 @dataclass(frozen=True)
@@ -63,14 +104,54 @@ class FileIO:
         conditional_put: Callable[[str, bytes], bool] | None = None,
         scheme: str | None = None,
         get_object: Callable[[str], bytes] | None = None,
+        delete_object: Callable[[str], None] | None = None,
     ) -> None:
         """``scheme``: the URI scheme of an object store (``s3``), whose filesystem paths omit it;
-        ``get_object``: reads a whole file in one request, instead of the filesystem's stream."""
+        ``get_object``: reads a whole file in one request, instead of the filesystem's stream;
+        ``delete_object``: deletes a file in one request."""
         self.fs = filesystem
         self.local = local
         self._conditional_put = conditional_put
         self._get_object = get_object
+        self._delete_object = delete_object
         self.scheme = scheme
+        self.requests = RequestCounter()
+
+    # -- request accounting (object stores; local disk sends none)
+    def request_counts(self) -> dict[str, int]:
+        """Requests this FileIO sent to its object store so far, by S3 operation (``HEAD``, ``GET``,
+        ``LIST``, ``PUT``, ``DELETE``, ``COPY``); empty on local disk. A random-access read of a data
+        file counts its open (one ``HEAD`` unless the size was given) and one ``GET``: pyarrow may
+        split a large read into more ranged GETs than that."""
+        return self.requests.counts()
+
+    def reset_request_counts(self) -> None:
+        self.requests.reset()
+
+    @contextlib.contextmanager
+    def counting_requests(self) -> Iterator[dict[str, int]]:
+        """``with io.counting_requests() as counts:``; on exit ``counts`` holds the requests sent
+        inside the block (by every thread using this FileIO), by operation."""
+        before = self.requests.counts()
+        counts: dict[str, int] = {}
+        try:
+            yield counts
+        finally:
+            after = self.requests.counts()
+            counts.update({op: n - before.get(op, 0) for op, n in after.items() if n > before.get(op, 0)})
+
+    def _count(self, operation: str, n: int = 1) -> None:
+        if not self.local:
+            self.requests.add(operation, n)
+
+    def _file_info(self, path: str) -> pafs.FileInfo:
+        """One path's status: a HEAD on an object store, and a LIST when it is not a file (pyarrow then
+        asks whether it is a directory)."""
+        info = self.fs.get_file_info(path)
+        self._count("HEAD")
+        if info.type != pafs.FileType.File:
+            self._count("LIST")
+        return info
 
     @staticmethod
     def for_uri(uri: str, options: Mapping[str, str] | None = None) -> tuple[FileIO, str]:
@@ -92,6 +173,7 @@ class FileIO:
                 conditional_put=_lazy_conditional_put(settings),
                 scheme=scheme,
                 get_object=_lazy_get_object(settings) if boto3_available() else None,
+                delete_object=_lazy_delete_object(settings) if boto3_available() else None,
             ), rest.rstrip("/")
         fs, root = pafs.FileSystem.from_uri(uri)
         return FileIO(fs, local=False), root.rstrip("/")
@@ -103,11 +185,12 @@ class FileIO:
 
     # -- reading
     def exists(self, path: str) -> bool:
-        info = self.fs.get_file_info(path)
-        return bool(info.type != pafs.FileType.NotFound)
+        """Whether a file or directory exists: on an object store a HEAD, and a LIST on a miss (a
+        caller that will read the file anyway should read it and catch MissingFileError: one GET)."""
+        return bool(self._file_info(path).type != pafs.FileType.NotFound)
 
     def is_dir(self, path: str) -> bool:
-        return bool(self.fs.get_file_info(path).type == pafs.FileType.Directory)
+        return bool(self._file_info(path).type == pafs.FileType.Directory)
 
     def missing(self, path: str, what: str = "file") -> MissingFileError:
         """The error for a file that does not exist, naming it as other tools open it."""
@@ -117,47 +200,59 @@ class FileIO:
         """A whole file; MissingFileError (a FileNotFoundError) when it does not exist."""
         try:
             if self._get_object is not None:
+                self._count("GET")
                 return self._get_object(path)
+            self._count("HEAD")
+            self._count("GET")
             with self.fs.open_input_stream(path) as f:
                 return cast(bytes, f.read())
         except FileNotFoundError as e:
             raise self.missing(path) from e
-        except OSError as e:
-            if not self.exists(path):
-                raise self.missing(path) from e
-            raise
 
     def read_text(self, path: str) -> str:
         return self.read_bytes(path).decode("utf-8")
 
     def open_input_file(self, path: str) -> pa.NativeFile:
-        """A random-access file; MissingFileError when it does not exist."""
+        """A random-access file; MissingFileError when it does not exist. On an object store a HEAD
+        (for the size) and the GETs of what is read (counted as one)."""
+        self._count("HEAD")
+        self._count("GET")
         try:
             return self.fs.open_input_file(path)
         except FileNotFoundError as e:
             raise self.missing(path) from e
 
     def file_size(self, path: str) -> int:
-        info = self.fs.get_file_info(path)
+        info = self._file_info(path)
         if info.type == pafs.FileType.NotFound:
             raise self.missing(path)
         return int(info.size or 0)
 
+    def _select(self, path: str, recursive: bool) -> list[pafs.FileInfo]:
+        """The entries below a directory (none when it does not exist or is a file); one LIST on an
+        object store (per 1000 keys)."""
+        try:
+            infos = self.fs.get_file_info(pafs.FileSelector(path, allow_not_found=True, recursive=recursive))
+        except (NotADirectoryError, FileNotFoundError):
+            infos = []
+        except OSError:
+            if self.local and os.path.isfile(path):
+                infos = []
+            else:
+                raise
+        self._count("LIST", max(1, -(-len(infos) // 1000)))
+        return list(infos)
+
     def list_dir(self, path: str) -> list[FileStatus]:
         """Direct children of a directory; empty when it does not exist."""
-        if not self.is_dir(path):
-            return []
-        infos = self.fs.get_file_info(pafs.FileSelector(path, recursive=False))
         return [
             FileStatus(i.path, i.base_name, int(i.size or 0), i.type == pafs.FileType.Directory)
-            for i in infos
+            for i in self._select(path, recursive=False)
         ]
 
     def walk_files(self, path: str) -> list[FileStatus]:
         """Every file below a directory, recursively."""
-        if not self.is_dir(path):
-            return []
-        infos = self.fs.get_file_info(pafs.FileSelector(path, recursive=True))
+        infos = self._select(path, recursive=True)
         return [
             FileStatus(i.path, i.base_name, int(i.size or 0), False)
             for i in infos
@@ -174,6 +269,11 @@ class FileIO:
         if self.local:
             self._make_local_dirs(path)
         else:
+            # pyarrow checks the levels (HEADs) and puts a marker for each; counted as a HEAD and a PUT
+            # per level below the bucket, its upper bound
+            levels = max(1, path.strip("/").count("/"))
+            self._count("HEAD", levels)
+            self._count("PUT", levels)
             self.fs.create_dir(path, recursive=True)
 
     def make_parent_dirs(self, path: str) -> None:
@@ -224,6 +324,16 @@ class FileIO:
             return
         with self.fs.open_output_stream(path) as f:
             f.write(data)
+        self._count_upload(len(data))
+
+    def _count_upload(self, size: int) -> None:
+        """The requests of one upload through pyarrow: a PUT up to one part (10 MiB), else a multipart
+        upload (a POST to start it, a PUT per part, a POST to complete it)."""
+        if size <= _UPLOAD_PART_SIZE:
+            self._count("PUT")
+        else:
+            self._count("POST", 2)
+            self._count("PUT", -(-size // _UPLOAD_PART_SIZE))
 
     def create_output(self, path: str) -> OutputFile:
         """A new file to stream into (parent directories are created); ``close()`` makes it durable."""
@@ -257,6 +367,7 @@ class FileIO:
         else:
             with self.fs.open_output_stream(path) as f:
                 f.write(text.encode())
+            self._count("PUT")
 
     def write_if_absent(self, path: str, data: bytes) -> bool:
         """Create ``path`` with ``data`` only if it does not exist; True if this call created it.
@@ -296,6 +407,7 @@ class FileIO:
 
     def _object_store_create(self, path: str, data: bytes) -> bool:
         if self._conditional_put is not None:
+            self._count("PUT")
             return self._conditional_put(path, data)
         # no conditional put for this filesystem: refuse rather than risk a lost commit
         raise LsmlakeError(
@@ -304,11 +416,27 @@ class FileIO:
         )
 
     def delete_file(self, path: str) -> None:
+        """Delete a file; a missing one is no error. On S3 one DELETE."""
+        if self._delete_object is not None:
+            self._count("DELETE")
+            self._delete_object(path)
+            return
+        if not self.local:
+            self._count("HEAD")
+            self._count("DELETE")
+            self._count("PUT")  # pyarrow re-creates the parent's marker
         with contextlib.suppress(FileNotFoundError):
             self.fs.delete_file(path)
 
     def delete_dir(self, path: str) -> None:
+        """Delete a directory and everything below it; a missing one is no error."""
         if self.is_dir(path):
+            # pyarrow lists the keys, deletes them in batches (a POST per 1000), then the marker
+            self._count("HEAD")
+            self._count("LIST")
+            self._count("POST")
+            self._count("DELETE")
+            self._count("PUT")
             self.fs.delete_dir(path)
 
     def delete_empty_dir(self, path: str) -> bool:
@@ -323,7 +451,10 @@ class FileIO:
         return True
 
     def rename(self, src: str, dst: str) -> None:
-        """Move a file or directory; on local disk both directory entries are made durable."""
+        """Move a file or directory; on local disk both directory entries are made durable. On an
+        object store a copy and a delete (pyarrow also re-creates the source's parent marker)."""
+        self._count("PUT", 2)
+        self._count("DELETE")
         self.fs.move(src, dst)
         if self.local:
             self.sync_dir(os.path.dirname(dst))
@@ -336,6 +467,9 @@ class FileIO:
         return os.path.join(head, f".{tail}.{uuid.uuid4()}.tmp")
 
 
+_UPLOAD_PART_SIZE = 10 * 1024 * 1024  # pyarrow's S3 multipart part size
+
+
 class OutputFile:
     """A new file being streamed into through ``stream``. ``close()`` makes it durable on local disk
     (fsync before close, then its directory entry); ``abort()`` just closes it (the caller deletes it)."""
@@ -345,7 +479,9 @@ class OutputFile:
 
     def close(self) -> None:
         if not self._local:
+            size = self.stream.tell()
             self.stream.close()
+            self.io._count_upload(size)
             return
         try:
             self.stream.flush()

@@ -92,6 +92,18 @@ class S3GetObject:
             raise FileNotFoundError(path) from None
 
 
+class S3DeleteObject:
+    """One ``DELETE`` (pyarrow's delete sends a ``HEAD`` first and a ``PUT`` that re-creates the parent
+    directory's marker object after it); deleting a missing key succeeds."""
+
+    def __init__(self, settings: S3Settings) -> None:
+        self._client = _boto3_client(settings)
+
+    def __call__(self, path: str) -> None:
+        bucket, _, key = path.partition("/")
+        self._client.delete_object(Bucket=bucket, Key=key)
+
+
 class S3ConditionalPut:
     """``PUT`` with ``If-None-Match: *``: the object is created only if no object has that key."""
 
