@@ -5,6 +5,12 @@ The compaction a write runs is optional work: when it loses a race with another 
 APPEND snapshot is published, the write still stands and the compaction is dropped (its files are the
 caller's to delete); a fresh compaction of the written buckets is tried instead, and failing that a
 later compaction picks the level-0 files up again, changelog included.
+
+Tables whose batch reads skip level 0 (deletion vectors, first-row: Paimon's ``batchScanSkipLevel0``)
+heal themselves: after its own snapshots, a commit compacts the level-0 files of up to
+`lsmlake.commit.heal-level0-buckets` other buckets in one more COMPACT snapshot (those left by a
+commit interrupted between its APPEND and COMPACT, or whose compaction lost a race), oldest first,
+so committed rows never stay invisible past the next commit to the table.
 """
 
 from __future__ import annotations
@@ -16,12 +22,15 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
 from lsmlake.commit.committer import FileStoreCommit
-from lsmlake.commit.compaction import compact_buckets
+from lsmlake.commit.compaction import compact_and_publish, compact_buckets
+from lsmlake.compact.executors import local_executor
 from lsmlake.core.options import CoreOptions
 from lsmlake.errors import CommitConflictError, LsmlakeError, PartiallyPublishedError
 from lsmlake.metadata.commit_message import CommitMessage
 from lsmlake.metadata.index_manifest import hash_index_files, other_index_files
+from lsmlake.metadata.restore import BucketKey, RestoredState
 from lsmlake.metadata.table_handle import TableHandle
+from lsmlake.scan.planner import POSTPONE_BUCKET, skip_level0
 
 
 def append_part(m: CommitMessage) -> CommitMessage:
@@ -50,7 +59,8 @@ def compaction_part(m: CommitMessage) -> CommitMessage:
 @dataclass(frozen=True)
 class CommitResult:
     """What one write's commit published: ``snapshot_ids`` in order -- the APPEND (or OVERWRITE)
-    snapshot first, then the COMPACT one(s) of its own compaction, if any landed; empty when there was
+    snapshot first, then the COMPACT one(s) of its own compaction, if any landed, then the one that
+    healed other buckets' level-0 files (``heal_level0``), if any; empty when there was
     nothing to commit. ``compaction_dropped``: the write's compaction lost a race after the APPEND
     landed and was dropped (a fresh one may have been published instead; else a later compaction picks
     the files up)."""
@@ -216,7 +226,52 @@ def publish(
         raise error from e
     if result.compaction_dropped:
         _discard(written, result.published, delete)
+    if result.snapshot_ids:
+        with naming_published(result.snapshot_ids, table_name=table.name):
+            heal_level0(table, result, exclude=written_buckets(messages), commit_user=committer.commit_user)
     return result.snapshot_ids
+
+
+def level0_buckets(table: TableHandle, restored: RestoredState) -> list[BucketKey]:
+    """The buckets of ``restored`` holding level-0 files, oldest level-0 data first (never the
+    postpone bucket, whose files stay on level 0 until ``table.compact()`` assigns them)."""
+    oldest: dict[BucketKey, int] = {}
+    for key, entries in restored.files.items():
+        seqs = [e.file.min_sequence_number for e in entries if e.file.level == 0]
+        if seqs and key[1] != POSTPONE_BUCKET:
+            oldest[key] = min(seqs)
+    return sorted(oldest, key=lambda k: (oldest[k], k))
+
+
+def heal_level0(
+    table: TableHandle, result: PublishedWrite, *, exclude: set[BucketKey], commit_user: str
+) -> None:
+    """Compact the level-0 files of up to `lsmlake.commit.heal-level0-buckets` buckets outside
+    ``exclude`` (the write's own) in one COMPACT snapshot, for tables whose batch reads skip level 0.
+    Losing a race here is fine (another commit changed those buckets; the next commit tries again)."""
+    options = table.options
+    limit = options.get(CoreOptions.HEAL_LEVEL0_BUCKETS)
+    if limit <= 0 or options.get(CoreOptions.WRITE_ONLY) or not skip_level0(table.schema, options):
+        return
+    restored = RestoredState.load(table.io, table.paths, table.snapshot_manager.latest())
+    stale = [b for b in level0_buckets(table, restored) if b not in exclude][:limit]
+    if not stale:
+        return
+    full = options.full_compaction_delta_commits > 0
+    try:
+        sid = compact_and_publish(
+            table, restored, stale, local_executor(table, full), commit_user=commit_user
+        )
+    except CommitConflictError:
+        return
+    except Exception as e:  # the write stands; the next commit tries again
+        warnings.warn(
+            f"table {table.name}: the write is committed, but compacting the level-0 files of "
+            f"{len(stale)} other bucket(s) failed: {type(e).__name__}: {e}",
+            stacklevel=3,
+        )
+        return
+    result.snapshot_ids += [sid] if sid is not None else []
 
 
 def _recompact(

@@ -15,6 +15,7 @@ from lsmlake.metadata.index_manifest import DELETION_VECTORS_INDEX, IndexManifes
 from lsmlake.metadata.live_files import live_entries, snapshot_manifests
 from lsmlake.metadata.manifest import FileKind, ManifestEntry
 from lsmlake.metadata.snapshot import Snapshot
+from lsmlake.scan.planner import POSTPONE_BUCKET, skip_level0
 from lsmlake.system.common import SystemContext, rows_to_table
 from lsmlake.system.render import decode_stats_row, internal_string, key_string, map_string
 
@@ -86,6 +87,10 @@ BUCKETS_SCHEMA = pa.schema(
         pa.field("file_size_in_bytes", pa.int64(), nullable=False),
         pa.field("file_count", pa.int64(), nullable=False),
         pa.field("last_update_time", _TS),
+        # lsmlake's own: live level-0 files (and their rows) that batch reads skip on this table
+        # (deletion vectors, first-row), committed but invisible until compacted; 0 on other tables
+        pa.field("skipped_level0_file_count", pa.int64(), nullable=False),
+        pa.field("skipped_level0_record_count", pa.int64(), nullable=False),
     ]
 )
 
@@ -261,12 +266,17 @@ class _Totals:
     files: int = 0
     last_update: int | None = None
     total_buckets: int = 0
+    level0_files: int = 0
+    level0_records: int = 0
 
     def add(self, e: ManifestEntry) -> None:
         f = e.file
         self.records += f.row_count
         self.size += f.file_size
         self.files += 1
+        if f.level == 0:
+            self.level0_files += 1
+            self.level0_records += f.row_count
         self.total_buckets = e.total_buckets
         t = f.creation_time_millis
         if t is not None and (self.last_update is None or t > self.last_update):
@@ -318,8 +328,19 @@ def buckets_table(ctx: SystemContext) -> pa.Table:
     totals: dict[tuple[bytes, int], _Totals] = {}
     for e in _live(ctx, ctx.snapshot()):
         totals.setdefault((e.partition, e.bucket), _Totals()).add(e)
+    skipping = skip_level0(ctx.table.schema, ctx.table.options)
     rows = [
-        (ctx.partition_row(p), b, t.records, t.size, t.files, t.last_update) for (p, b), t in totals.items()
+        (
+            ctx.partition_row(p),
+            b,
+            t.records,
+            t.size,
+            t.files,
+            t.last_update,
+            t.level0_files if skipping and b != POSTPONE_BUCKET else 0,
+            t.level0_records if skipping and b != POSTPONE_BUCKET else 0,
+        )
+        for (p, b), t in totals.items()
     ]
     rows.sort(key=lambda r: (r[0] or "", r[1]))
     return rows_to_table(BUCKETS_SCHEMA, rows)

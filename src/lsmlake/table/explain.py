@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from lsmlake.bucket.routers import bucket_mode_text
+from lsmlake.core.binary_row import deserialize_row
 from lsmlake.expr import Predicate
+from lsmlake.metadata.snapshot import Snapshot
 from lsmlake.metadata.table_handle import TableHandle
 from lsmlake.read.options import ReadOptions
 from lsmlake.read.table_read import scan_table
+from lsmlake.scan.level0 import skipped_level0
 from lsmlake.scan.planner import POSTPONE_BUCKET
 from lsmlake.write.postpone import postponed_row_count
 
@@ -15,6 +18,26 @@ def _partition_text(table: TableHandle, values: tuple[object, ...]) -> str:
     if not table.schema.partition_keys:
         return ""
     return ",".join(f"{k}={v}" for k, v in zip(table.schema.partition_keys, values, strict=True)) + " "
+
+
+def _skipped_level0_lines(table: TableHandle, snapshot: Snapshot | None, skipping: bool) -> list[str]:
+    """What batch reads skip: live level-0 files whose committed rows they do not see yet."""
+    skipped = skipped_level0(table.io, table.paths, table.schema, snapshot, skipping=skipping)
+    if not skipped:
+        return []
+    files, rows = sum(s.files for s in skipped.values()), sum(s.rows for s in skipped.values())
+    ptypes = [table.schema.field(k).type for k in table.schema.partition_keys]
+    lines = [
+        f"  level-0 files skipped by batch reads: {files} file(s), {rows} row(s) in {len(skipped)} "
+        "bucket(s); their rows are committed but not read until compacted (the next commit to the "
+        "table, or table.compact(), does it; stream() reads them)"
+    ]
+    for (partition, bucket), s in skipped.items():
+        values = tuple(deserialize_row(partition, ptypes)) if ptypes else ()
+        lines.append(
+            f"    {_partition_text(table, values)}bucket {bucket}: {s.files} file(s), {s.rows} row(s)"
+        )
+    return lines
 
 
 def explain_table(
@@ -34,6 +57,7 @@ def explain_table(
     if opts.bucket == POSTPONE_BUCKET and table.schema.primary_keys and plan.snapshot_id is not None:
         files, rows = postponed_row_count(table.io, table.paths, scan.snapshot)
         lines.append(f"  postponed: {rows} row(s) in {files} file(s) wait for table.compact()")
+    lines.extend(_skipped_level0_lines(table, scan.snapshot, plan.skip_level0))
     if plan.filters.full is not None:
         lines.append(f"  filter: {plan.filters.full}")
         lines.append(f"    partition part: {plan.filters.partition}; key part: {plan.filters.key}")

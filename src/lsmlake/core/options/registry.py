@@ -132,11 +132,30 @@ class OptionDeclarations:
         "manifest.full-compaction-threshold-size", "16 mb", "Deleted-entry bytes that trigger a full manifest merge."
     )
     # -- write and merge
-    WRITE_BUFFER_SIZE = memory_option("write-buffer-size", "256 mb", "Bytes buffered in memory before a flush.")
-    WRITE_BUFFER_SPILLABLE = bool_option("write-buffer-spillable", True, f"{NO_EFFECT}.")
+    WRITE_BUFFER_SIZE = memory_option(
+        "write-buffer-size",
+        "256 mb",
+        "Bytes one writer buffers in memory, shared by all its buckets; when full, the largest buffers flush "
+        "(or spill) in the background.",
+    )
+    WRITE_BUFFER_SPILLABLE = bool_option(
+        "write-buffer-spillable",
+        True,
+        "Primary-key tables: a full buffer spills a sorted run to a local temporary directory instead of "
+        "writing a data file; a bucket's runs are merged into data files at commit.",
+    )
+    WRITE_BUFFER_MAX_DISK_SIZE = memory_option(
+        "write-buffer-spill.max-disk-size",
+        "9223372036854775807 b",
+        "Local disk a writer's spilled runs may use; beyond it buffers flush to data files.",
+    )
     WRITE_BUFFER_FOR_APPEND = bool_option("write-buffer-for-append", False, f"{NO_EFFECT}.")
-    PAGE_SIZE = memory_option("page-size", "64 kb", f"{NO_EFFECT}.")
-    SORT_SPILL_THRESHOLD = optional_int("sort-spill-threshold", f"{NO_EFFECT}.")
+    PAGE_SIZE = memory_option("page-size", "64 kb", "Unit in which the write buffer budget is counted.")
+    SORT_SPILL_THRESHOLD = optional_int(
+        "sort-spill-threshold",
+        "Most sorted runs merged at once when spilled runs become data files (default: "
+        "num-sorted-run.stop-trigger + 1; at least 2).",
+    )
     WRITE_SEQUENCE_NUMBER_INIT_MODE = enum_option(
         "write.sequence-number-init-mode", "scan", ("scan", "timestamp"), f"{NO_EFFECT} (numbers continue the scan)."
     )
@@ -228,6 +247,13 @@ class OptionDeclarations:
     )
     COMMIT_FORCE_CREATE_SNAPSHOT = bool_option(
         "commit.force-create-snapshot", False, "Commit a snapshot even when nothing changed."
+    )
+    HEAL_LEVEL0_BUCKETS = int_option(
+        "lsmlake.commit.heal-level0-buckets",
+        4,
+        "lsmlake only: a commit to a table whose batch reads skip level 0 (deletion vectors, first-row) "
+        "also compacts the level-0 files of at most this many other buckets (left by an interrupted "
+        "commit or a lost compaction race); 0 turns it off.",
     )
     SNAPSHOT_NUM_RETAINED_MIN = int_option("snapshot.num-retained.min", 10, "Fewest snapshots kept by expiry.")
     SNAPSHOT_NUM_RETAINED_MAX = int_option(
