@@ -17,6 +17,8 @@ import pyarrow.parquet as pq
 
 import lsmlake
 from bench.common import RESULTS, machine, make_rows, peak_rss_mb
+from bench.java_system import JVM_FLAGS, JavaSystem
+from bench.java_system import NAME as JAVA
 from bench.lsm import UPSERT_COMMITS, live_paths, upserts
 from bench.systems import LsmlakeSystem, PypaimonSystem, checksum, save_ipc
 
@@ -64,6 +66,29 @@ class Bench:
         self.rows: list[Row] = []
         self.counter = 0
         self.scratch = LsmlakeSystem.create(work / "scratch", self.data.schema, dv=False)
+        self.java_upserts = [f"upsert{i}" for i in range(UPSERT_COMMITS)]
+        self.java_mor = self.java_dv = work
+        self.java = (
+            JavaSystem.start(
+                work,
+                dict(zip(["data", *self.java_upserts], [self.data, *self.upsert_batches], strict=True)),
+                [flt for _, _, flt in self.filter_cases()],
+            )
+            if JAVA in systems
+            else None
+        )
+
+    def filter_cases(self) -> list[tuple[str, str, list[Any]]]:
+        """Scenarios 5a and 5b: name, lsmlake's filter, the filter as the other systems get it."""
+        lo, width = self.n // 2, max(self.n // 1000, 1)
+        return [
+            (
+                f"5a. id BETWEEN, {width:,} keys (0.1%)",
+                f"id BETWEEN {lo} AND {lo + width - 1}",
+                ["between", lo, lo + width - 1],
+            ),
+            ("5b. amount > 990 (1%)", "amount > 990", ["gt", 990.0]),
+        ]
 
     def warm_write(self) -> None:
         """An untimed small write (the counterpart of pypaimon's warm-up write)."""
@@ -84,6 +109,18 @@ class Bench:
     def reps(self, system: str) -> int:
         return self.py_repeats if system == "pypaimon" else self.repeats
 
+    def run(self) -> None:
+        """Every scenario in order; the JVM (if any) stops at the end."""
+        try:
+            lsm_wh, py_wh = self.write_and_upserts()
+            mor = self.merge_reads(lsm_wh, py_wh)
+            dv = self.deletion_vectors()
+            self.filtered(mor, dv, py_wh)
+            self.compaction(lsm_wh)
+        finally:
+            if self.java:
+                self.java.close()
+
     # -- scenarios
     def write_and_upserts(self) -> tuple[Path, dict[str, Path]]:
         n = self.n
@@ -96,6 +133,8 @@ class Bench:
             p.name: self.row(f"2. {UPSERT_COMMITS} upsert commits of 30%", p.name, upsert_rows)
             for p in self.pypaimon
         }
+        w_java = self.row("1. initial write", JAVA, n) if self.java else None
+        u_java = self.row(u_lsm.scenario, JAVA, upsert_rows) if self.java else None
         lsm_wh: Path = self.work
         py_wh: dict[str, Path] = {}
         for rep in range(self.repeats):
@@ -120,7 +159,19 @@ class Bench:
                     wh = py_wh[p.name] = self.fresh(p.name)
                     w_py[p.name].seconds.append(p.write(wh, self.data_file))
                     u_py[p.name].seconds.append(p.upserts(wh, self.upsert_files))
+            if self.java and w_java and u_java:
+                self.java_mor = self.fresh(JAVA)
+                w_java.seconds.append(self.java.write(self.java_mor, ["data"]))
+                u_java.seconds.append(self.java.write(self.java_mor, self.java_upserts))
         return lsm_wh, py_wh
+
+    def java_read(self, row: Row | None, warehouse: Path, flt: list[Any] | None = None) -> None:
+        """One timed Java read into ``row``, with its checksum (and, for filtered reads, its row count)."""
+        if self.java and row:
+            s, check = self.java.read(warehouse, flt)
+            row.seconds.append(s)
+            row.check = check
+            row.rows = check["rows"] if flt else row.rows
 
     def merge_reads(self, lsm_wh: Path, py_wh: dict[str, Path]) -> Any:
         mor = lsmlake.Catalog(str(lsm_wh)).open_table("db.t")
@@ -129,11 +180,13 @@ class Bench:
         base = self.row(scenario, "baseline: raw parquet read of the same files", self.n)
         lsm = self.row(scenario, "lsmlake", self.n)
         py = {p.name: self.row(scenario, p.name, self.n) for p in self.pypaimon}
+        java = self.row(scenario, JAVA, self.n) if self.java else None
         for rep in range(self.repeats):
             base.seconds.append(LsmlakeSystem.timed(lambda: raw_read(files), lambda: raw_read(files))[0])
             s, out = LsmlakeSystem.timed(mor.read, mor.read)
             lsm.seconds.append(s)
             lsm.check = checksum(out)
+            self.java_read(java, self.java_mor)
             for p in self.pypaimon:
                 if rep < self.reps(p.name):
                     s, check = p.read(py_wh[p.name])
@@ -154,30 +207,30 @@ class Bench:
             "lsmlake",
             n + sum(b.num_rows for b in self.upsert_batches),
         ).seconds.append(write_s)
+        if self.java:
+            self.java_dv = self.fresh(JAVA + "-dv")
+            self.row(
+                "4a. write + 3 upserts with compaction + DV",
+                JAVA,
+                n + sum(b.num_rows for b in self.upsert_batches),
+            ).seconds.append(self.java.write(self.java_dv, ["data", *self.java_upserts], dv=True))
         files = live_paths(dv)
         base = self.row(scenario, "baseline: raw parquet read of the same files", n)
         lsm = self.row(scenario, "lsmlake", n)
+        java = self.row(scenario, JAVA, n) if self.java else None
         for _ in range(self.repeats):
             base.seconds.append(LsmlakeSystem.timed(lambda: raw_read(files), lambda: raw_read(files))[0])
             s, out = LsmlakeSystem.timed(dv.read, dv.read)
             lsm.seconds.append(s)
             lsm.check = checksum(out)
+            self.java_read(java, self.java_dv)
         for p in self.pypaimon:
             self.row(scenario, p.name, n, note=f"{NOT_SUPPORTED}: pypaimon cannot compact or write DVs")
         return dv
 
     def filtered(self, mor: Any, dv: Any, py_wh: dict[str, Path]) -> None:
         n = self.n
-        lo, width = n // 2, max(n // 1000, 1)
-        cases = [
-            (
-                f"5a. id BETWEEN, {width:,} keys (0.1%)",
-                f"id BETWEEN {lo} AND {lo + width - 1}",
-                ["between", lo, lo + width - 1],
-            ),
-            ("5b. amount > 990 (1%)", "amount > 990", ["gt", 990.0]),
-        ]
-        for scenario, where, flt in cases:
+        for scenario, where, flt in self.filter_cases():
             rows = {
                 "mor": self.row(scenario, "lsmlake merge-on-read", 0),
                 "dv": self.row(scenario, "lsmlake deletion vectors", 0),
@@ -193,6 +246,10 @@ class Bench:
                 else {}
             )
             py = {p.name: self.row(scenario, p.name, 0) for p in self.pypaimon}
+            java = {
+                wh: self.row(scenario, f"{JAVA} {kind}", 0) if self.java else None
+                for wh, kind in ((self.java_mor, "merge-on-read"), (self.java_dv, "deletion vectors"))
+            }
             for rep in range(self.repeats):
                 # what follows a pypaimon process runs slower: every other repetition reverses the order
                 tables = [("mor", mor), ("dv", dv)]
@@ -210,6 +267,8 @@ class Bench:
                         py[p.name].seconds.append(s)
                         py[p.name].check = {k: check[k] for k in ("rows", "id_sum", "amount_sum")}
                         py[p.name].rows = check["rows"]
+                for wh, java_row in java.items():
+                    self.java_read(java_row, wh, flt)
 
     def compaction(self, lsm_wh: Path) -> None:
         rows = self.n + sum(b.num_rows for b in self.upsert_batches)
@@ -219,6 +278,10 @@ class Bench:
         r.check = checksum(table.read())
         for p in self.pypaimon:
             self.row(r.scenario, p.name, rows, note=f"{NOT_SUPPORTED}: pypaimon has no compaction")
+        if self.java:
+            java = self.row(r.scenario, JAVA, rows)
+            s, java.check = self.java.compact(self.java_mor, "data")
+            java.seconds.append(s)
 
 
 def raw_read(files: list[str]) -> pa.Table:
@@ -311,7 +374,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--pypaimon-repeats", type=int, default=1, help="repetitions of the slow pure-Python runs"
     )
-    parser.add_argument("--systems", default="lsmlake,pypaimon,pypaimon-rust")
+    parser.add_argument("--systems", default=f"lsmlake,pypaimon,pypaimon-rust,{JAVA}")
     parser.add_argument("--quick", action="store_true", help="100k rows, 2 repetitions (CI-sized)")
     args = parser.parse_args(argv)
     if args.quick:
@@ -319,17 +382,15 @@ def main(argv: list[str] | None = None) -> int:
     work = Path(tempfile.mkdtemp(prefix="lsmlake-bench-"))
     try:
         bench = Bench(args.rows, args.repeats, args.pypaimon_repeats, args.systems.split(","), work)
-        lsm_wh, py_wh = bench.write_and_upserts()
-        mor = bench.merge_reads(lsm_wh, py_wh)
-        dv = bench.deletion_vectors()
-        bench.filtered(mor, dv, py_wh)
-        bench.compaction(lsm_wh)
+        bench.run()
     finally:
         shutil.rmtree(work, ignore_errors=True)
     text = markdown(bench.rows)
     print(
         f"machine: {machine()}; N = {args.rows:,}; medians of {args.repeats} (pure pypaimon: "
-        f"{args.pypaimon_repeats}); lsmlake peak RSS {peak_rss_mb():.0f} MB\n"
+        f"{args.pypaimon_repeats}); lsmlake peak RSS {peak_rss_mb():.0f} MB"
+        + (f"; {JAVA}: Paimon {bench.java.version} in one JVM ({' '.join(JVM_FLAGS)})" if bench.java else "")
+        + "\n"
     )
     print(text)
     summary = pruning_summary(bench.rows)
