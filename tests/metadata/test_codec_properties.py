@@ -25,6 +25,11 @@ LONG = st.integers(-(2**63), 2**63 - 1)
 INT = st.integers(-(2**31), 2**31 - 1)
 TEXT = st.text(max_size=20)
 BLOB = st.binary(max_size=40)
+FILE_NAME = st.text(
+    st.characters(blacklist_categories=("Cc", "Cs"), blacklist_characters="/\\%"), min_size=1, max_size=20
+).filter(lambda n: n not in (".", ".."))
+"""A plain file name (metadata naming a path elsewhere is refused: tests/reliability/test_path_confinement.py)."""
+EXTERNAL_PATH = FILE_NAME.map(lambda n: f"s3://bucket/ext/{n}")
 CODEC = st.sampled_from(["zstandard", "null", "deflate", "snappy"])
 
 
@@ -36,7 +41,7 @@ names = st.lists(TEXT, max_size=4).map(tuple)
 stats = st.builds(SimpleStats, BLOB, BLOB, opt(st.lists(opt(LONG), max_size=5).map(tuple)))
 data_files = st.builds(
     DataFileMeta,
-    file_name=TEXT,
+    file_name=FILE_NAME,
     file_size=LONG,
     row_count=LONG,
     min_key=BLOB,
@@ -47,13 +52,13 @@ data_files = st.builds(
     max_sequence_number=LONG,
     schema_id=LONG,
     level=INT,
-    extra_files=names,
+    extra_files=st.lists(FILE_NAME, max_size=4).map(tuple),
     creation_time_millis=opt(LONG),
     delete_row_count=opt(LONG),
     embedded_index=opt(BLOB),
     file_source=opt(st.sampled_from([0, 1])),
     value_stats_cols=opt(names),
-    external_path=opt(TEXT),
+    external_path=opt(EXTERNAL_PATH),
     first_row_id=opt(LONG),
     write_cols=opt(names),
 )
@@ -61,7 +66,7 @@ kinds = st.sampled_from(list(FileKind))
 manifest_entries = st.builds(ManifestEntry, kinds, BLOB, INT, INT, data_files)
 manifest_metas = st.builds(
     ManifestFileMeta,
-    TEXT,
+    FILE_NAME,
     LONG,
     LONG,
     LONG,
@@ -87,11 +92,11 @@ global_indexes = st.fixed_dictionaries(
 index_files = st.builds(
     IndexFileMeta,
     st.sampled_from(["DELETION_VECTORS", "HASH", "btree"]),
-    TEXT,
+    FILE_NAME,
     LONG,
     LONG,
     opt(st.lists(dv_metas, max_size=3).map(tuple)),
-    opt(TEXT),
+    opt(EXTERNAL_PATH),
     opt(global_indexes),
 )
 index_entries = st.builds(IndexManifestEntry, kinds, BLOB, INT, index_files)
@@ -121,13 +126,13 @@ snapshots = st.builds(
     uuid=opt(TEXT),
     id=LONG,
     schema_id=LONG,
-    base_manifest_list=TEXT,
+    base_manifest_list=FILE_NAME,
     base_manifest_list_size=opt(LONG),
-    delta_manifest_list=TEXT,
+    delta_manifest_list=FILE_NAME,
     delta_manifest_list_size=opt(LONG),
-    changelog_manifest_list=opt(TEXT),
+    changelog_manifest_list=opt(FILE_NAME),
     changelog_manifest_list_size=opt(LONG),
-    index_manifest=opt(TEXT),
+    index_manifest=opt(FILE_NAME),
     commit_user=TEXT,
     writer_version=opt(TEXT),
     commit_identifier=LONG,
@@ -137,7 +142,7 @@ snapshots = st.builds(
     delta_record_count=LONG,
     changelog_record_count=opt(LONG),
     watermark=opt(LONG),
-    statistics=opt(TEXT),
+    statistics=opt(FILE_NAME),
     properties=opt(st.dictionaries(TEXT, TEXT, min_size=1, max_size=3)),
     next_row_id=opt(LONG),
     operation=opt(st.sampled_from(["WRITE", "DELETE"])),

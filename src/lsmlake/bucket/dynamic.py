@@ -21,6 +21,7 @@ from lsmlake.core.binary_row import hash_row_bytes
 from lsmlake.core.bucket import hash_rows
 from lsmlake.core.fileio import FileIO
 from lsmlake.core.options import CoreOptions
+from lsmlake.core.path_guard import PathGuard
 from lsmlake.core.paths import TablePaths
 from lsmlake.core.schema import TableSchema
 from lsmlake.metadata.hash_index import Hashes, read_hash_index, write_hash_index
@@ -76,6 +77,7 @@ class DynamicBucketRouter:
         snapshot: Callable[[], Snapshot | None],
     ) -> None:
         self.io, self.paths, self.schema = io, paths, schema
+        self.guard = PathGuard.of(io, paths.root, options)
         self.config = AssignerConfig.of(options)
         self._snapshot = snapshot
         self._files: dict[bytes, dict[int, IndexFileMeta]] | None = None
@@ -98,7 +100,7 @@ class DynamicBucketRouter:
         state = self._partitions.get(partition)
         if state is None:
             restored = self._index_files().get(partition, {})
-            hashes = [read_hash_index(self.io, self.paths, meta) for meta in restored.values()]
+            hashes = [read_hash_index(self.io, self.paths, meta, self.guard) for meta in restored.values()]
             buckets = [np.full(len(h), b, dtype=np.int32) for h, b in zip(hashes, restored, strict=True)]
             index = PartitionIndex(
                 np.concatenate(hashes) if hashes else np.empty(0, np.int32),
@@ -133,7 +135,7 @@ class DynamicBucketRouter:
             for bucket, parts in state.added.items():
                 meta = state.restored.get(bucket)
                 old = (
-                    sorted_unique(read_hash_index(self.io, self.paths, meta))
+                    sorted_unique(read_hash_index(self.io, self.paths, meta, self.guard))
                     if meta
                     else np.empty(0, np.int32)
                 )

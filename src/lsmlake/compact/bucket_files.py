@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 
 from lsmlake.core.fileio import FileIO
 from lsmlake.core.options import CoreOptions
+from lsmlake.core.path_guard import PathGuard
 from lsmlake.core.paths import TablePaths
 from lsmlake.mergetree.dv_maintainer import BucketDeletionVectors
 from lsmlake.metadata.commit_message import CommitMessage
@@ -40,7 +41,11 @@ def restore_deletion_vectors(
     index_file = restored.dv_index.get((partition, bucket))
     path = None
     if index_file is not None:
-        path = index_file.external_path or paths.index_file(index_file.file_name)
+        path = PathGuard.of(io, paths.root, options).resolve(
+            index_file.external_path,
+            paths.index_file(index_file.file_name),
+            source=f"deletion vector index {index_file.file_name}",
+        )
     return BucketDeletionVectors.restore(
         io, path, index_file, bitmap64=options.get(CoreOptions.DELETION_VECTORS_BITMAP64)
     )

@@ -13,7 +13,9 @@ from typing import TYPE_CHECKING
 
 from lsmlake.core.binary_row import Timestamp
 from lsmlake.core.options import CoreOptions
+from lsmlake.core.path_guard import check_name, relative_dir_problem
 from lsmlake.core.types import DataType
+from lsmlake.errors import CorruptFileError
 
 if TYPE_CHECKING:
     from lsmlake.core.schema import TableSchema
@@ -91,6 +93,11 @@ def partition_directory(schema: TableSchema, options: CoreOptions, values: Seque
     )
     directory = options.get(CoreOptions.DATA_FILE_PATH_DIRECTORY)
     if directory:
+        problem = relative_dir_problem(directory)
+        if problem is not None:
+            raise CorruptFileError(
+                f"table option data-file.path-directory {directory!r} is refused: {problem}"
+            )
         part = posixpath.join(directory, part) if part else directory
     return part
 
@@ -127,10 +134,16 @@ class TablePaths:
         return posixpath.join(self.root, "index")
 
     def manifest(self, name: str) -> str:
-        return posixpath.join(self.manifest_dir, name)
+        """A file of `manifest/`; ``name`` (from metadata) must be one plain file name."""
+        return posixpath.join(
+            self.manifest_dir, check_name(name, source=f"table {self.root}", field="manifest name")
+        )
 
     def index_file(self, name: str) -> str:
-        return posixpath.join(self.index_dir, name)
+        """A file of `index/`; ``name`` (from metadata) must be one plain file name."""
+        return posixpath.join(
+            self.index_dir, check_name(name, source=f"table {self.root}", field="index file name")
+        )
 
     def new_manifest_name(self) -> str:
         return f"manifest-{self.uid}-{self._next()}"

@@ -178,7 +178,8 @@ def _expire_until(io: FileIO, root: str, locator: FileLocator, ids: Sequence[int
     if _earliest_hint(io, root) != end:
         io.overwrite_hint(hint, str(end))
     for _, paths in planned:
-        for path in paths:
+        allowed, _ = locator.guard.deletable(paths, what=f"changelog expiry of table {root}")
+        for path in allowed:
             io.delete_file(path)
     for cid, _ in planned:
         io.delete_file(changelog_path(root, cid))

@@ -35,6 +35,8 @@ class RollbackResult:
     removed_snapshot_ids: tuple[int, ...] = ()
     removed_tags: tuple[str, ...] = ()
     deleted: FileSets = field(default_factory=FileSets)
+    refused: tuple[str, ...] = ()
+    """Paths the removed metadata named outside the table and its external roots: left alone."""
 
     @property
     def deleted_files(self) -> list[str]:
@@ -114,8 +116,10 @@ def rollback_to(table: TableHandle, snapshot_id: int | None = None, tag: str | N
         table.io.delete_file(manager.snapshot_path(s.id))
     names = tuple(t.name for t in removed_tags)
     remove_tag_files(table.io, table.root, names)
-    delete_files(table.io, plan)
-    return RollbackResult(target.id, tuple(s.id for s in removed), names, plan)
+    refused = delete_files(table.io, plan, reader.locator.guard, what=f"rollback of {table.name}")
+    return RollbackResult(
+        target.id, tuple(s.id for s in removed), names, plan.minus(frozenset(refused)), refused
+    )
 
 
 def delete_tag(table: TableHandle, name: str) -> FileSets:
@@ -136,5 +140,7 @@ def delete_tag(table: TableHandle, name: str) -> FileSets:
     retained = read_snapshots(manager, manager.snapshot_ids())
     plan = plan_deletion(candidates, retained_protection(reader, retained, holders))
     remove_tag_files(table.io, table.root, [name])
-    delete_files(table.io, plan)
-    return plan
+    refused = delete_files(
+        table.io, plan, reader.locator.guard, what=f"deleting tag {name!r} of {table.name}"
+    )
+    return plan.minus(frozenset(refused))

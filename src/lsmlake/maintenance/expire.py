@@ -27,7 +27,7 @@ from lsmlake.maintenance.protect import (
 )
 from lsmlake.metadata.consumers import min_next_snapshot
 from lsmlake.metadata.snapshot import Snapshot
-from lsmlake.metadata.snapshot_manager import EARLIEST, SnapshotManager
+from lsmlake.metadata.snapshot_manager import SnapshotManager
 from lsmlake.metadata.table_handle import TableHandle
 from lsmlake.metadata.tags import read_tags
 
@@ -43,6 +43,8 @@ class ExpireResult:
     earliest_snapshot_id: int | None = None
     """The earliest snapshot after the run (None for a table without snapshots)."""
     deleted: FileSets = field(default_factory=FileSets)
+    refused: tuple[str, ...] = ()
+    """Paths the run's metadata named outside the table and its external roots: left alone."""
 
     @property
     def deleted_files(self) -> list[str]:
@@ -59,7 +61,8 @@ class _SnapshotTimes(Mapping[int, int]):
     def __getitem__(self, sid: int) -> int:
         if sid not in self._cache:
             try:
-                self._cache[sid] = self.manager.snapshot(sid).time_millis
+                # the planner asks only for ids from EARLIEST on: no need to read the hint again
+                self._cache[sid] = self.manager.snapshot(sid, expired=True).time_millis
             except NoSuchSnapshotError:
                 raise KeyError(sid) from None
         return self._cache[sid]
@@ -83,8 +86,10 @@ def expire_snapshots(
     retain_max: int | None = None,
     older_than_ms: int | None = None,
     max_deletes: int | None = None,
+    latest: int | None = None,
 ) -> ExpireResult:
-    """Expire old snapshots and delete the files only they needed.
+    """Expire old snapshots and delete the files only they needed (``latest``: the latest snapshot id
+    when the caller knows it, as a writer that just committed it does; a newer one only keeps more).
 
     Crash-safe: the EARLIEST hint moves past the expiring snapshots before any file is deleted, and
     their snapshot files go last, so an interrupted run leaves only unreferenced files and snapshots
@@ -106,7 +111,9 @@ def expire_snapshots(
         older_than_ms = int(time.time() * 1000) - retained_ms
 
     manager = table.snapshot_manager
-    latest, earliest = manager.latest_id(), manager.earliest_id()
+    latest = manager.latest_id() if latest is None else latest
+    hinted = manager.valid_earliest_hint()
+    earliest = hinted if hinted is not None else manager.earliest_id()
     if latest is None or earliest is None:
         return ExpireResult()
     leftover = [i for i in manager.listed_ids() if i < earliest]  # claimed by an interrupted run
@@ -118,11 +125,14 @@ def expire_snapshots(
         max_deletes=max_deletes,
         older_than_ms=older_than_ms,
         snapshot_times=_SnapshotTimes(manager),
-        consumer_min_next=min_next_snapshot(table.io, table.root),
+        # consumers only hold expiry back: not read (a LIST) when retain_min already keeps everything
+        consumer_min_next=None
+        if latest - retain_min + 1 <= earliest
+        else min_next_snapshot(table.io, table.root),
     )
     decoupled = changelog_decoupled(options)
     if end <= earliest and not leftover:
-        if not table.io.exists(manager.hint_path(EARLIEST)):
+        if hinted is None:
             manager.write_earliest_hint(earliest)
         if decoupled:
             expire_changelogs(table.io, table.root, options, FileLocator(table))
@@ -155,15 +165,16 @@ def expire_snapshots(
         for s in expiring:
             keep_changelog(table.io, table.root, s)
     if end > earliest:
+        manager.write_latest_hint(latest)  # LATEST never below EARLIEST: latest() trusts that
         manager.write_earliest_hint(end)
-    delete_files(table.io, plan)
+    refused = delete_files(table.io, plan, reader.locator.guard, what=f"expiring snapshots of {table.name}")
     if _clean_empty_directories(options):
         remove_empty_data_dirs(table.io, table.root, [*plan.data_files, *plan.changelog_files])
     for s in expiring:  # last: while a snapshot file is left, a rerun can re-plan what it referenced
         table.io.delete_file(manager.snapshot_path(s.id))
     if decoupled:
         expire_changelogs(table.io, table.root, options, reader.locator)
-    return ExpireResult(tuple(s.id for s in expiring), end, plan)
+    return ExpireResult(tuple(s.id for s in expiring), end, plan.minus(frozenset(refused)), refused)
 
 
 def _read_expiring(manager: SnapshotManager, ids: list[int]) -> list[Snapshot]:
@@ -177,13 +188,13 @@ def _read_expiring(manager: SnapshotManager, ids: list[int]) -> list[Snapshot]:
     return out
 
 
-def expire_after_commit(table: TableHandle) -> None:
+def expire_after_commit(table: TableHandle, latest: int | None = None) -> None:
     """What a writer runs after a commit, as Java's commit does: expire what the retention options no
     longer keep, unless `write-only`. A failure is only warned about: the commit stands, and expiry
     runs again after the next one."""
     if table.options.get(CoreOptions.WRITE_ONLY):
         return
     try:
-        expire_snapshots(table)
+        expire_snapshots(table, latest=latest)
     except Exception as e:
         warnings.warn(f"table {table.name}: snapshot expiry after commit failed: {e}", stacklevel=3)

@@ -7,6 +7,7 @@ import posixpath
 from lsmlake.core.binary_row import deserialize_row
 from lsmlake.core.fileio import FileIO
 from lsmlake.core.options import CoreOptions
+from lsmlake.core.path_guard import PathGuard, check_name
 from lsmlake.core.paths import TablePaths, partition_directory
 from lsmlake.errors import CorruptFileError
 from lsmlake.maintenance.planning import SnapshotFiles
@@ -27,6 +28,7 @@ class FileLocator:
         self.root = table.root.rstrip("/")
         self.paths = TablePaths(self.root)
         schema, options = table.schema, table.options
+        self.guard = PathGuard.of(table.io, self.root, options)
         self.schema, self.options = schema, options
         self.partition_types = [schema.field(k).type for k in schema.partition_keys]
         self.index_in_data_dir = options.get(CoreOptions.INDEX_FILE_IN_DATA_FILE_DIR)
@@ -50,7 +52,10 @@ class FileLocator:
         return found
 
     def data_file(self, partition: bytes, bucket: int, f: DataFileMeta) -> str:
-        return f.external_path or posixpath.join(self.bucket_dir(partition, bucket), f.file_name)
+        """Its path on the table's filesystem (an external path confined to the external roots)."""
+        if f.external_path:
+            return self.guard.resolve(f.external_path, "", source=f"data file {f.file_name}")
+        return posixpath.join(self.bucket_dir(partition, bucket), f.file_name)
 
     def data_file_with_extras(self, partition: bytes, bucket: int, f: DataFileMeta) -> list[str]:
         """The data file and its `_EXTRA_FILES` (which sit next to it)."""
@@ -66,13 +71,15 @@ class FileLocator:
 
     def index_file(self, partition: bytes, bucket: int, meta: IndexFileMeta) -> str:
         if meta.external_path:
-            return meta.external_path
+            return self.guard.resolve(meta.external_path, "", source=f"index file {meta.file_name}")
         if self.index_in_data_dir:
             return posixpath.join(self.bucket_dir(partition, bucket), meta.file_name)
         return self.paths.index_file(meta.file_name)
 
     def statistics(self, name: str) -> str:
-        return posixpath.join(self.root, STATISTICS_DIR, name)
+        return posixpath.join(
+            self.root, STATISTICS_DIR, check_name(name, source=f"table {self.root}", field="statistics")
+        )
 
 
 class SnapshotReader:
@@ -97,17 +104,33 @@ class SnapshotReader:
     def manifest(self, name: str) -> list[ManifestEntry] | None:
         if name not in self._manifests:
             try:
-                self._manifests[name] = read_manifest(self.io, self.locator.manifest(name))
+                entries = read_manifest(self.io, self.locator.manifest(name))
             except FileNotFoundError:
                 self._manifests[name] = None
+            else:
+                for e in entries:
+                    if e.file.external_path:
+                        self.locator.guard.external(
+                            e.file.external_path, source=f"manifest {name}", field="_FILE._EXTERNAL_PATH"
+                        )
+                self._manifests[name] = entries
         return self._manifests[name]
 
     def index_manifest(self, name: str) -> list[IndexManifestEntry] | None:
         if name not in self._indexes:
             try:
-                self._indexes[name] = read_index_manifest(self.io, self.locator.manifest(name))
+                index_entries = read_index_manifest(self.io, self.locator.manifest(name))
             except FileNotFoundError:
                 self._indexes[name] = None
+            else:
+                for ie in index_entries:
+                    if ie.index_file.external_path:
+                        self.locator.guard.external(
+                            ie.index_file.external_path,
+                            source=f"index manifest {name}",
+                            field="_EXTERNAL_PATH",
+                        )
+                self._indexes[name] = index_entries
         return self._indexes[name]
 
     # -- per snapshot

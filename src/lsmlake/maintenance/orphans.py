@@ -9,6 +9,7 @@ import pyarrow.fs as pafs
 
 from lsmlake.core.fileio import FileIO
 from lsmlake.core.options import CoreOptions
+from lsmlake.core.path_guard import PathGuard
 from lsmlake.errors import CorruptFileError, NoSuchSnapshotError
 from lsmlake.maintenance.changelog_expire import (
     CHANGELOG_DIR,
@@ -144,7 +145,9 @@ def remove_orphan_files(
         raise CorruptFileError(f"table {table.name}: cannot clean orphan files: {e}") from e
     orphans = orphan_files(candidate_files(table), used, older_than_ms=older_than_ms)
     if not dry_run:
-        for path in orphans:
+        guard = PathGuard.of(table.io, table.root, table.options)
+        allowed, _ = guard.deletable(orphans, what=f"orphan cleaning of {table.name}")
+        for path in allowed:
             table.io.delete_file(path)
         remove_empty_data_dirs(table.io, table.root, orphans)
     return orphans

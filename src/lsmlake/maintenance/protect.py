@@ -6,6 +6,7 @@ import posixpath
 from collections.abc import Iterable, Sequence
 
 from lsmlake.core.fileio import FileIO
+from lsmlake.core.path_guard import PathGuard
 from lsmlake.errors import NoSuchSnapshotError
 from lsmlake.maintenance.files import SnapshotReader
 from lsmlake.maintenance.planning import FileSets, Protection, SnapshotFiles
@@ -72,9 +73,11 @@ def retained_protection(
     return Protection(anchor=anchor, later=later, holders=tuple(holders))
 
 
-def delete_files(io: FileIO, plan: FileSets) -> None:
+def delete_files(io: FileIO, plan: FileSets, guard: PathGuard, *, what: str) -> tuple[str, ...]:
     """Delete planned files: data and changelog first, then index files, manifests and statistics,
-    so an interrupted run can be repeated from the metadata that is left."""
+    so an interrupted run can be repeated from the metadata that is left. A path outside the table and
+    its external roots is never deleted: those are returned (and warned about, naming ``what``)."""
+    refused: list[str] = []
     for group in (
         plan.data_files,
         plan.changelog_files,
@@ -82,5 +85,8 @@ def delete_files(io: FileIO, plan: FileSets) -> None:
         plan.statistics_files,
         plan.manifest_files,
     ):
-        for path in sorted(group):
+        allowed, skipped = guard.deletable(sorted(group), what=what)
+        refused += skipped
+        for path in allowed:
             io.delete_file(path)
+    return tuple(refused)

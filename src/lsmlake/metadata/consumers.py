@@ -6,6 +6,7 @@ import json
 import posixpath
 
 from lsmlake.core.fileio import FileIO
+from lsmlake.core.path_guard import MAX_NAME_BYTES, name_problem
 from lsmlake.core.schema import java_pretty_json
 from lsmlake.errors import CorruptFileError
 
@@ -40,8 +41,15 @@ def min_next_snapshot(io: FileIO, root: str) -> int | None:
 
 
 def check_consumer_id(consumer_id: str) -> str:
-    if not isinstance(consumer_id, str) or not consumer_id.strip() or "/" in consumer_id:
-        raise ValueError(f"consumer id must be a non-empty name without '/', got {consumer_id!r}")
+    if (
+        not isinstance(consumer_id, str)
+        or not consumer_id.strip()
+        or name_problem(CONSUMER_PREFIX + consumer_id)
+    ):
+        raise ValueError(
+            f"consumer id must be a non-empty file name (no '/', '\\', control characters, at most "
+            f"{MAX_NAME_BYTES - len(CONSUMER_PREFIX)} bytes), got {consumer_id!r}"
+        )
     return consumer_id
 
 

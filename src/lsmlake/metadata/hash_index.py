@@ -6,6 +6,7 @@ import numpy as np
 import numpy.typing as npt
 
 from lsmlake.core.fileio import FileIO
+from lsmlake.core.path_guard import PathGuard
 from lsmlake.core.paths import TablePaths
 from lsmlake.errors import CorruptFileError
 from lsmlake.metadata.index_manifest import HASH_INDEX, IndexFileMeta
@@ -25,9 +26,15 @@ def decode_hash_index(data: bytes, *, name: str = "<hash index>") -> Hashes:
     return np.frombuffer(data, dtype=">i4").astype(np.int32)
 
 
-def read_hash_index(io: FileIO, paths: TablePaths, meta: IndexFileMeta) -> Hashes:
-    """The hashes of one HASH index file, checked against the count its manifest entry records."""
-    path = meta.external_path or paths.index_file(meta.file_name)
+def read_hash_index(
+    io: FileIO, paths: TablePaths, meta: IndexFileMeta, guard: PathGuard | None = None
+) -> Hashes:
+    """The hashes of one HASH index file, checked against the count its manifest entry records; an
+    external path must lie under the table or the roots ``guard`` allows (none when not given)."""
+    guard = guard or PathGuard.of(io, paths.root, {})
+    path = guard.resolve(
+        meta.external_path, paths.index_file(meta.file_name), source=f"HASH index {meta.file_name}"
+    )
     hashes = decode_hash_index(io.read_bytes(path), name=path)
     if len(hashes) != meta.row_count:
         raise CorruptFileError(

@@ -8,6 +8,7 @@ from typing import Any
 
 from lsmlake.core.caches import MB
 from lsmlake.core.fileio import FileIO
+from lsmlake.core.path_guard import check_location, check_name
 from lsmlake.errors import CorruptFileError
 from lsmlake.metadata.avro_container import decode_records, encode_avro_container, java_schema_json
 from lsmlake.metadata.decoded_cache import DecodedFileCache
@@ -214,9 +215,16 @@ def decode_index_manifest(data: bytes, *, name: str = "") -> list[IndexManifestE
     name = name or "<index manifest>"
     records = decode_records(data, name=name)
     try:
-        return [_entry_from_avro(r, name) for r in records]
+        entries = [_entry_from_avro(r, name) for r in records]
     except (KeyError, TypeError, ValueError) as e:
         raise CorruptFileError(f"malformed entry in index manifest {name}: {e!r}") from e
+    source = f"index manifest {name}"
+    for entry in entries:
+        f = entry.index_file
+        check_name(f.file_name, source=source, field="_FILE_NAME")
+        if f.external_path:
+            check_location(f.external_path, source=source, field="_EXTERNAL_PATH")
+    return entries
 
 
 _cache = DecodedFileCache(

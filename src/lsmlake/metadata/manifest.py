@@ -10,6 +10,7 @@ from typing import Any
 
 from lsmlake.core.caches import MB
 from lsmlake.core.fileio import FileIO
+from lsmlake.core.path_guard import check_location, check_name, check_names
 from lsmlake.errors import CorruptFileError
 from lsmlake.metadata.avro_container import decode_records, encode_avro_container, java_schema_json
 from lsmlake.metadata.data_file import (
@@ -121,9 +122,23 @@ def decode_manifest(data: bytes, *, name: str = "") -> list[ManifestEntry]:
     name = name or "<manifest>"
     records = decode_records(data, name=name)
     try:
-        return [_entry_from_avro(r, name) for r in records]
+        entries = [_entry_from_avro(r, name) for r in records]
     except (KeyError, TypeError, ValueError) as e:
         raise CorruptFileError(f"malformed entry in manifest {name}: {e!r}") from e
+    check_entry_paths(entries, f"manifest {name}")
+    return entries
+
+
+def check_entry_paths(entries: Iterable[ManifestEntry], source: str) -> None:
+    """Every file name an entry holds is one plain name and its external path well formed (which roots
+    it may lie under is checked where the table's options are known); else a CorruptFileError."""
+    for e in entries:
+        f = e.file
+        check_name(f.file_name, source=source, field="_FILE._FILE_NAME")
+        if f.extra_files:
+            check_names(f.extra_files, source=source, field="_FILE._EXTRA_FILES")
+        if f.external_path:
+            check_location(f.external_path, source=source, field="_FILE._EXTERNAL_PATH")
 
 
 # Manifest files are immutable (unique names): decoded entries are kept, up to this much memory in all.
@@ -145,6 +160,7 @@ def write_manifest(io: FileIO, path: str, entries: Iterable[ManifestEntry], code
     """Write a manifest file; returns its size in bytes."""
     data = encode_manifest(entries, codec=codec)
     io.write_bytes(path, data)
+    _cache.remember(io, path, data)
     return len(data)
 
 

@@ -8,6 +8,7 @@ from typing import Any
 
 from lsmlake.core.caches import MB
 from lsmlake.core.fileio import FileIO
+from lsmlake.core.path_guard import check_names
 from lsmlake.errors import CorruptFileError
 from lsmlake.metadata.avro_container import decode_records, encode_avro_container, java_schema_json
 from lsmlake.metadata.decoded_cache import DecodedFileCache
@@ -117,9 +118,11 @@ def decode_manifest_list(data: bytes, name: str = "") -> list[ManifestFileMeta]:
     name = name or "<manifest list>"
     records = decode_records(data, name=name)
     try:
-        return [_meta_from_avro(r, name) for r in records]
+        metas = [_meta_from_avro(r, name) for r in records]
     except (KeyError, TypeError, ValueError) as e:
         raise CorruptFileError(f"malformed entry in manifest list {name}: {e!r}") from e
+    check_names((m.file_name for m in metas), source=f"manifest list {name}", field="_FILE_NAME")
+    return metas
 
 
 _cache = DecodedFileCache(
@@ -141,4 +144,5 @@ def write_manifest_list(
     """Write a manifest list; returns its size in bytes."""
     data = encode_manifest_list(metas, codec)
     io.write_bytes(path, data)
+    _cache.remember(io, path, data)
     return len(data)

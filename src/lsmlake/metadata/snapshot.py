@@ -8,6 +8,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from lsmlake.core.fileio import FileIO
+from lsmlake.core.path_guard import check_name
 from lsmlake.core.schema import java_pretty_json
 from lsmlake.errors import CorruptFileError
 
@@ -97,6 +98,14 @@ _STR_FIELDS = frozenset(
         "operation",
     }
 )
+_FILE_NAME_FIELDS = (
+    "base_manifest_list",
+    "delta_manifest_list",
+    "changelog_manifest_list",
+    "index_manifest",
+    "statistics",
+)
+"""Fields naming a file of the table's `manifest/` or `statistics/` directory: one plain name each."""
 _REQUIRED = ("id", "base_manifest_list", "delta_manifest_list", "commit_user", "commit_kind")
 _ZERO_IF_ABSENT = ("schema_id", "commit_identifier", "time_millis")
 """Java primitives: an absent key deserializes to 0."""
@@ -141,9 +150,14 @@ def snapshot_from_json(obj: Mapping[str, Any], *, name: str = "<snapshot>") -> S
         missing = [_JSON_NAMES[a] for a in _REQUIRED if a not in kwargs]
         if missing:
             raise ValueError(f"missing fields {missing}")
-        return Snapshot(**kwargs)
+        snapshot = Snapshot(**kwargs)
     except (TypeError, ValueError, AttributeError) as e:
         raise CorruptFileError(f"malformed snapshot file {name}: {e}") from e
+    for attr in _FILE_NAME_FIELDS:
+        value = kwargs.get(attr)
+        if value is not None:
+            check_name(value, source=f"snapshot file {name}", field=_JSON_NAMES[attr])
+    return snapshot
 
 
 def decode_snapshot(text: str | bytes, *, name: str = "<snapshot>") -> Snapshot:

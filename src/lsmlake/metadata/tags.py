@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lsmlake.core.fileio import FileIO
+from lsmlake.core.path_guard import name_problem
 from lsmlake.core.schema import java_pretty_json
 from lsmlake.errors import AlreadyExistsError, CorruptFileError, NoSuchSnapshotError, NoSuchTagError
 from lsmlake.metadata.snapshot import Snapshot, snapshot_from_json, snapshot_to_json
@@ -38,16 +39,17 @@ def tag_dir(root: str) -> str:
 
 
 def tag_path(root: str, name: str) -> str:
-    return posixpath.join(tag_dir(root), TAG_PREFIX + name)
+    return posixpath.join(tag_dir(root), TAG_PREFIX + check_tag_name(name))
 
 
 def check_tag_name(name: str) -> str:
     """A tag name must be non-blank, not start with '.', and hold no path separators or control chars."""
     if not isinstance(name, str) or not name.strip():
         raise ValueError(f"tag name must be a non-blank string, got {name!r}")
-    if name.startswith(".") or any(c in _BAD_CHARS for c in name):
+    if name.startswith(".") or any(c in _BAD_CHARS for c in name) or name_problem(TAG_PREFIX + name):
         raise ValueError(
-            f"tag name {name!r} is invalid: it may not start with '.' or hold '/', '\\' or control characters"
+            f"tag name {name!r} is invalid: it may not start with '.', hold '/', '\\' or control "
+            "characters (raw or percent-encoded), or make a file name longer than 255 bytes"
         )
     return name
 
@@ -181,7 +183,7 @@ def create_tag(
         time_retained_ms=time_retained_ms,
     )
     path = tag_path(table.root, name)
-    if table.io.exists(path) or not table.io.write_if_absent(path, encode_tag(tag).encode("utf-8")):
+    if not table.io.write_if_absent(path, encode_tag(tag).encode("utf-8")):  # create-only: no probe
         if exist_ok:
             return read_tag(table.io, table.root, name)
         raise AlreadyExistsError(f"tag {name!r} of table {table.name} already exists")

@@ -12,6 +12,7 @@ import pyarrow as pa
 
 from lsmlake.core.fileio import FileIO
 from lsmlake.core.options import CoreOptions
+from lsmlake.core.path_guard import PathGuard
 from lsmlake.core.schema import TableSchema, read_schema, schema_file_name
 from lsmlake.core.types import to_arrow_type
 from lsmlake.errors import NoSuchColumnError, UnsupportedError
@@ -68,6 +69,11 @@ class ReadContext:
                 raise NoSuchColumnError(
                     f"unknown column {name!r}; table columns are {self.schema.field_names}"
                 )
+
+    @cached_property
+    def guard(self) -> PathGuard:
+        """Where the files this read opens may lie: under the table or its external roots."""
+        return PathGuard.of(self.io, self.root, self.options)
 
     @cached_property
     def output_schema(self) -> pa.Schema:

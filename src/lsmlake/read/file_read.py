@@ -43,16 +43,17 @@ def _external_io(uri_root: str) -> FileIO:
 FunctionCache("external file systems", _external_io)
 
 
-def _io_for(ctx: ReadContext, path: str) -> tuple[FileIO, str]:
-    """The FileIO and filesystem path for a table-relative path or an external URI."""
-    lower = path.lower()
-    if lower.startswith("file:"):
-        return _external_io("file:///"), "/" + path[5:].lstrip("/")
-    if "://" not in path:
+def _io_for(ctx: ReadContext, path: str, external: bool, what: str) -> tuple[FileIO, str]:
+    """The FileIO and filesystem path of a file: a table path as it is, an external path (from
+    metadata) confined to the table and its external roots (else a CorruptFileError naming ``what``)."""
+    if not external:
         return ctx.io, path
-    scheme, rest = path.split("://", 1)
-    bucket = rest.split("/", 1)[0]
-    return _external_io(f"{scheme}://{bucket}"), FileIO.for_uri(path)[1]
+    storage, fs_path = ctx.guard.external(path, source=what, field="external path")
+    if storage == ctx.guard.storage:
+        return ctx.io, fs_path
+    if storage == "file":
+        return _external_io("file:///"), fs_path
+    return _external_io(f"{storage}://{fs_path.split('/', 1)[0]}"), fs_path
 
 
 @dataclass(frozen=True)
@@ -115,7 +116,8 @@ def _index_file_bytes(io: FileIO, path: str) -> bytes:
 def _deletion_mask(ctx: ReadContext, d: DeletionFile | None, f: DataFileMeta) -> Any:
     if d is None:
         return None
-    io, path = _io_for(ctx, d.path)
+    external = not d.path.startswith(ctx.root.rstrip("/") + "/")
+    io, path = _io_for(ctx, d.path, external, f"deletion vector index file of data file {f.file_name}")
     return _cached_mask(io, path, d.offset, d.length, d.cardinality, f.file_name, f.row_count)
 
 
@@ -271,7 +273,7 @@ def read_file(
     """
     f = split.files[index]
     plan = _plan(ctx, f, names, push, system, sequence)
-    io, path = _io_for(ctx, data_file_path(split, f))
+    io, path = _io_for(ctx, data_file_path(split, f), bool(f.external_path), f"data file {f.file_name}")
     deleted = _deletion_mask(ctx, split.deletion_files[index], f)
     pushed = push if plan.pushable else None
     try:

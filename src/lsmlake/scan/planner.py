@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from lsmlake.core.binary_row import deserialize_row
 from lsmlake.core.fileio import FileIO
 from lsmlake.core.options import CoreOptions
+from lsmlake.core.path_guard import PathGuard
 from lsmlake.core.paths import TablePaths, partition_directory
 from lsmlake.core.schema import TableSchema
 from lsmlake.errors import MissingFileError, NoSuchSnapshotError, UnsupportedError
@@ -146,6 +147,7 @@ class _Planner:
     ) -> None:
         self.io, self.root, self.schema, self.options, self.filters = io, root, schema, options, filters
         self.paths = TablePaths(root)
+        self.guard = PathGuard.of(io, root, options)
         self.pk_table = bool(schema.primary_keys)
         self.partition_fields = [schema.field(k) for k in schema.partition_keys]
         self.partition_types = [f.type for f in self.partition_fields]
@@ -263,6 +265,12 @@ class _Planner:
                 continue
             if e.bucket >= 0 and not self.partition_matches(e.partition):
                 continue
+            if f.external_path:
+                self.guard.external(
+                    f.external_path,
+                    source=f"index manifest {snapshot.index_manifest}",
+                    field="_EXTERNAL_PATH",
+                )
             path = self.index_path(e.partition, e.bucket, f.file_name, f.external_path)
             files = out.setdefault((e.partition, e.bucket), {})
             for d in f.dv_ranges or ():
@@ -373,6 +381,9 @@ def _live_entries(planner: _Planner, snapshot: Snapshot) -> list[ManifestEntry]:
             continue
         entries = read_manifest(io, paths.manifest(meta.file_name))
         planner.counts.entries_read += len(entries)
+        external = [e.file.external_path for e in entries if e.file.external_path]
+        for path in external:
+            planner.guard.external(path, source=f"manifest {meta.file_name}", field="_FILE._EXTERNAL_PATH")
         kept.extend(e for e in entries if planner.entry_matches(e))
     return live_files(kept)
 
