@@ -21,6 +21,7 @@ from lsmlake.metadata.commit_message import CommitMessage
 from lsmlake.metadata.restore import RestoredState
 from lsmlake.metadata.table_handle import TableHandle
 from lsmlake.write.input_rows import WriteData, input_rows, row_kinds
+from lsmlake.write.memory_pool import WriteBufferPool
 from lsmlake.write.writer import FileStoreWrite
 
 PartitionSpec = Mapping[str, object]
@@ -122,6 +123,17 @@ class TableWriter:
         self.snapshot_ids: list[int] = []
         self.result: CommitResult | None = None
 
+    @property
+    def memory(self) -> WriteBufferPool:
+        """The write buffer budget (`write-buffer-size`) all buckets of this writer share: ``budget``,
+        ``used`` (buffered plus being flushed), ``peak``."""
+        return self._write.pool
+
+    def wait_for_flushes(self) -> None:
+        """Block until the background flushes started so far are written; raise the error of one that failed."""
+        self._check_open()
+        self._write.wait_for_flushes()
+
     def _check_open(self) -> None:
         if self._closed:
             raise LsmlakeError(f"table {self.table.name}: this writer has already committed or aborted")
@@ -194,7 +206,7 @@ class TableWriter:
             self.result = result.frozen()
         if self.snapshot_ids:
             with naming_published(self.snapshot_ids, table_name=self.table.name):
-                expire_after_commit(self.table)
+                expire_after_commit(self.table, latest=self.snapshot_ids[-1])
         return self.result.snapshot_id
 
     def abort(self) -> None:

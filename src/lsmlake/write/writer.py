@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import posixpath
+import threading
 from collections.abc import Callable, Iterable, Set
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
@@ -22,6 +23,7 @@ from lsmlake.bucket.routing import route_rows
 from lsmlake.compact.bucket_compactor import BucketFiles, compact_bucket, restore_deletion_vectors, written_by
 from lsmlake.core.fileio import FileIO
 from lsmlake.core.options import CoreOptions
+from lsmlake.core.options.validation import validate_write_buffer
 from lsmlake.core.paths import TablePaths, partition_directory
 from lsmlake.core.schema import TableSchema
 from lsmlake.errors import CommitConflictError
@@ -39,6 +41,8 @@ from lsmlake.mergetree.merge_function import Deduplicate, check_input_kinds, mer
 from lsmlake.metadata.commit_message import CommitMessage
 from lsmlake.metadata.data_file import DataFileMeta
 from lsmlake.metadata.restore import RestoredState
+from lsmlake.write.memory_pool import MAX_PENDING_FLUSHES, BackgroundFlusher, WriteBufferPool
+from lsmlake.write.spill import SpillDirectory, SpilledRun
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -46,6 +50,8 @@ R = TypeVar("R")
 PARALLEL_MIN_ROWS = 50_000
 
 BucketId = tuple[bytes, int]
+# Spilled runs merged into one data file at commit hold at most budget / this many bytes.
+FINAL_MERGE_SHARE = 8
 
 
 @dataclass
@@ -60,10 +66,15 @@ class _BucketBuffer:
     next_sequence: int = 0
     new_files: list[DataFileMeta] = field(default_factory=list)
     changelog_files: list[DataFileMeta] = field(default_factory=list)
+    spilled: list[SpilledRun] = field(default_factory=list)  # older than ``tables``, in arrival order
 
 
 class FileStoreWrite:
     """Buffers rows per (partition, bucket) and writes them as level-0 files.
+
+    All buckets share one budget (`write-buffer-size`): from half of it on, the largest buffers are
+    handed to a flush thread (which spills them as sorted runs with `write-buffer-spillable`), and
+    ``write`` blocks only while the budget is exceeded and flushes are pending.
 
     Sequence numbers continue per bucket from the highest one of the files restored from the
     base snapshot; ``restore`` loads that snapshot's state, lazily, once.
@@ -94,7 +105,16 @@ class FileStoreWrite:
         self._router = router_for(io, table_root, schema, options, lambda: self.restored.snapshot)
         if pk and self.num_buckets == POSTPONE_BUCKET:
             self.options = postpone_write_options(options)
-        self._buffer_limit = options.get(CoreOptions.WRITE_BUFFER_SIZE)
+        validate_write_buffer(self.options)
+        self.pool = WriteBufferPool(options.get(CoreOptions.WRITE_BUFFER_SIZE), options.get(CoreOptions.PAGE_SIZE))
+        self._flusher = BackgroundFlusher(table_name)
+        # append tables write rows as they come (Paimon's `write-buffer-for-append` sort buffer is not used)
+        self._spill = (
+            SpillDirectory(options.get(CoreOptions.WRITE_BUFFER_MAX_DISK_SIZE))
+            if pk and options.get(CoreOptions.WRITE_BUFFER_SPILLABLE)
+            else None
+        )
+        self._lock = threading.Lock()
         self.merge_function = merge_function_for(options, schema) if pk else Deduplicate()
 
     @property
@@ -102,7 +122,9 @@ class FileStoreWrite:
         return self.num_buckets if self.num_buckets > 0 or self.num_buckets == POSTPONE_BUCKET else -1
 
     def write(self, rows: pa.Table, kinds: np.ndarray) -> None:
-        """Buffer rows (already conformed to the table schema) with their row kinds."""
+        """Buffer rows (already conformed to the table schema) with their row kinds; raise the error of
+        a background flush that failed."""
+        self._flusher.check()
         if self.options.ignore_delete and self.schema.primary_keys:
             keep = (kinds == RowKind.INSERT) | (kinds == RowKind.UPDATE_AFTER)
             rows, kinds = rows.filter(pa.array(keep)), kinds[keep]
@@ -132,9 +154,48 @@ class FileStoreWrite:
             if not buf.tables:
                 buf.first_sequence = first
             buf.tables.append(part)
-            buf.nbytes += part.nbytes
-            if buf.nbytes >= self._buffer_limit:
-                self._flush(buf)
+            size = self.pool.pages(part.nbytes)
+            buf.nbytes += size
+            self.pool.add(size)
+        self._keep_within_budget()
+
+    def _keep_within_budget(self) -> None:
+        """Hand the largest buffers to the flush thread from half the budget on; wait for flushes only
+        while the budget is exceeded and the flush queue is full."""
+        while True:
+            self._flusher.check()
+            if not self.pool.wants_flush():
+                return
+            largest = max(self._buffers.values(), key=lambda b: b.nbytes)
+            if largest.nbytes > 0 and self._flusher.pending < MAX_PENDING_FLUSHES:
+                self._hand_off(largest)
+            elif self.pool.over_budget() and self._flusher.pending:
+                self._flusher.wait_one()
+            else:
+                return
+
+    def wait_for_flushes(self) -> None:
+        """Block until every background flush finished; raise the first error."""
+        self._flusher.drain()
+
+    def _hand_off(self, buf: _BucketBuffer) -> None:
+        parts, first, nbytes = buf.tables, buf.first_sequence, buf.nbytes
+        buf.tables, buf.nbytes = [], 0
+        self.pool.hand_off(nbytes)
+
+        def flush() -> None:
+            try:
+                # parts are sorted each; they are sorted together once, when the runs are merged at commit
+                run = self._spill.spill(pa.concat_tables(parts)) if self._spill is not None else None
+                if run is not None:
+                    buf.spilled.append(run)  # one flush thread: runs are appended in arrival order
+                else:
+                    self._write_files(buf, parts, first)
+            finally:
+                parts.clear()
+                self.pool.release(nbytes)
+
+        self._flusher.submit(flush)
 
     @staticmethod
     def _map(fn: Callable[[T], R], items: Iterable[T], *, parallel: bool) -> list[R]:
@@ -203,42 +264,84 @@ class FileStoreWrite:
             return 0
         return max(e.file.max_sequence_number for e in entries) + 1
 
-    def _flush(self, buf: _BucketBuffer) -> None:
-        if not buf.tables:
+    def _sorted(self, parts: list[pa.Table], *, each_sorted: bool = True) -> pa.Table:
+        """Key-value parts as one sorted run: by key, then sequence (a spilled run is several sorted
+        parts, so it is not sorted by itself: ``each_sorted`` False)."""
+        if len(parts) == 1 and each_sorted:
+            return parts[0]
+        return sort_by_key(
+            pa.concat_tables(parts),
+            [f.name for f in key_fields(self.schema)],
+            self.options.sequence_fields,
+            descending_sequence=self.options.sequence_descending,
+            seq_column=SEQUENCE_NUMBER,
+        )
+
+    def _write_files(
+        self, buf: _BucketBuffer, parts: list[pa.Table], first_sequence: int, *, each_sorted: bool = True
+    ) -> None:
+        """Write buffered parts as level-0 data files (and input changelog files)."""
+        if not parts:
             return
-        parts, buf.tables, buf.nbytes = buf.tables, [], 0
         writer = DataFileWriter(self.io, self.paths, self.schema, self.options, buf.directory)
+        changelog: list[DataFileMeta] = []
         if self.schema.primary_keys:
-            kv = parts[0]
-            knames = [f.name for f in key_fields(self.schema)]
-            if len(parts) > 1:
-                descending = self.options.sequence_descending
-                kv = sort_by_key(
-                    pa.concat_tables(parts),
-                    knames,
-                    self.options.sequence_fields,
-                    descending_sequence=descending,
-                    seq_column=SEQUENCE_NUMBER,
-                )
+            kv = self._sorted(parts, each_sorted=each_sorted)
             if self.options.changelog_producer == "input":  # the raw input rows, kinds kept, before merging
                 changelog = write_changelog(
                     self.io, self.paths, self.schema, self.options, buf.directory, kv, level=0
                 )
-                buf.changelog_files.extend(changelog)
-                self.written_paths.extend(f"{buf.directory}/{m.file_name}" for m in changelog)
-            written = writer.write(self.merge_function.merge(kv, knames))
+                self._record(buf.changelog_files, buf.directory, changelog)
+            written = writer.write(self.merge_function.merge(kv, [f.name for f in key_fields(self.schema)]))
         else:
-            written = writer.write(pa.concat_tables(parts), first_sequence=buf.first_sequence)
-        buf.new_files.extend(written)
-        self.written_paths.extend(f"{buf.directory}/{m.file_name}" for m in written)
+            written = writer.write(pa.concat_tables(parts), first_sequence=first_sequence)
+        self._record(buf.new_files, buf.directory, written)
+
+    def _record(self, files: list[DataFileMeta], directory: str, written: list[DataFileMeta]) -> None:
+        with self._lock:
+            files.extend(written)
+            self.written_paths.extend(f"{directory}/{m.file_name}" for m in written)
+
+    def _final_flush(self, buf: _BucketBuffer) -> None:
+        """Write a bucket's spilled runs and buffered rows as data files: consecutive runs merged into
+        one file while they fit in an eighth of the budget (a merge holds its rows about four times
+        over, on two threads) and number at most `sort-spill-threshold`."""
+        parts, buf.tables = buf.tables, []
+        self.pool.hand_off(buf.nbytes)
+        nbytes, buf.nbytes = buf.nbytes, 0
+        try:
+            runs, buf.spilled = buf.spilled, []
+            limit, most = self.pool.budget // FINAL_MERGE_SHARE, self.options.sort_spill_threshold
+            group: list[SpilledRun] = []
+            for run in runs:
+                if group and (sum(r.nbytes for r in group) + run.nbytes > limit or len(group) >= most):
+                    self._write_runs(buf, group, [])
+                    group = []
+                group.append(run)
+            if group and (sum(r.nbytes for r in group) + nbytes > limit or len(group) >= most):
+                self._write_runs(buf, group, [])
+                group = []
+            self._write_runs(buf, group, parts)
+        finally:
+            self.pool.release(nbytes)
+
+    def _write_runs(self, buf: _BucketBuffer, runs: list[SpilledRun], parts: list[pa.Table]) -> None:
+        assert self._spill is not None or not runs
+        loaded = [self._spill.read(r) for r in runs] if self._spill is not None else []
+        self._write_files(buf, loaded + parts, buf.first_sequence, each_sorted=not runs)
 
     def _partition_dir(self, values: tuple[object, ...]) -> str:
         return partition_directory(self.schema, self.options, values)
 
     def prepare_commit(self, *, compact: bool = True, full: bool = False) -> list[CommitMessage]:
-        """Flush every buffer, compact the buckets written (unless ``write-only``); one message per bucket."""
+        """Flush every buffer, compact the buckets written (unless ``write-only``); one message per bucket.
+        Raises the error of a background flush that failed (the caller then aborts)."""
+        self._flusher.drain()
+        self._flusher.close()
         items = list(self._buffers.items())
-        self._map(lambda item: self._flush(item[1]), items, parallel=True)
+        self._map(lambda item: self._final_flush(item[1]), items, parallel=True)
+        if self._spill is not None:
+            self._spill.close()
         compact = compact and bool(self.schema.primary_keys) and not self.options.get(CoreOptions.WRITE_ONLY)
         full = full or (self.options.full_compaction_delta_commits > 0)
         # Paimon's full-compaction producer without `full-compaction.delta-commits` compacts fully every commit
@@ -246,7 +349,6 @@ class FileStoreWrite:
 
         def finish(item: tuple[BucketId, _BucketBuffer]) -> CommitMessage | None:
             (partition, bucket), buf = item
-            self._flush(buf)
             new_files, buf.new_files = tuple(buf.new_files), []
             changelog, buf.changelog_files = tuple(buf.changelog_files), []
             message = CommitMessage(
@@ -281,8 +383,11 @@ class FileStoreWrite:
     def abort(self, *, keep: Set[str] = frozenset()) -> None:
         """Drop buffered rows and delete the files this writer wrote, except those named in ``keep``
         (files a snapshot already published references)."""
+        self._flusher.close()  # running flushes finish first: their files are then deleted too
+        if self._spill is not None:
+            self._spill.close()
         for buf in self._buffers.values():
-            buf.tables, buf.new_files, buf.changelog_files = [], [], []
+            buf.tables, buf.new_files, buf.changelog_files, buf.spilled = [], [], [], []
         for path in self.written_paths:
             if posixpath.basename(path) not in keep:
                 self.io.delete_file(path)

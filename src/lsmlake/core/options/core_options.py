@@ -175,6 +175,12 @@ class CoreOptions(OptionDeclarations):
         return max(trigger, trigger + 3 if stop is None else stop)
 
     @property
+    def sort_spill_threshold(self) -> int:
+        """Paimon's default: num-sorted-run.stop-trigger + 1."""
+        threshold = self.get(CoreOptions.SORT_SPILL_THRESHOLD)
+        return self.num_sorted_run_stop_trigger + 1 if threshold is None else threshold
+
+    @property
     def num_levels(self) -> int:
         """Paimon's default: the compaction trigger + 1."""
         levels = self.get(CoreOptions.NUM_LEVELS)

@@ -80,6 +80,21 @@ def validate_create_options(options: Mapping[str, str], *, primary_key_table: bo
     if opts.merge_engine not in ("deduplicate", "first-row", "partial-update", "aggregation"):
         raise InvalidOptionError(f"option 'merge-engine': unknown engine {opts.merge_engine!r}")
     _validate_merge_options(opts, primary_key_table=primary_key_table)
+    validate_write_buffer(opts)
+
+
+def validate_write_buffer(opts: CoreOptions) -> None:
+    """The write buffer's sizes must leave it at least one page, and a spill needs two runs to merge."""
+    size, page = opts.get(CoreOptions.WRITE_BUFFER_SIZE), opts.get(CoreOptions.PAGE_SIZE)
+    if page <= 0:
+        raise InvalidOptionError(f"option 'page-size': {opts.raw.get('page-size')!r} must be positive")
+    if size < page:
+        raise InvalidOptionError(
+            f"option 'write-buffer-size' ({size} bytes) must be at least one 'page-size' ({page} bytes)"
+        )
+    threshold = opts.get(CoreOptions.SORT_SPILL_THRESHOLD)
+    if threshold is not None and threshold < 2:
+        raise InvalidOptionError(f"option 'sort-spill-threshold': {threshold} is smaller than 2")
 
 
 def _retained(opts: CoreOptions, key: str, fallback: str | None = None) -> tuple[int, str]:
