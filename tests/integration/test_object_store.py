@@ -109,3 +109,38 @@ def test_fileio_counts_the_requests_the_server_answers(s3_endpoint: S3Endpoint) 
     assert counts == served
     assert {"GET", "PUT", "DELETE"} <= set(counts)
     assert t.io.request_counts()["PUT"] >= counts["PUT"]
+
+
+SMALL_WRITE_MAX_REQUESTS = 17
+"""A small write (1,000 rows, primary key, 2 buckets, after a first write) measured 16 requests: 7 PUTs
+(2 data files, a manifest, 2 manifest lists, the snapshot, LATEST), 5 GETs (writer and committer each
+read LATEST and the snapshot; expiry EARLIEST), 3 HEADs (is there a snapshot after LATEST, twice; does
+EARLIEST's snapshot exist), 1 LIST (expiry: snapshots left below EARLIEST). Before issue 22: 33."""
+
+
+def test_small_write_stays_within_its_request_budget(s3_endpoint: S3Endpoint) -> None:
+    cat = lsmlake.Catalog(s3_endpoint.fresh_warehouse("budget"), options=s3_endpoint.options)
+    cat.create_database("db")
+    t = cat.create_table("db.t", schema=SCHEMA, primary_key=["k"], options={"bucket": "2"})
+    rows = pa.table({"k": list(range(1000)), "v": ["x"] * 1000}, schema=SCHEMA)
+    t.write(rows)
+    with t.io.counting_requests() as counts:
+        t.write(rows)
+    assert sum(counts.values()) <= SMALL_WRITE_MAX_REQUESTS, counts
+    assert counts.get("LIST", 0) <= 1 and counts["PUT"] == 7, counts
+    with t.io.counting_requests() as counts:
+        assert t.read().num_rows == 1000
+    assert counts.get("LIST", 0) == 0, counts  # the LATEST hint is current: no listing
+
+
+def test_a_missing_file_costs_one_head(s3_endpoint: S3Endpoint) -> None:
+    cat = lsmlake.Catalog(s3_endpoint.fresh_warehouse("head"), options=s3_endpoint.options)
+    cat.create_database("db")
+    t = cat.create_table("db.t", schema=SCHEMA)
+    missing = t.snapshot_manager.snapshot_path(7)
+    with t.io.counting_requests() as counts:
+        assert not t.io.is_file(missing)
+    assert counts == {"HEAD": 1}
+    with t.io.counting_requests() as counts:
+        assert not t.io.exists(missing)  # pyarrow asks whether it is a directory too
+    assert counts == {"HEAD": 1, "LIST": 1}

@@ -20,6 +20,7 @@ from lsmlake.core.object_store import (
     S3ConditionalPut,
     S3DeleteObject,
     S3GetObject,
+    S3HeadObject,
     S3Settings,
     boto3_available,
 )
@@ -50,6 +51,18 @@ def _lazy_delete_object(settings: S3Settings) -> Callable[[str], None]:
     return delete
 
 
+def _lazy_head_object(settings: S3Settings) -> Callable[[str], bool]:
+    """The one-request S3 existence check of a file, its client created on first use."""
+    holder: list[S3HeadObject] = []
+
+    def head(path: str) -> bool:
+        if not holder:
+            holder.append(S3HeadObject(settings))
+        return holder[0](path)
+
+    return head
+
+
 def _lazy_conditional_put(settings: S3Settings) -> Callable[[str, bytes], bool]:
     """The S3 conditional put, created on first use (reads never need boto3)."""
     holder: list[S3ConditionalPut] = []
@@ -60,6 +73,11 @@ def _lazy_conditional_put(settings: S3Settings) -> Callable[[str, bytes], bool]:
         return holder[0](path, data)
 
     return put
+
+
+SMALL_FILE_BYTES = 8 * 1024 * 1024
+"""An object-store file up to this size is read whole in one GET rather than opened for ranged reads
+(a HEAD and a GET per range)."""
 
 
 class RequestCounter:
@@ -105,15 +123,18 @@ class FileIO:
         scheme: str | None = None,
         get_object: Callable[[str], bytes] | None = None,
         delete_object: Callable[[str], None] | None = None,
+        head_object: Callable[[str], bool] | None = None,
     ) -> None:
         """``scheme``: the URI scheme of an object store (``s3``), whose filesystem paths omit it;
         ``get_object``: reads a whole file in one request, instead of the filesystem's stream;
-        ``delete_object``: deletes a file in one request."""
+        ``delete_object``: deletes a file in one request; ``head_object``: whether a file exists, in
+        one request."""
         self.fs = filesystem
         self.local = local
         self._conditional_put = conditional_put
         self._get_object = get_object
         self._delete_object = delete_object
+        self._head_object = head_object
         self.scheme = scheme
         self.requests = RequestCounter()
 
@@ -174,6 +195,7 @@ class FileIO:
                 scheme=scheme,
                 get_object=_lazy_get_object(settings) if boto3_available() else None,
                 delete_object=_lazy_delete_object(settings) if boto3_available() else None,
+                head_object=_lazy_head_object(settings) if boto3_available() else None,
             ), rest.rstrip("/")
         fs, root = pafs.FileSystem.from_uri(uri)
         return FileIO(fs, local=False), root.rstrip("/")
@@ -188,6 +210,14 @@ class FileIO:
         """Whether a file or directory exists: on an object store a HEAD, and a LIST on a miss (a
         caller that will read the file anyway should read it and catch MissingFileError: one GET)."""
         return bool(self._file_info(path).type != pafs.FileType.NotFound)
+
+    def is_file(self, path: str) -> bool:
+        """Whether ``path`` is a file: on S3 one HEAD, also when it is missing (``exists`` then costs
+        a LIST as well). Use it for files: snapshots, hints, tags."""
+        if self._head_object is not None:
+            self._count("HEAD")
+            return self._head_object(path)
+        return bool(self._file_info(path).type == pafs.FileType.File)
 
     def is_dir(self, path: str) -> bool:
         return bool(self._file_info(path).type == pafs.FileType.Directory)
@@ -212,15 +242,22 @@ class FileIO:
     def read_text(self, path: str) -> str:
         return self.read_bytes(path).decode("utf-8")
 
-    def open_input_file(self, path: str) -> pa.NativeFile:
+    def open_input_file(self, path: str, size: int | None = None) -> pa.NativeFile:
         """A random-access file; MissingFileError when it does not exist. On an object store a HEAD
-        (for the size) and the GETs of what is read (counted as one)."""
+        (for the size) and the GETs of what is read (counted as one); a file whose ``size`` (from a
+        manifest) is at most ``SMALL_FILE_BYTES`` is fetched whole in one GET instead."""
+        if self.fetches_whole(size):
+            return pa.BufferReader(self.read_bytes(path))
         self._count("HEAD")
         self._count("GET")
         try:
             return self.fs.open_input_file(path)
         except FileNotFoundError as e:
             raise self.missing(path) from e
+
+    def fetches_whole(self, size: int | None) -> bool:
+        """Whether ``open_input_file`` reads a file of this size whole, in one GET."""
+        return size is not None and size <= SMALL_FILE_BYTES and self._get_object is not None
 
     def file_size(self, path: str) -> int:
         info = self._file_info(path)
@@ -476,12 +513,14 @@ class OutputFile:
 
     def __init__(self, io: FileIO, path: str, stream: pa.NativeFile, *, local: bool) -> None:
         self.io, self.path, self.stream, self._local = io, path, stream, local
+        self.size: int | None = None
+        """The bytes written, once closed."""
 
     def close(self) -> None:
+        self.size = self.stream.tell()
         if not self._local:
-            size = self.stream.tell()
             self.stream.close()
-            self.io._count_upload(size)
+            self.io._count_upload(self.size)
             return
         try:
             self.stream.flush()

@@ -92,6 +92,24 @@ class S3GetObject:
             raise FileNotFoundError(path) from None
 
 
+class S3HeadObject:
+    """Whether a key is an object, in one ``HEAD`` (pyarrow's file info adds a ``LIST`` on a miss, to
+    see whether the key is a directory)."""
+
+    def __init__(self, settings: S3Settings) -> None:
+        self._client = _boto3_client(settings)
+
+    def __call__(self, path: str) -> bool:
+        bucket, _, key = path.partition("/")
+        try:
+            self._client.head_object(Bucket=bucket, Key=key)
+        except self._client.exceptions.ClientError as e:
+            if e.response.get("ResponseMetadata", {}).get("HTTPStatusCode") == 404:
+                return False
+            raise
+        return True
+
+
 class S3DeleteObject:
     """One ``DELETE`` (pyarrow's delete sends a ``HEAD`` first and a ``PUT`` that re-creates the parent
     directory's marker object after it); deleting a missing key succeeds."""

@@ -180,7 +180,10 @@ class FileMetaBuilder:
             self.deletes += int(np.count_nonzero(is_retract(rows.column(VALUE_KIND).to_numpy())))
         self.rows += rows.num_rows
 
-    def finish(self, name: str, path: str, level: int, file_source: int) -> DataFileMeta:
+    def finish(
+        self, name: str, path: str, level: int, file_source: int, size: int | None = None
+    ) -> DataFileMeta:
+        """The file's metadata; ``size``: its bytes when the writer knows them (else looked up)."""
         if self.key_names:
             assert self.first_key is not None and self.min_seq is not None and self.max_seq is not None
             min_key = serialize_row(self.first_key, self.key_types)
@@ -193,7 +196,7 @@ class FileMetaBuilder:
             min_seq, max_seq = self.first_sequence, self.first_sequence + self.rows - 1
         return DataFileMeta(
             file_name=name,
-            file_size=self.writer.io.file_size(path),
+            file_size=self.writer.io.file_size(path) if size is None else size,
             row_count=self.rows,
             min_key=min_key,
             max_key=max_key,
@@ -263,7 +266,7 @@ class RollingWriter:
             out.abort()
             raise
         out.close()  # durable (fsynced) before its metadata goes to a commit message
-        self.metas.append(builder.finish(name, path, self.level, self.file_source))
+        self.metas.append(builder.finish(name, path, self.level, self.file_source, out.size))
 
     def close(self) -> list[DataFileMeta]:
         if self._open is not None:

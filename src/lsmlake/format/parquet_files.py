@@ -146,9 +146,12 @@ def _local_size(io: FileIO, path: str) -> int | None:
     return int(info.size or 0)
 
 
-def _footer(io: FileIO, path: str, expected_size: int | None = None) -> _Footer:
+def _footer(
+    io: FileIO, path: str, expected_size: int | None = None, source: pa.NativeFile | None = None
+) -> _Footer:
     """The file's cached footer. A local file is checked by its size, which the manifest's
-    ``expected_size`` vouches for without a ``stat`` when the cached footer has that size."""
+    ``expected_size`` vouches for without a ``stat`` when the cached footer has that size.
+    ``source``: the file's bytes already fetched, read instead of opening the file again."""
     key = (io, path)
     hit = _footers.get(key)
     if hit is not None and expected_size is not None and hit.size == expected_size:
@@ -156,8 +159,12 @@ def _footer(io: FileIO, path: str, expected_size: int | None = None) -> _Footer:
     size = _local_size(io, path)
     if hit is not None and hit.size == size:
         return hit
-    with io.open_input_file(path) as f:
-        entry = _Footer(pq.ParquetFile(f).metadata, size)
+    if source is not None:
+        entry = _Footer(pq.ParquetFile(source).metadata, size)
+        source.seek(0)
+    else:
+        with io.open_input_file(path, expected_size) as f:
+            entry = _Footer(pq.ParquetFile(f).metadata, size)
     _footers.put(key, entry, entry.meta.serialized_size)
     return entry
 
@@ -286,7 +293,9 @@ def read_row_groups(
     a zstd context, a fixed cost that dominates small chunks. ``file_size``: the manifest's size of
     the file, which spares checking a cached footer against the file system.
     """
-    entry = _footer(io, path, file_size)
+    # a small object-store file is fetched whole once, for its footer and its rows
+    whole = io.open_input_file(path, file_size) if io.fetches_whole(file_size) else None
+    entry = _footer(io, path, file_size, whole)
     meta = entry.meta
     groups = matching_row_groups(entry, predicate)
     everything = len(groups) == meta.num_row_groups
@@ -296,7 +305,7 @@ def read_row_groups(
             c: v for c in constants if c in columns and (v := entry.ranges(c).constant(groups)) is not None
         }
     decoded = [c for c in columns if c not in filled]
-    with io.open_input_file(path) as f:
+    with whole or io.open_input_file(path, file_size) as f:
         reader = pq.ParquetFile(f, metadata=meta, pre_buffer=not io.local)
         if not groups:
             table = reader.schema_arrow.empty_table().select(columns)

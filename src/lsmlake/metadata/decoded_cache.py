@@ -31,6 +31,12 @@ class DecodedFileCache(Generic[T]):
         ``name`` is not registered (tests)."""
         self._decode, self._kind = decode, kind
         self.lru: ByteLRU[tuple[T, ...]] = ByteLRU(name or kind, max_bytes, register_it=name is not None)
+        self.written: ByteLRU[bytes] = ByteLRU(f"{name or kind} written", max_bytes // 4, register_it=False)
+        """Bytes of files this process wrote, decoded when first read: no GET for them."""
+
+    def remember(self, io: FileIO, path: str, data: bytes) -> None:
+        """``data`` was just written to ``path`` (a new, immutable file): a later read decodes it."""
+        self.written.put((io, path), data, len(data))
 
     def read(self, io: FileIO, path: str) -> list[T]:
         """The file's decoded items (a fresh list: callers may change it)."""
@@ -38,10 +44,13 @@ class DecodedFileCache(Generic[T]):
         hit = self.lru.get(key)
         if hit is not None:
             return list(hit)
-        try:
-            data = io.read_bytes(path)
-        except FileNotFoundError as e:
-            raise io.missing(path, self._kind) from e
+        data = self.written.get(key)
+        if data is None:
+            try:
+                data = io.read_bytes(path)
+            except FileNotFoundError as e:
+                raise io.missing(path, self._kind) from e
         items = tuple(self._decode(data, path))
         self.lru.put(key, items, len(data) * DECODED_BYTES_PER_FILE_BYTE)
+        self.written.pop(key)
         return list(items)

@@ -53,7 +53,7 @@ class SnapshotManager:
         hint = self._read_hint(EARLIEST)
         if hint is None:
             return None
-        present = hint in listed if listed is not None else self.io.exists(self.snapshot_path(hint))
+        present = hint in listed if listed is not None else self.io.is_file(self.snapshot_path(hint))
         return hint if present else None
 
     def listed_ids(self) -> list[int]:
@@ -69,18 +69,22 @@ class SnapshotManager:
         return sorted(ids)
 
     def latest_id(self) -> int | None:
-        """The LATEST hint when no `snapshot-<hint+1>` exists, else the largest listed id."""
+        """The LATEST hint when no `snapshot-<hint+1>` exists, else the largest listed id (on S3: a GET
+        and a HEAD when the hint is current, no LIST)."""
         hint = self._read_hint(LATEST)
-        if hint is not None and hint > 0 and not self.io.exists(self.snapshot_path(hint + 1)):
+        if hint is not None and hint > 0 and not self.io.is_file(self.snapshot_path(hint + 1)):
             return hint
         return self._by_listing(max)
 
     def earliest_id(self) -> int | None:
         """The EARLIEST hint when that snapshot exists, else the smallest listed id."""
+        hint = self.valid_earliest_hint()
+        return hint if hint is not None else self._by_listing(min)
+
+    def valid_earliest_hint(self) -> int | None:
+        """The EARLIEST hint when that snapshot exists (a GET and a HEAD on S3), else None."""
         hint = self._read_hint(EARLIEST)
-        if hint is not None and self.io.exists(self.snapshot_path(hint)):
-            return hint
-        return self._by_listing(min)
+        return hint if hint is not None and self.io.is_file(self.snapshot_path(hint)) else None
 
     def _by_listing(self, pick: Callable[[list[int]], int]) -> int | None:
         ids = self.listed_ids()
@@ -103,13 +107,13 @@ class SnapshotManager:
     # -- snapshots
     def snapshot_exists(self, snapshot_id: int) -> bool:
         """Whether snapshot ``snapshot_id`` exists and has not expired (is not below EARLIEST)."""
-        return self.io.exists(self.snapshot_path(snapshot_id)) and not self._below_earliest(snapshot_id)
+        return self.io.is_file(self.snapshot_path(snapshot_id)) and not self._below_earliest(snapshot_id)
 
     def _below_earliest(self, snapshot_id: int) -> bool:
         hint = self._read_hint(EARLIEST)
         if hint is None or snapshot_id >= hint:
             return False
-        return self.io.exists(self.snapshot_path(hint))
+        return self.io.is_file(self.snapshot_path(hint))
 
     def snapshot(self, snapshot_id: int, *, expired: bool = False) -> Snapshot:
         """Snapshot ``snapshot_id``; NoSuchSnapshotError when its file is gone or it is below EARLIEST
@@ -127,12 +131,17 @@ class SnapshotManager:
         return decode_snapshot(data, name=path)
 
     def latest(self) -> Snapshot | None:
+        """The latest snapshot, read without the EARLIEST hint: the latest is never below it (expiry
+        keeps at least one snapshot, and writes LATEST at or above the EARLIEST it moves to before
+        it deletes anything, so a stale LATEST never points below EARLIEST at a snapshot whose
+        successor an expiry deleted)."""
         sid = self.latest_id()
-        return None if sid is None else self.snapshot(sid)
+        return None if sid is None else self.snapshot(sid, expired=True)
 
     def earliest(self) -> Snapshot | None:
+        """The earliest snapshot (it is EARLIEST, or the smallest listed when there is no hint)."""
         sid = self.earliest_id()
-        return None if sid is None else self.snapshot(sid)
+        return None if sid is None else self.snapshot(sid, expired=True)
 
     def earlier_or_equal_time_millis(self, millis: int) -> Snapshot | None:
         """The newest snapshot committed at or before ``millis`` (epoch ms), None if all are newer."""

@@ -92,7 +92,7 @@ def snapshot_by_id(table: TableHandle, snapshot_id: int) -> Snapshot:
 
 
 def tag_exists(table: TableHandle, name: str) -> bool:
-    return bool(name) and table.io.exists(tag_path(table.root, name))
+    return bool(name) and table.io.is_file(tag_path(table.root, name))
 
 
 def _version_snapshot(table: TableHandle, version: str) -> Snapshot:
