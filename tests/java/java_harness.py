@@ -199,22 +199,78 @@ class JavaPaimon:
             options=dict(options or {}),
         )
 
-    def read(self, warehouse: str, table: str, *, snapshot: int | None = None) -> list[dict[str, Any]]:
-        """Rows (JSON form) with their row kind under ``_kind``."""
-        rows: list[dict[str, Any]] = self.call("read", warehouse=warehouse, table=table, snapshot=snapshot)[
-            "rows"
-        ]
+    def read(
+        self,
+        warehouse: str,
+        table: str,
+        *,
+        snapshot: int | None = None,
+        options: Mapping[str, str] | None = None,
+    ) -> list[dict[str, Any]]:
+        """Rows (JSON form) with their row kind under ``_kind``; ``options`` are dynamic (`scan.tag-name`)."""
+        rows: list[dict[str, Any]] = self.call(
+            "read", warehouse=warehouse, table=table, snapshot=snapshot, options=dict(options or {})
+        )["rows"]
         return rows
 
-    def write(self, warehouse: str, table: str, rows: Sequence[Mapping[str, Any]]) -> int | None:
-        """One BatchWriteBuilder commit of rows (``_kind`` defaults to +I); the latest snapshot id after it."""
-        sid: int | None = self.call("write", warehouse=warehouse, table=table, rows=list(rows))["snapshot"]
+    def write(
+        self,
+        warehouse: str,
+        table: str,
+        rows: Sequence[Mapping[str, Any]],
+        *,
+        options: Mapping[str, str] | None = None,
+    ) -> int | None:
+        """One BatchWriteBuilder commit of rows (``_kind`` defaults to +I) under dynamic ``options``
+        (`write-only`, ...); the latest snapshot id after it."""
+        sid: int | None = self.call(
+            "write", warehouse=warehouse, table=table, rows=list(rows), options=dict(options or {})
+        )["snapshot"]
         return sid
 
-    def compact(self, warehouse: str, table: str) -> int | None:
-        """A full compaction of every bucket with live files, one commit; the latest snapshot id."""
-        sid: int | None = self.call("compact", warehouse=warehouse, table=table)["snapshot"]
+    def compact(self, warehouse: str, table: str, *, full: bool = True) -> int | None:
+        """A compaction (full, or each bucket's strategy) of every bucket with live files, one commit; the
+        latest snapshot id."""
+        sid: int | None = self.call("compact", warehouse=warehouse, table=table, full=full)["snapshot"]
         return sid
+
+    def create_tag(self, warehouse: str, table: str, name: str, snapshot: int | None = None) -> None:
+        self.call("tag", warehouse=warehouse, table=table, action="create", name=name, id=snapshot)
+
+    def delete_tag(self, warehouse: str, table: str, name: str) -> None:
+        self.call("tag", warehouse=warehouse, table=table, action="delete", name=name)
+
+    def branch(self, warehouse: str, table: str, action: str, name: str, *, tag: str | None = None) -> None:
+        """``action``: create (from ``tag``, or empty), delete, fast_forward; the branch is table ``t$branch_<name>``."""
+        self.call("branch", warehouse=warehouse, table=table, action=action, name=name, tag=tag)
+
+    def expire(
+        self, warehouse: str, table: str, *, retain_min: int = 1, retain_max: int, time_retain_ms: int = 0
+    ) -> int:
+        """``ExpireSnapshots`` with these limits; how many snapshots it expired."""
+        expired: int = self.call(
+            "expire",
+            warehouse=warehouse,
+            table=table,
+            retain_min=retain_min,
+            retain_max=retain_max,
+            time_retain_ms=time_retain_ms,
+        )["expired"]
+        return expired
+
+    def rollback(
+        self, warehouse: str, table: str, *, snapshot: int | None = None, tag: str | None = None
+    ) -> int | None:
+        """``Table.rollbackTo`` a snapshot or a tag; the latest snapshot id after it."""
+        sid: int | None = self.call("rollback", warehouse=warehouse, table=table, id=snapshot, tag=tag)[
+            "snapshot"
+        ]
+        return sid
+
+    def snapshots(self, warehouse: str, table: str) -> tuple[list[int], list[str]]:
+        """The snapshot ids Java sees on storage and the tag names."""
+        answer = self.call("snapshots", warehouse=warehouse, table=table)
+        return [int(i) for i in answer["ids"]], [str(t) for t in answer["tags"]]
 
     def stream(
         self, warehouse: str, table: str, options: Mapping[str, str] | None = None

@@ -25,6 +25,7 @@ import org.apache.paimon.data.InternalRow;
 import org.apache.paimon.data.Timestamp;
 import org.apache.paimon.disk.IOManager;
 import org.apache.paimon.index.HashBucketAssigner;
+import org.apache.paimon.options.ExpireConfig;
 import org.apache.paimon.options.Options;
 import org.apache.paimon.reader.RecordReader;
 import org.apache.paimon.schema.Schema;
@@ -141,6 +142,16 @@ public final class Harness {
                 return stream(command);
             case "alter":
                 return alter(command);
+            case "tag":
+                return tag(command);
+            case "branch":
+                return branch(command);
+            case "expire":
+                return expire(command);
+            case "rollback":
+                return rollback(command);
+            case "snapshots":
+                return snapshots(command);
             default:
                 throw new IllegalArgumentException("unknown op: " + op);
         }
@@ -285,6 +296,8 @@ public final class Harness {
 
     private JsonObject compact(JsonObject command) throws Exception {
         Table table = table(command, "");
+        // full = false: each bucket's compaction strategy decides (it may pick nothing).
+        boolean full = !command.has("full") || command.get("full").getAsBoolean();
         Set<List<Object>> seen = new LinkedHashSet<>();
         List<BinaryRow> partitions = new ArrayList<>();
         List<Integer> buckets = new ArrayList<>();
@@ -299,7 +312,7 @@ public final class Harness {
         try (BatchTableWrite write = (BatchTableWrite) builder.newWrite().withIOManager(ioManager);
                 BatchTableCommit commit = builder.newCommit()) {
             for (int i = 0; i < partitions.size(); i++) {
-                write.compact(partitions.get(i), buckets.get(i), true);
+                write.compact(partitions.get(i), buckets.get(i), full);
             }
             List<CommitMessage> messages = write.prepareCommit();
             commit.commit(messages);
@@ -367,6 +380,103 @@ public final class Harness {
         Identifier id = Identifier.fromString(command.get("table").getAsString());
         catalog(command).alterTable(id, changes, false);
         return new JsonObject();
+    }
+
+    // ---- tags, branches, expiry, rollback ----
+
+    /** {"action": "create", "name": n, "id": snapshot id or null (latest)} or {"action": "delete", "name": n}. */
+    private JsonObject tag(JsonObject command) throws Exception {
+        Table table = table(command, "");
+        String name = command.get("name").getAsString();
+        String action = command.get("action").getAsString();
+        if ("create".equals(action)) {
+            if (command.has("id") && !command.get("id").isJsonNull()) {
+                table.createTag(name, command.get("id").getAsLong());
+            } else {
+                table.createTag(name);
+            }
+        } else if ("delete".equals(action)) {
+            table.deleteTag(name);
+        } else {
+            throw new IllegalArgumentException("unknown tag action: " + action);
+        }
+        return new JsonObject();
+    }
+
+    /**
+     * {"action": "create", "name": b, "tag": t or absent} (an empty branch on the latest schema without a
+     * tag), "delete", or "fast_forward" (the main branch becomes the branch). Write and read a branch as
+     * table "db.t$branch_b".
+     */
+    private JsonObject branch(JsonObject command) throws Exception {
+        Table table = table(command, "");
+        String name = command.get("name").getAsString();
+        String action = command.get("action").getAsString();
+        switch (action) {
+            case "create":
+                if (command.has("tag") && !command.get("tag").isJsonNull()) {
+                    table.createBranch(name, command.get("tag").getAsString());
+                } else {
+                    table.createBranch(name);
+                }
+                break;
+            case "delete":
+                table.deleteBranch(name);
+                break;
+            case "fast_forward":
+                table.fastForward(name);
+                break;
+            default:
+                throw new IllegalArgumentException("unknown branch action: " + action);
+        }
+        return new JsonObject();
+    }
+
+    /** ExpireSnapshots with retain_min / retain_max and a time retention (default 0: any age expires). */
+    private JsonObject expire(JsonObject command) throws Exception {
+        Table table = table(command, "");
+        ExpireConfig.Builder config = ExpireConfig.builder();
+        if (command.has("retain_min")) {
+            config.snapshotRetainMin(command.get("retain_min").getAsInt());
+        }
+        if (command.has("retain_max")) {
+            config.snapshotRetainMax(command.get("retain_max").getAsInt());
+        }
+        long retainMs = command.has("time_retain_ms") ? command.get("time_retain_ms").getAsLong() : 0L;
+        config.snapshotTimeRetain(java.time.Duration.ofMillis(retainMs));
+        int expired = table.newExpireSnapshots().config(config.build()).expire();
+        JsonObject answer = new JsonObject();
+        answer.addProperty("expired", expired);
+        return answer;
+    }
+
+    /** Table.rollbackTo(snapshot "id") or rollbackTo("tag"). */
+    private JsonObject rollback(JsonObject command) throws Exception {
+        Table table = table(command, "");
+        if (command.has("tag") && !command.get("tag").isJsonNull()) {
+            table.rollbackTo(command.get("tag").getAsString());
+        } else {
+            table.rollbackTo(command.get("id").getAsLong());
+        }
+        return latest(table);
+    }
+
+    /** The snapshot ids on storage (earliest to latest) and the tag names. */
+    private JsonObject snapshots(JsonObject command) throws Exception {
+        FileStoreTable table = (FileStoreTable) table(command, "");
+        JsonArray ids = new JsonArray();
+        java.util.Iterator<org.apache.paimon.Snapshot> it = table.snapshotManager().snapshots();
+        while (it.hasNext()) {
+            ids.add(it.next().id());
+        }
+        JsonArray tags = new JsonArray();
+        for (String t : table.tagManager().allTagNames()) {
+            tags.add(t);
+        }
+        JsonObject answer = new JsonObject();
+        answer.add("ids", ids);
+        answer.add("tags", tags);
+        return answer;
     }
 
     private JsonObject latest(Table table) throws Exception {
