@@ -296,11 +296,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     crash.add_argument("--kills", type=int, default=40)
     crash.add_argument("--seed", type=int, default=1)
     crash.add_argument("--keep", action="store_true")
+    crash.add_argument("--stop-on-failure", action="store_true", help="stop at the first failed check")
     args = parser.parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix=f"lsmlake-{args.campaign}-"))
     try:
         if args.campaign == "crash":
-            crash_result = run_crash(kills=args.kills, seed=args.seed, work=work, progress=True)
+            crash_result = run_crash(
+                kills=args.kills,
+                seed=args.seed,
+                work=work,
+                progress=True,
+                stop_on_failure=args.stop_on_failure,
+            )
             print("\n".join(crash_result.lines()))
             return 1 if crash_result.failures else 0
         if not args.seconds and not args.commits:

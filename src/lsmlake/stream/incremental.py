@@ -13,6 +13,7 @@ from lsmlake.core.fileio import FileIO
 from lsmlake.core.options import CoreOptions
 from lsmlake.core.paths import TablePaths
 from lsmlake.core.schema import TableSchema
+from lsmlake.errors import MissingFileError
 from lsmlake.expr import Predicate, evaluate
 from lsmlake.metadata.live_files import live_entries
 from lsmlake.metadata.manifest import FileKind, ManifestEntry, read_manifest
@@ -41,8 +42,12 @@ def change_entries(io: FileIO, root: str, snapshot: Snapshot, mode: ChangeMode) 
         return []
     paths = TablePaths(root)
     entries: list[ManifestEntry] = []
-    for meta in read_manifest_list(io, paths.manifest(name)):
-        entries.extend(e for e in read_manifest(io, paths.manifest(meta.file_name)) if e.kind == FileKind.ADD)
+    try:
+        for meta in read_manifest_list(io, paths.manifest(name)):
+            added = read_manifest(io, paths.manifest(meta.file_name))
+            entries.extend(e for e in added if e.kind == FileKind.ADD)
+    except MissingFileError as e:
+        raise MissingFileError(f"{e}; snapshot {snapshot.id} of table {root} references it") from e
     return entries
 
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -10,6 +11,7 @@ import pyarrow as pa
 
 from lsmlake.core.schema import TableSchema
 from lsmlake.core.types import DataField
+from lsmlake.errors import MissingFileError
 from lsmlake.metadata.data_file import DataFileMeta
 from lsmlake.metadata.index_manifest import DELETION_VECTORS_INDEX, IndexManifestEntry, read_index_manifest
 from lsmlake.metadata.live_files import live_entries, snapshot_manifests
@@ -131,7 +133,19 @@ def format_identifier(file_name: str) -> str:
 
 
 def _live(ctx: SystemContext, snapshot: Snapshot | None) -> list[ManifestEntry]:
-    return live_entries(ctx.io, ctx.table.paths, snapshot)
+    with _referenced_by(ctx, snapshot):
+        return live_entries(ctx.io, ctx.table.paths, snapshot)
+
+
+@contextmanager
+def _referenced_by(ctx: SystemContext, snapshot: Snapshot | None) -> Iterator[None]:
+    """A missing file the snapshot's metadata names is reported with the snapshot that names it."""
+    try:
+        yield
+    except MissingFileError as e:
+        if snapshot is None:
+            raise
+        raise MissingFileError(f"{e}; snapshot {snapshot.id} of table {ctx.table.name} references it") from e
 
 
 # --------------------------------------------------------------------------- $files
@@ -238,7 +252,8 @@ def files_table(ctx: SystemContext) -> pa.Table:
 def manifests_table(ctx: SystemContext) -> pa.Table:
     """The data manifests (base then delta) of the snapshot."""
     snapshot = ctx.snapshot()
-    metas = [] if snapshot is None else snapshot_manifests(ctx.io, ctx.table.paths, snapshot)
+    with _referenced_by(ctx, snapshot):
+        metas = [] if snapshot is None else snapshot_manifests(ctx.io, ctx.table.paths, snapshot)
     rows = [
         (
             m.file_name,
