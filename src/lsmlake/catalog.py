@@ -1,4 +1,4 @@
-"""The filesystem catalog: databases are ``<name>.db`` directories, tables their sub-directories."""
+"""The catalog: databases and tables of a warehouse, recorded by its metastore (the directories, or JDBC)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from lsmlake.catalog_options import CatalogOptions
 from lsmlake.core.fileio import FileIO
 from lsmlake.core.options import CoreOptions, validate_create_options
 from lsmlake.core.paths import is_inside
-from lsmlake.core.schema import SCHEMA_PREFIX, TableSchema, read_schema, schema_file_name, write_schema
+from lsmlake.core.schema import TableSchema, read_schema, schema_file_name, write_schema
 from lsmlake.core.types import assign_field_ids, from_arrow_type
 from lsmlake.errors import (
     AlreadyExistsError,
@@ -24,12 +24,11 @@ from lsmlake.errors import (
     SchemaMismatchError,
 )
 from lsmlake.mergetree.merge_function import validate_merge_engine
+from lsmlake.metastore import Metastore, open_metastore
 from lsmlake.schema_change import SchemaChange
-from lsmlake.schema_change.manager import rename_table_dir
 from lsmlake.system.registry import SystemTable
 from lsmlake.table import Table
 
-DB_SUFFIX = ".db"
 SYSTEM_TABLE_SPLITTER = "$"
 _BAD_NAME = re.compile(r"[/\\\x00-\x1f$]")
 
@@ -59,14 +58,21 @@ class Catalog:
     def __init__(self, warehouse: str, *, options: Mapping[str, str] | None = None) -> None:
         """``options``: Paimon catalog options -- storage settings for object stores (``s3.endpoint``,
         ``s3.access-key``, ...), ``table-default.<option>`` for the tables it creates, ``metastore``
-        (``filesystem``) and ``warehouse``; anything else is refused."""
+        (``filesystem``, or ``jdbc`` with ``uri``, ``catalog-key``, ``jdbc.<property>``, ``lock.enabled``,
+        ``lock-acquire-timeout``, ``lock-check-max-sleep``, ``sync-all-properties``) and ``warehouse``;
+        anything else is refused."""
         self.warehouse = warehouse
         self.options = CatalogOptions.of(str(warehouse), options)
         self.io, self.root = FileIO.for_uri(str(warehouse), self.options.storage)
+        self.metastore: Metastore = open_metastore(self.options, self.io, self.root)
+
+    def close(self) -> None:
+        """Close the metastore's connections (the JDBC catalog's); the catalog reconnects on next use."""
+        self.metastore.close()
 
     # -- paths
     def _db_path(self, database: str) -> str:
-        path = posixpath.join(self.root, _check_name(database, "database") + DB_SUFFIX)
+        path = self.metastore.paths.database(_check_name(database, "database"))
         if not is_inside(self.root, path):
             raise InvalidIdentifierError(f"database {database!r} escapes the warehouse")
         return path
@@ -77,54 +83,39 @@ class Catalog:
             raise InvalidIdentifierError(f"table {database}.{table} escapes the warehouse")
         return path
 
+    def _require_database(self, database: str) -> None:
+        self._db_path(database)
+        if not self.metastore.database_exists(database):
+            raise NoSuchDatabaseError(f"database {database} does not exist")
+
     # -- databases
     def create_database(self, name: str, *, exist_ok: bool = False) -> None:
-        path = self._db_path(name)
-        if self.io.exists(path):
-            if exist_ok:
-                return
+        self._db_path(name)
+        if not self.metastore.create_database(name) and not exist_ok:
             raise AlreadyExistsError(f"database {name} already exists")
-        self.io.mkdirs(path)
 
     def list_databases(self) -> list[str]:
-        return sorted(
-            s.name[: -len(DB_SUFFIX)]
-            for s in self.io.list_dir(self.root)
-            if s.is_dir and s.name.endswith(DB_SUFFIX)
-        )
+        return self.metastore.list_databases()
 
     def drop_database(self, name: str, *, ignore_missing: bool = False, cascade: bool = False) -> None:
-        path = self._db_path(name)
-        if not self.io.exists(path):
+        self._db_path(name)
+        if not self.metastore.database_exists(name):
             if ignore_missing:
                 return
             raise NoSuchDatabaseError(f"database {name} does not exist")
         if self.list_tables(name) and not cascade:
             raise AlreadyExistsError(f"database {name} is not empty (use cascade=True)")
-        self.io.delete_dir(path)
+        self.metastore.drop_database(name)
 
     # -- tables
     def list_tables(self, database: str) -> list[str]:
-        path = self._db_path(database)
-        if not self.io.exists(path):
-            raise NoSuchDatabaseError(f"database {database} does not exist")
-        return sorted(
-            s.name
-            for s in self.io.list_dir(path)
-            if s.is_dir and self._latest_schema_id(posixpath.join(path, s.name)) is not None
-        )
-
-    def _latest_schema_id(self, table_path: str) -> int | None:
-        ids = []
-        for s in self.io.list_dir(posixpath.join(table_path, "schema")):
-            suffix = s.name[len(SCHEMA_PREFIX) :]
-            if s.name.startswith(SCHEMA_PREFIX) and suffix.isdigit():
-                ids.append(int(suffix))
-        return max(ids) if ids else None
+        self._require_database(database)
+        return self.metastore.list_tables(database)
 
     def table_exists(self, identifier: str) -> bool:
         db, name = parse_identifier(identifier)
-        return self._latest_schema_id(self._table_path(db, name)) is not None
+        self._table_path(db, name)
+        return self.metastore.table_exists(db, name)
 
     def get_table(self, identifier: str) -> Table | SystemTable:
         """Open a table (``db.table``), or a system table (``db.table$files``); NoSuchTableError if absent."""
@@ -133,12 +124,17 @@ class Catalog:
         return self.open_table(identifier)
 
     def open_table(self, identifier: str) -> Table:
-        """Open a data table (``db.table``); raises NoSuchTableError when it has no schema file."""
+        """Open a data table (``db.table``); raises NoSuchTableError when it has no schema file (or,
+        in a JDBC catalog, no row)."""
         db, name = parse_identifier(identifier)
         path = self._table_path(db, name)
-        schema_id = self._latest_schema_id(path)
-        if schema_id is None:
+        if not self.metastore.table_exists(db, name):
             raise NoSuchTableError(f"table {db}.{name} does not exist")
+        schema_id = self.metastore.paths.latest_schema_id(path)
+        if schema_id is None:
+            raise NoSuchTableError(
+                f"table {db}.{name} is recorded in the catalog, but {self.io.uri(path)} holds no schema file"
+            )
         schema = read_schema(self.io, posixpath.join(path, "schema", schema_file_name(schema_id)))
         return Table(f"{db}.{name}", self.io, path, schema)
 
@@ -163,25 +159,37 @@ class Catalog:
         """Create a table from an Arrow schema; returns it. Nothing is written when validation fails.
         The catalog's ``table-default.*`` options apply under ``options``."""
         db, name = parse_identifier(identifier)
-        if not self.io.exists(self._db_path(db)):
+        if not self.metastore.database_exists(db):
+            self._db_path(db)
             raise NoSuchDatabaseError(f"database {db} does not exist (create it with create_database)")
         path = self._table_path(db, name)
-        if self._latest_schema_id(path) is not None:
-            if exist_ok:
-                return self.open_table(identifier)
-            raise AlreadyExistsError(f"table {db}.{name} already exists")
-        table_schema = build_schema(
-            schema,
-            primary_key=list(primary_key or []),
-            partition_keys=list(partition_keys or []),
-            options=self.options.table_options(options),
-            comment=comment,
-            table_name=identifier,
-        )
-        if not write_schema(self.io, posixpath.join(path, "schema", schema_file_name(0)), table_schema):
-            if exist_ok:
-                return self.open_table(identifier)
-            raise AlreadyExistsError(f"table {db}.{name} already exists")
+        with self.metastore.lock(db, name):
+            if self.metastore.table_exists(db, name):
+                if exist_ok:
+                    return self.open_table(identifier)
+                raise AlreadyExistsError(f"table {db}.{name} already exists")
+            table_schema = build_schema(
+                schema,
+                primary_key=list(primary_key or []),
+                partition_keys=list(partition_keys or []),
+                options=self.options.table_options(options),
+                comment=comment,
+                table_name=identifier,
+            )
+            if not write_schema(self.io, posixpath.join(path, "schema", schema_file_name(0)), table_schema):
+                if self.metastore.table_exists(db, name):  # created meanwhile
+                    if exist_ok:
+                        return self.open_table(identifier)
+                    raise AlreadyExistsError(f"table {db}.{name} already exists")
+                raise AlreadyExistsError(
+                    f"cannot create table {db}.{name}: {self.io.uri(path)} already holds a table that this "
+                    "catalog does not record (drop or move the directory first)"
+                )
+            try:
+                self.metastore.register_table(db, name, table_properties(table_schema))
+            except BaseException:
+                self.io.delete_dir(path)  # the schema this call wrote: nothing half-made is left
+                raise
         return Table(f"{db}.{name}", self.io, path, table_schema)
 
     def alter_table(
@@ -191,37 +199,59 @@ class Catalog:
         the table on its new schema (None when it does not exist and ``ignore_missing``)."""
         if ignore_missing and not self.table_exists(identifier):
             return None
-        return self.open_table(identifier).alter(*changes)
+        db, name = parse_identifier(identifier)
+        with self.metastore.lock(db, name):
+            table = self.open_table(identifier)
+            altered = table.alter(*changes)
+            if altered.schema.id != table.schema.id:
+                self.metastore.update_table(db, name, table_properties(altered.schema))
+        return altered
 
     def rename_table(self, identifier: str, new_identifier: str, *, ignore_missing: bool = False) -> None:
-        """Rename ``db.table`` (also into another database) by moving its directory.
+        """Rename ``db.table`` (also into another database) by moving its directory (and, in a JDBC
+        catalog, its row: both move or neither).
 
         Local warehouses only; refused when the table's metadata refers to absolute paths.
         """
         db, name = parse_identifier(identifier)
         new_db, new_name = parse_identifier(new_identifier)
-        path = self._table_path(db, name)
-        if self._latest_schema_id(path) is None:
-            if ignore_missing:
-                return
-            raise NoSuchTableError(f"table {db}.{name} does not exist")
-        if not self.io.exists(self._db_path(new_db)):
-            raise NoSuchDatabaseError(f"database {new_db} does not exist")
+        self._table_path(db, name)
         target = self._table_path(new_db, new_name)
-        if self.io.exists(target):
-            raise AlreadyExistsError(f"table {new_db}.{new_name} already exists (or its directory does)")
-        rename_table_dir(
-            self.io, path, target, source_name=f"{db}.{name}", target_name=f"{new_db}.{new_name}"
-        )
+        first, second = sorted([(db, name), (new_db, new_name)])
+        with self.metastore.lock(*first), self.metastore.lock(*second):
+            if not self.metastore.table_exists(db, name):
+                if ignore_missing:
+                    return
+                raise NoSuchTableError(f"table {db}.{name} does not exist")
+            if not self.metastore.database_exists(new_db):
+                raise NoSuchDatabaseError(f"database {new_db} does not exist")
+            if self.metastore.table_exists(new_db, new_name) or self.io.exists(target):
+                raise AlreadyExistsError(f"table {new_db}.{new_name} already exists (or its directory does)")
+            self.metastore.rename_table((db, name), (new_db, new_name))
 
     def drop_table(self, identifier: str, *, ignore_missing: bool = False) -> None:
         db, name = parse_identifier(identifier)
-        path = self._table_path(db, name)
-        if self._latest_schema_id(path) is None:
-            if ignore_missing:
-                return
-            raise NoSuchTableError(f"table {db}.{name} does not exist")
-        self.io.delete_dir(path)
+        self._table_path(db, name)
+        with self.metastore.lock(db, name):
+            if not self.metastore.table_exists(db, name):
+                if ignore_missing:
+                    return
+                raise NoSuchTableError(f"table {db}.{name} does not exist")
+            self.metastore.drop_table(db, name)
+
+
+def table_properties(schema: TableSchema) -> dict[str, str]:
+    """What a JDBC catalog keeps of a table (Paimon's sync-all-properties): its options, and its
+    primary, partition and bucket keys."""
+    out = dict(schema.options)
+    for key, cols in (
+        ("primary-key", schema.primary_keys),
+        ("partition", schema.partition_keys),
+        ("bucket-key", schema.bucket_keys),
+    ):
+        if cols:
+            out[key] = ",".join(cols)
+    return out
 
 
 def build_schema(

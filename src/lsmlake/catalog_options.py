@@ -12,31 +12,49 @@ METASTORE = "metastore"
 WAREHOUSE = "warehouse"
 TABLE_DEFAULT_PREFIX = "table-default."
 FILESYSTEM = "filesystem"
+JDBC = "jdbc"
 # Paimon's other metastores: named so that asking for one says it is not available, instead of
 # silently opening a filesystem catalog on the same warehouse
-OTHER_METASTORES = ("jdbc", "rest", "hive")
+OTHER_METASTORES = ("rest", "hive")
+# the options of Paimon's JDBC catalog (JdbcCatalogOptions and the lock options of CatalogOptions);
+# ``jdbc.<property>`` goes to the database driver
+JDBC_PREFIX = "jdbc."
+JDBC_OPTIONS = (
+    "uri",
+    "catalog-key",
+    "lock.enabled",
+    "lock-acquire-timeout",
+    "lock-check-max-sleep",
+    "lock-key-max-length",
+    "sync-all-properties",
+)
 KNOWN = (METASTORE, WAREHOUSE, f"{TABLE_DEFAULT_PREFIX}<table option>", *S3_OPTIONS)
 
 
 @dataclass(frozen=True)
 class CatalogOptions:
-    """A catalog's checked options: ``storage`` for the FileIO, ``table_defaults`` for new tables."""
+    """A catalog's checked options: ``storage`` for the FileIO, ``table_defaults`` for new tables,
+    ``metastore`` and its own options (``metastore_options``: the JDBC catalog's, unparsed)."""
 
     storage: dict[str, str] = field(default_factory=dict)
     table_defaults: dict[str, str] = field(default_factory=dict)
+    metastore: str = FILESYSTEM
+    metastore_options: dict[str, str] = field(default_factory=dict)
 
     @staticmethod
     def of(warehouse: str, options: Mapping[str, str] | None) -> CatalogOptions:
         """Check ``options`` for a catalog on ``warehouse``: an unknown key, another metastore or a
         different warehouse is refused, naming it."""
+        given = {str(k): str(v) for k, v in (options or {}).items()}
+        metastore = _check_metastore(given.get(METASTORE, FILESYSTEM))
         storage: dict[str, str] = {}
         defaults: dict[str, str] = {}
+        own: dict[str, str] = {}
         unknown: list[str] = []
-        for raw_key, raw_value in (options or {}).items():
-            key, value = str(raw_key), str(raw_value)
+        for key, value in given.items():
             if key == METASTORE:
-                _check_metastore(value)
-            elif key == WAREHOUSE:
+                continue
+            if key == WAREHOUSE:
                 if value.rstrip("/") != str(warehouse).rstrip("/"):
                     raise InvalidOptionError(
                         f"catalog option 'warehouse' is {value!r}, but the catalog opens {warehouse!r}"
@@ -45,28 +63,34 @@ class CatalogOptions:
                 defaults[key[len(TABLE_DEFAULT_PREFIX) :]] = value
             elif key.startswith("s3."):
                 storage[key] = value
+            elif metastore == JDBC and (key in JDBC_OPTIONS or key.startswith(JDBC_PREFIX)):
+                own[key] = value
             else:
                 unknown.append(key)
         if unknown:
-            raise InvalidOptionError(f"unknown catalog option(s) {sorted(unknown)}; known: {', '.join(KNOWN)}")
+            known = KNOWN + ((*JDBC_OPTIONS, f"{JDBC_PREFIX}<driver property>") if metastore == JDBC else ())
+            hint = "" if metastore == JDBC else f" (the JDBC catalog's options need {METASTORE}={JDBC})"
+            raise InvalidOptionError(
+                f"unknown catalog option(s) {sorted(unknown)}; known: {', '.join(known)}{hint}"
+            )
         S3Settings.of(storage)  # names an unknown s3.* key, on any warehouse
-        return CatalogOptions(storage, defaults)
+        return CatalogOptions(storage, defaults, metastore, own)
 
     def table_options(self, options: Mapping[str, str] | None) -> dict[str, str]:
         """A new table's options: the catalog's ``table-default.*`` values under the given ones."""
         return {**self.table_defaults, **{str(k): str(v) for k, v in (options or {}).items()}}
 
 
-def _check_metastore(value: str) -> None:
+def _check_metastore(value: str) -> str:
     name = value.strip().lower()
-    if name == FILESYSTEM:
-        return
+    if name in (FILESYSTEM, JDBC):
+        return name
     if name in OTHER_METASTORES:
         raise UnsupportedError(
-            f"catalog option 'metastore' = {value!r}: only the filesystem metastore is available in "
-            "lsmlake (tables, schemas and snapshots in the warehouse directories)"
+            f"catalog option 'metastore' = {value!r}: lsmlake offers the filesystem and jdbc metastores "
+            "only (the REST and Hive catalogs are not implemented)"
         )
     raise InvalidOptionError(
         f"catalog option 'metastore' = {value!r} is not a metastore; Paimon's are "
-        f"{', '.join((FILESYSTEM, *OTHER_METASTORES))}"
+        f"{', '.join((FILESYSTEM, JDBC, *OTHER_METASTORES))}"
     )

@@ -51,6 +51,15 @@ class CommitConflictError(LsmlakeError):
     can be retried."""
 
 
+class LockTimeoutError(CommitConflictError):
+    """A catalog lock (the JDBC catalog's ``lock.enabled``) was not acquired within
+    ``lock-acquire-timeout``; nothing was published, so the operation can be retried."""
+
+
+class MetastoreError(LsmlakeError):
+    """The catalog's metastore (the JDBC database) failed or cannot be reached; the message names it."""
+
+
 class PartiallyPublishedError(LsmlakeError):
     """A write published some snapshots (its APPEND or OVERWRITE first), then failed with an error that
     is not an lsmlake one or that would read as "nothing published" (a commit conflict): the write is

@@ -137,6 +137,9 @@ class FileIO:
         self._head_object = head_object
         self.scheme = scheme
         self.requests = RequestCounter()
+        # set by a catalog with a lock (JDBC lock.enabled): held around every create-only publish of
+        # the path's table; inside it a store without a conditional put publishes by check-then-write
+        self.publish_lock: Callable[[str], contextlib.AbstractContextManager[None]] | None = None
 
     # -- request accounting (object stores; local disk sends none)
     def request_counts(self) -> dict[str, int]:
@@ -412,11 +415,17 @@ class FileIO:
         Local disk: the bytes go to a temp file, fsynced, that is hard-linked to the target, which
         fails atomically when the target exists; then the directory is fsynced, so a True is durable
         (a failure of that last fsync only warns: the file is already visible). Object stores: a
-        conditional create (no overwrite).
+        conditional create (no overwrite). With a ``publish_lock`` all of it runs under that lock.
         """
+        if self.publish_lock is not None:
+            with self.publish_lock(path):
+                return self._create_only(path, data, locked=True)
+        return self._create_only(path, data, locked=False)
+
+    def _create_only(self, path: str, data: bytes, *, locked: bool) -> bool:
         self.make_parent_dirs(path)
         if not self.local:
-            return self._object_store_create(path, data)
+            return self._object_store_create(path, data, locked=locked)
         tmp = self._temp_path(path)
         try:
             _write_local(tmp, data, durable=True, name=path)
@@ -442,14 +451,20 @@ class FileIO:
             )
         return True
 
-    def _object_store_create(self, path: str, data: bytes) -> bool:
+    def _object_store_create(self, path: str, data: bytes, *, locked: bool = False) -> bool:
         if self._conditional_put is not None:
             self._count("PUT")
             return self._conditional_put(path, data)
+        if locked:  # every create-only writer of this table holds the lock: check, then write
+            if self.exists(path):
+                return False
+            self.write_bytes(path, data)
+            return True
         # no conditional put for this filesystem: refuse rather than risk a lost commit
         raise LsmlakeError(
             f"create-only publish of {path} needs a conditional put, which this filesystem "
-            f"({self.fs.type_name}) does not offer"
+            f"({self.fs.type_name}) does not offer (a JDBC catalog with lock.enabled=true publishes under "
+            "its lock instead)"
         )
 
     def delete_file(self, path: str) -> None:

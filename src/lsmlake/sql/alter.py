@@ -236,7 +236,7 @@ def alter(ctx: SqlContext, stmt: Statement) -> Result:
     cur.end()
     if not parsed:
         return Result("alter table", stmt.text, message=f"table {name} unchanged")
-    altered = table.alter(*parsed)
+    altered = ctx.catalog.alter_table(name.identifier, *parsed) or table  # the catalog records the change
     changed = altered.schema.id != table.schema.id
     message = f"altered table {name} (schema {altered.schema.id})" if changed else f"table {name} unchanged"
     return Result("alter table", stmt.text, message=message)
