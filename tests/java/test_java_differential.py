@@ -214,7 +214,9 @@ class Differential(RuleBasedStateMachine):
             self.java.create_tag(self.warehouse, self.ident, name, sid)
         else:
             self.table.create_tag(name, sid)
-        self.model.tags[name] = (sid, dict(self.model.names), self.model.state.copy())
+        # the tag reads in its snapshot's schema: an ALTER after the last commit is not in it
+        names = self.model.history[sid][0] if sid in self.model.history else dict(self.model.names)
+        self.model.tags[name] = (sid, dict(names), self.model.state.copy())
         self.step(f"{side} tags {sid} as {name}")
 
     @precondition(lambda self: bool(self.model.tags))
