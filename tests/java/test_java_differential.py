@@ -420,3 +420,37 @@ def test_remove_record_on_delete_restarts_from_the_delete_record(
     # a full compaction drops the deletes' rows: the same answer on both sides afterwards
     java_paimon.compact(warehouse, "db.t")
     assert sort_rows(table.read().to_pylist(), ["id"]) == expected
+
+
+@pytest.mark.parametrize("kind", [KINDS[0], KINDS[1]], ids=[KINDS[0].name, KINDS[1].name])
+def test_scripted_tags_branch_rollback(kind: Kind, java_paimon: JavaPaimon, tmp_path: Path) -> None:
+    """The rules random runs reach least often, in a fixed order: rollback by each side, a fast-forwarded
+    branch, expiry past a tag, tag and time-travel reads."""
+    machine = type(
+        "Scripted",
+        (Differential,),
+        {"kind": kind, "java": java_paimon, "base": tmp_path, "counter": itertools.count()},
+    )
+    m = machine()
+    m.first_writes([1, 2, 3, 4], [5, 6, 7], 1)
+    m.both_sides_read_the_model()
+    m.create_tag("java")
+    m.java_write([8, 9], [1], [2], 2)
+    m.lsmlake_compact(True)
+    m.both_sides_read_the_model()
+    m.rollback_to_tag("lsmlake", 0)
+    m.both_sides_read_the_model()
+    m.lsmlake_write([10, 11], 3)
+    m.create_tag("lsmlake")
+    m.java_write([12], [3], [4], 4)
+    m.rollback_to_tag("java", 1)
+    m.both_sides_read_the_model()
+    m.java_branch(1, [13, 14, 1], 5, True)
+    m.both_sides_read_the_model()
+    m.lsmlake_write([15], 6)
+    m.expire("lsmlake", 1)
+    m.both_sides_read_the_model()
+    m.read_tag(0)
+    m.read_tag(1)
+    m.time_travel(0)
+    m.teardown()
