@@ -149,7 +149,7 @@ def spark_environment() -> tuple[Path, Path]:
 def run_spark_sql(catalogs: Mapping[str, Path], statements: Sequence[str]) -> list[dict[str, Any]]:
     """Run ``statements`` in order in one local Spark session (one thread) with a Paimon catalog per
     ``catalogs`` entry (name -> warehouse; the first is the current catalog, so ``default.t`` names a
-    table in it). One answer per statement: ``{"sql", "columns", "rows"}``, rows as lists of JSON
+    table in it). One answer per statement: ``{"sql", "columns", "rows", "seconds"}``, rows as lists of JSON
     values (nested rows as objects, anything else as text)."""
     if not catalogs:
         raise ValueError("run_spark_sql needs at least one catalog")

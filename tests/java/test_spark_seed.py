@@ -34,6 +34,8 @@ SEED = (
 #: (Paimon 0.9's default); parquet is the default of Paimon 1.x and lsmlake. Name -> (format, compact first).
 TABLES = {"test_ver": ("parquet", False), "test_ver_c": ("parquet", True), "test_ver_orc": ("orc", False)}
 EXPECTED = [[1, 2], [2, 2], [3, 33]]
+#: Bytes of (the update's level-0 file, the top file) before the update's compaction, (Spark, lsmlake).
+README_SIZES = {"test_ver_c": [(1131, 1110), (921, 947)], "test_ver_orc": [(516, 533), (579, 582)]}
 SIZE_RATIO, MAX_SIZE_AMP, MAX_LEVEL = 1, 200, 5  # Paimon's defaults: compaction.size-ratio, ...amplification
 
 
@@ -280,6 +282,12 @@ def test_where_the_trees_part_the_file_sizes_say_why(seeded: Run) -> None:
         assert spark.levels()[:-2] == lk.levels()[:-2], table  # the same tree up to the update
     assert [_parted(o) for o in outcomes["test_ver_c"]] == ["merged", "kept"]
     assert [_parted(o) for o in outcomes["test_ver_orc"]] == ["kept", "merged"]
+    # the README's seed section quotes these sizes (the update's level-0 file, the top file): keep it in step
+    sizes = {
+        t: [(_runs(o.files[-2])[0].size, _runs(o.files[-2])[-1].size) for o in outcomes[t]]
+        for t in README_SIZES
+    }
+    assert sizes == README_SIZES
 
 
 def test_deletion_vector_index_is_the_seeds_and_byte_identical(seeded: Run) -> None:
