@@ -56,6 +56,10 @@ class JdbcClient:
             path = self.config.connect["path"]
             os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
             conn = sqlite3.connect(path, timeout=_SQLITE_BUSY_TIMEOUT_S, isolation_level=None)
+            # WAL (kept in the file, so Java's connections use it too): readers never block a writer.
+            # In the default rollback journal, an open read statement blocks every other connection's
+            # writes -- and Paimon 1.4's lock leaves one open when the lock table already exists.
+            conn.execute("PRAGMA journal_mode=WAL")
         else:
             conn = self._driver.connect(autocommit=True, **self.config.connect)
         return conn
