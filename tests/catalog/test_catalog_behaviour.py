@@ -122,7 +122,9 @@ def test_alter_table(open_catalog: CatalogFactory) -> None:
     cat.create_database("db")
     t = cat.create_table("db.t", schema=SCHEMA, primary_key=["id"], options={"bucket": "1"})
     t.write(pa.table({"id": [1], "v": ["a"]}))
-    altered = cat.alter_table("db.t", sc.add_column("n", "INT"), sc.set_option("snapshot.num-retained.max", "70"))
+    altered = cat.alter_table(
+        "db.t", sc.add_column("n", "INT"), sc.set_option("snapshot.num-retained.max", "70")
+    )
     assert altered is not None and altered.schema.id == 1
     reopened = open_catalog().open_table("db.t")
     assert reopened.schema.field_names == ["id", "v", "n"]

@@ -93,4 +93,6 @@ def test_java_and_lsmlake_share_a_jdbc_catalog(tmp_path: Path) -> None:
     assert props["primary-key"] == "id" and props["bucket"] == "1"
     renamed = java_check(tmp_path, {"options": {**options, "warehouse": warehouse}, "read": ["db.j"]})
     assert sorted(renamed["rows"]["db.j"]) == [["10", "x"], ["11", "y"]]
-    assert sorted(renamed["tables"]["db"]) == ["empty", "j", "t"] and renamed["tables"].get("javadb", []) == []
+    assert (
+        sorted(renamed["tables"]["db"]) == ["empty", "j", "t"] and renamed["tables"].get("javadb", []) == []
+    )

@@ -458,6 +458,8 @@ class FileIO:
         if locked:  # every create-only writer of this table holds the lock: check, then write
             if self.exists(path):
                 return False
+            # a filesystem without conditional puts may be hierarchical: it then needs the directory
+            self.fs.create_dir(path.rsplit("/", 1)[0], recursive=True)
             self.write_bytes(path, data)
             return True
         # no conditional put for this filesystem: refuse rather than risk a lost commit

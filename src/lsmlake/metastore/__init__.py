@@ -9,7 +9,14 @@ from lsmlake.metastore.filesystem import FilesystemMetastore
 from lsmlake.metastore.jdbc import JdbcMetastore
 from lsmlake.metastore.jdbc_config import JdbcConfig
 
-__all__ = ["DB_SUFFIX", "FilesystemMetastore", "JdbcMetastore", "Metastore", "WarehousePaths", "open_metastore"]
+__all__ = [
+    "DB_SUFFIX",
+    "FilesystemMetastore",
+    "JdbcMetastore",
+    "Metastore",
+    "WarehousePaths",
+    "open_metastore",
+]
 
 
 def open_metastore(options: CatalogOptions, io: FileIO, root: str) -> Metastore:

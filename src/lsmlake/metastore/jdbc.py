@@ -49,7 +49,9 @@ class JdbcMetastore:
     # -- databases
     def database_exists(self, database: str) -> bool:
         args = (self.key, database)
-        return bool(self.client.query(q.DATABASE_IN_PROPERTIES, args) or self.client.query(q.DATABASE_IN_TABLES, args))
+        return bool(
+            self.client.query(q.DATABASE_IN_PROPERTIES, args) or self.client.query(q.DATABASE_IN_TABLES, args)
+        )
 
     def create_database(self, database: str) -> bool:
         if self.database_exists(database):
@@ -69,7 +71,11 @@ class JdbcMetastore:
     def drop_database(self, database: str) -> None:
         tables = self.list_tables(database)
         with self.client.transaction():
-            for sql in (q.DELETE_DATABASE_TABLES, q.DELETE_DATABASE_PROPERTIES, q.DELETE_DATABASE_TABLE_PROPERTIES):
+            for sql in (
+                q.DELETE_DATABASE_TABLES,
+                q.DELETE_DATABASE_PROPERTIES,
+                q.DELETE_DATABASE_TABLE_PROPERTIES,
+            ):
                 self.client.execute(sql, (self.key, database))
         # only this catalog's tables: other catalog keys may keep tables in the same directory
         for table in tables:
@@ -124,7 +130,11 @@ class JdbcMetastore:
                 self.client.execute(q.RENAME_TABLE_PROPERTIES, args)
                 self.io.mkdirs(self.paths.database(target[0]))  # a JDBC database has no directory until used
                 rename_table_dir(
-                    self.io, source_path, target_path, source_name=".".join(source), target_name=".".join(target)
+                    self.io,
+                    source_path,
+                    target_path,
+                    source_name=".".join(source),
+                    target_name=".".join(target),
                 )
                 moved = True
         except self.client.integrity_errors:

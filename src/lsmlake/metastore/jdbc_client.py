@@ -127,7 +127,9 @@ class JdbcClient:
     def table_names(self) -> set[str]:
         """The tables of the database (lower case)."""
         if self.is_postgres:
-            rows = self.query("SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()")
+            rows = self.query(
+                "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()"
+            )
         else:
             rows = self.query("SELECT name FROM sqlite_master WHERE type = 'table'")
         return {str(r[0]).lower() for r in rows}

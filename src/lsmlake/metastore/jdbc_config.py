@@ -64,7 +64,9 @@ class JdbcConfig:
             raise InvalidOptionError("catalog option 'catalog-key' must not be empty")
         max_len = options.get("lock-key-max-length", str(DEFAULT_LOCK_KEY_MAX_LENGTH))
         if not max_len.strip().isdigit() or int(max_len) < 1:
-            raise InvalidOptionError(f"catalog option 'lock-key-max-length': {max_len!r} is not a positive integer")
+            raise InvalidOptionError(
+                f"catalog option 'lock-key-max-length': {max_len!r} is not a positive integer"
+            )
         return JdbcConfig(
             uri=uri,
             kind=kind,

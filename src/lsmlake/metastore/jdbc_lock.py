@@ -34,9 +34,11 @@ class JdbcLock:
         config = self.client.config
         if q.LOCKS not in self.client.table_names():
             with contextlib.suppress(*self.client.integrity_errors):
-                self.client.execute(q.CREATE_LOCKS.format(config.lock_key_max_length).replace(
-                    "CREATE TABLE", "CREATE TABLE IF NOT EXISTS", 1
-                ))
+                self.client.execute(
+                    q.CREATE_LOCKS.format(config.lock_key_max_length).replace(
+                        "CREATE TABLE", "CREATE TABLE IF NOT EXISTS", 1
+                    )
+                )
 
     def key(self, database: str, table: str) -> str:
         return f"{self.client.config.catalog_key}.{database}.{table}"

@@ -30,17 +30,22 @@ CREATE_LOCKS = (
 
 # a database exists when it has a table or a property row (Paimon writes 'exists' and 'location')
 DATABASE_IN_TABLES = f"SELECT 1 FROM {TABLES} WHERE catalog_key = ? AND database_name = ? LIMIT 1"
-DATABASE_IN_PROPERTIES = f"SELECT 1 FROM {DATABASE_PROPERTIES} WHERE catalog_key = ? AND database_name = ? LIMIT 1"
+DATABASE_IN_PROPERTIES = (
+    f"SELECT 1 FROM {DATABASE_PROPERTIES} WHERE catalog_key = ? AND database_name = ? LIMIT 1"
+)
 DATABASES = (
     f"SELECT database_name FROM {TABLES} WHERE catalog_key = ? "
     f"UNION SELECT database_name FROM {DATABASE_PROPERTIES} WHERE catalog_key = ?"
 )
 INSERT_DATABASE_PROPERTY = (
-    f"INSERT INTO {DATABASE_PROPERTIES} (catalog_key, database_name, property_key, property_value) VALUES (?,?,?,?)"
+    f"INSERT INTO {DATABASE_PROPERTIES} (catalog_key, database_name, property_key, property_value) "
+    "VALUES (?,?,?,?)"
 )
 DELETE_DATABASE_PROPERTIES = f"DELETE FROM {DATABASE_PROPERTIES} WHERE catalog_key = ? AND database_name = ?"
 DELETE_DATABASE_TABLES = f"DELETE FROM {TABLES} WHERE catalog_key = ? AND database_name = ?"
-DELETE_DATABASE_TABLE_PROPERTIES = f"DELETE FROM {TABLE_PROPERTIES} WHERE catalog_key = ? AND database_name = ?"
+DELETE_DATABASE_TABLE_PROPERTIES = (
+    f"DELETE FROM {TABLE_PROPERTIES} WHERE catalog_key = ? AND database_name = ?"
+)
 
 TABLE_NAMES = f"SELECT table_name FROM {TABLES} WHERE catalog_key = ? AND database_name = ?"
 TABLE_ROW = f"SELECT 1 FROM {TABLES} WHERE catalog_key = ? AND database_name = ? AND table_name = ?"
@@ -70,5 +75,6 @@ LOCK_EXPIRE_SQLITE = (
     "AND lock_id = ?"
 )
 LOCK_EXPIRE_POSTGRESQL = (
-    f"DELETE FROM {LOCKS} WHERE EXTRACT(EPOCH FROM AGE(NOW(), acquired_at)) > expire_time_seconds AND lock_id = ?"
+    f"DELETE FROM {LOCKS} WHERE EXTRACT(EPOCH FROM AGE(NOW(), acquired_at)) > expire_time_seconds "
+    "AND lock_id = ?"
 )
