@@ -18,7 +18,8 @@ ROWS = st.lists(st.tuples(st.integers(0, 30), st.integers(-9, 9)), min_size=1, m
 
 
 class TwoWriters(RuleBasedStateMachine):
-    """Paimon allows one writer per bucket: the second to commit on a bucket it restored stale is refused."""
+    """Two writers of one bucket: the second to commit on a bucket it restored stale is rebased above the
+    first (refused only when a file it restored has expired since); the table follows commit order."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -61,7 +62,6 @@ class TwoWriters(RuleBasedStateMachine):
         except CommitConflictError:
             assert seen < self.appends, "refused although nobody else wrote the bucket"
             return
-        assert seen == self.appends, "a stale writer's commit was accepted"
         self.model.update(staged)
         self.appends += 1
 

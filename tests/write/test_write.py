@@ -186,22 +186,20 @@ def test_many_rows_roll_files(catalog: lsmlake.Catalog) -> None:
     assert len(files) > 1 and sum(m.row_count for m in files) == n
 
 
-def test_two_writers_of_one_bucket_second_is_refused(catalog: lsmlake.Catalog) -> None:
-    from lsmlake.errors import CommitConflictError
-
+def test_two_writers_of_one_bucket_second_is_rebased(catalog: lsmlake.Catalog) -> None:
     t = catalog.create_table("db.t", schema=SCHEMA, primary_key=["id"], options={"bucket": "1"})
     t.write(pa.table({"id": [1], "name": ["a"], "v": [1.0]}))
     w1, w2 = t.writer(), t.writer()
     w1.write(pa.table({"id": [1], "name": ["w1"], "v": [2.0]}))
     w2.write(pa.table({"id": [1], "name": ["w2"], "v": [3.0]}))  # both restore snapshot 1
     w1.commit()
-    with pytest.raises(CommitConflictError, match="one writer per bucket"):
-        w2.commit()
-    assert len(live(t)) == 2  # w2's file was cleaned up, w1's commit stands
-    assert not [
+    w2.commit()  # rewritten above w1's sequence numbers, not refused: the later commit wins
+    assert t.read().to_pylist() == [{"id": 1, "name": "w2", "v": 3.0}]
+    live_names = {e.file.file_name for e in live(t)}
+    assert len(live_names) == 3 and not [  # the superseded original of w2's file was deleted
         s
         for s in t.io.walk_files(t.root)
-        if s.name.endswith(".parquet") and s.name not in {e.file.file_name for e in live(t)}
+        if s.name.endswith(".parquet") and s.name not in live_names
     ]
 
 

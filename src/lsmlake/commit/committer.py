@@ -9,9 +9,11 @@ import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from lsmlake.commit.conflicts import detect_conflicts, sequence_conflicts
+from lsmlake.bucket.cross_partition import is_cross_partition
+from lsmlake.commit.conflicts import BucketTops, bucket_tops, detect_conflicts, sequence_problems
 from lsmlake.commit.hash_index_conflicts import hash_index_conflicts
 from lsmlake.commit.manifest_files import ManifestWriter
+from lsmlake.commit.rebase import AppendRebase, FileRebaser
 from lsmlake.core.options import CoreOptions
 from lsmlake.errors import CommitConflictError
 from lsmlake.metadata.commit_message import CommitMessage
@@ -118,15 +120,101 @@ class FileStoreCommit:
             options.manifest_codec,
             schema.id,
         )
+        self.rebaser = FileRebaser(io, self.paths, schema, options)
+        # the last APPEND of a primary-key table: its messages as published (rebased files renamed)
+        self.rebase: AppendRebase | None = None
+        self._tops: BucketTops = {}
+        self._delta_tops: dict[int, BucketTops] = {}  # highest sequence number ADDed per bucket, by snapshot
 
     def commit(
         self, messages: Sequence[CommitMessage], *, identifier: int = BATCH_COMMIT_IDENTIFIER
     ) -> list[int]:
-        """Publish the messages as up to two snapshots (APPEND, then COMPACT); return their ids."""
+        """Publish the messages as up to two snapshots (APPEND, then COMPACT); return their ids.
+
+        The APPEND of a primary-key table that another writer of its buckets got ahead of is rebased
+        (``rebase.py``) rather than refused; ``self.rebase`` then names the files it published."""
         ids = []
         for changes in split_changes(messages):
-            ids.append(self._commit_changes(changes, identifier))
+            if changes.kind == "APPEND" and self.key_types:
+                ids.append(self._commit_append(messages, identifier))
+            else:
+                ids.append(self._commit_changes(changes, identifier))
         return ids
+
+    @property
+    def rebased_buckets(self) -> set[tuple[bytes, int]]:
+        """The buckets whose new files the last APPEND rewrote above another writer's."""
+        return set() if self.rebase is None else self.rebase.rebased_buckets
+
+    def published_messages(self, messages: Sequence[CommitMessage]) -> list[CommitMessage]:
+        """``messages`` as the last APPEND published them (the same unless it was rebased)."""
+        return list(messages) if self.rebase is None else list(self.rebase.current)
+
+    def _commit_append(self, messages: Sequence[CommitMessage], identifier: int) -> int:
+        """The APPEND snapshot, its buckets rebased above the latest snapshot's on every attempt."""
+        rebase = self.rebase = AppendRebase(self.rebaser, list(messages))
+        touched = set(rebase.lowest)
+
+        def changes_for(latest: Snapshot | None) -> Changes:
+            if latest is not None and is_cross_partition(self.schema, self.options):
+                self._check_no_data_since_base(latest)
+            self._tops = self._bucket_tops(touched, latest)
+            return next(c for c in split_changes(rebase.above(self._tops)) if c.kind == "APPEND")
+
+        try:
+            sid = self._commit_changes(changes_for, identifier)
+        except BaseException:
+            rebase.discard_copies()
+            raise
+        for path in rebase.superseded():  # the writer's files, replaced by their rebased copies
+            self.io.delete_file(path)
+        return sid
+
+    def _check_no_data_since_base(self, latest: Snapshot) -> None:
+        """Cross-partition upserts place keys by a global index of the base snapshot: another writer's
+        data since may have put one of their keys in another partition, so it is a real conflict."""
+        base = self.base_snapshot_id
+        for sid in range(base + 1 if base is not None else latest.id + 1, latest.id + 1):
+            kind = self.snapshots.snapshot(sid).commit_kind if self.snapshots.snapshot_exists(sid) else None
+            if kind != "COMPACT":
+                raise CommitConflictError(
+                    f"table {self.table_name}: snapshot {sid} changed the data after this writer's base "
+                    f"snapshot {base}; a cross-partition upsert placed its keys by the base's key index "
+                    "(one writer at a time) - retry"
+                )
+
+    def _bucket_tops(self, touched: set[tuple[bytes, int]], latest: Snapshot | None) -> BucketTops:
+        """The highest sequence number of each touched bucket that another commit added since this
+        writer's base snapshot (the bucket's live files when the base is unknown or expired since)."""
+        if latest is None or not touched:
+            return {}
+        base = self.base_snapshot_id
+        if base is not None:
+            tops: BucketTops = {}
+            for sid in range(base + 1, latest.id + 1):
+                added = self._added_tops(sid)
+                if added is None:
+                    break
+                for key in touched & added.keys():
+                    tops[key] = max(tops.get(key, -1), added[key])
+            else:
+                return tops
+        return bucket_tops(
+            live_entries(
+                self.io, self.paths, latest, entry_filter=lambda e: (e.partition, e.bucket) in touched
+            )
+        )
+
+    def _added_tops(self, sid: int) -> BucketTops | None:
+        """Highest sequence number ADDed per bucket by snapshot ``sid`` (None: expired)."""
+        if sid not in self._delta_tops:
+            if not self.snapshots.snapshot_exists(sid):
+                return None
+            snapshot = self.snapshots.snapshot(sid)
+            metas = read_manifest_list(self.io, self.paths.manifest(snapshot.delta_manifest_list))
+            entries = [e for m in metas for e in read_manifest(self.io, self.paths.manifest(m.file_name))]
+            self._delta_tops[sid] = bucket_tops([e for e in entries if e.kind == FileKind.ADD])
+        return self._delta_tops[sid]
 
     def overwrite(
         self,
@@ -247,32 +335,50 @@ class FileStoreCommit:
     def _check_conflicts(self, changes: Changes, latest: Snapshot | None) -> None:
         """Conflict detection against the latest snapshot.
 
-        COMPACT commits get Paimon's checks. APPEND commits of primary-key tables are checked for
-        another writer having written the same bucket meanwhile: Paimon assumes one writer per
-        bucket, and two writers restoring the same snapshot would reuse sequence numbers, so the
-        later commit is refused rather than silently mis-ordered.
+        COMPACT commits get Paimon's checks. An APPEND of a primary-key table was rebased above the
+        sequence numbers other writers gave its buckets since this writer's base (``_commit_append``);
+        what is checked is that it is, and that no other writer re-indexed its dynamic buckets.
         """
         if latest is None or (changes.kind == "APPEND" and not self.key_types):
             return
-        touched = {(e.partition, e.bucket) for e in changes.entries}
-        if changes.kind == "APPEND" and self.base_snapshot_id is not None:
-            # the writer's base is known: only the snapshots since it need reading
-            problems = self._written_since_base(touched, latest)
+        if changes.kind == "APPEND":
+            problems = sequence_problems(self._tops, changes.entries)
             problems += self._hash_index_conflicts(changes, latest)
         else:
+            touched = {(e.partition, e.bucket) for e in changes.entries}
             base = [
                 e
                 for meta in self._previous_metas(latest)
                 for e in read_manifest(self.io, self.paths.manifest(meta.file_name))
                 if (e.partition, e.bucket) in touched
             ]
-            if changes.kind == "APPEND":
-                problems = sequence_conflicts(base, list(changes.entries))
-            else:
-                problems = detect_conflicts(base, list(changes.entries), self.key_types)
-                problems += self._index_conflicts(changes, latest)
+            problems = detect_conflicts(base, list(changes.entries), self.key_types)
+            problems += self._index_conflicts(changes, latest)
+            if self.rebase is not None:  # a write's own compaction saw its buckets as of its base
+                problems += self._changed_since_base(touched, latest)
         if problems:
             raise CommitConflictError(f"table {self.table_name}: {problems[0]}")
+
+    def _changed_since_base(self, touched: set[tuple[bytes, int]], latest: Snapshot) -> list[str]:
+        """Another commit changed these buckets after this writer's base: a compaction computed from the
+        base (deletion vectors included) is stale even if its input files are all still live."""
+        base = self.base_snapshot_id
+        if base is None:
+            return ["the compaction has no base snapshot to check against"]
+        for sid in range(base + 1, latest.id + 1):
+            if not self.snapshots.snapshot_exists(sid):
+                return [f"snapshot {sid}, committed after this writer's base {base}, has expired"]
+            snapshot = self.snapshots.snapshot(sid)
+            if snapshot.commit_user == self.commit_user:
+                continue
+            metas = read_manifest_list(self.io, self.paths.manifest(snapshot.delta_manifest_list))
+            for meta in metas:
+                for e in read_manifest(self.io, self.paths.manifest(meta.file_name)):
+                    if (e.partition, e.bucket) in touched:
+                        return [
+                            f"bucket {e.bucket} was changed by snapshot {sid} after this writer's base {base}"
+                        ]
+        return []
 
     def _hash_index_conflicts(self, changes: Changes, latest: Snapshot) -> list[str]:
         """HASH files this commit replaces must be those of the base snapshot (dynamic bucket)."""
@@ -288,29 +394,6 @@ class FileStoreCommit:
             return read_index_manifest(self.io, self.paths.manifest(s.index_manifest))
 
         return hash_index_conflicts(entries(base), entries(latest), changes.index_changes)
-
-    def _written_since_base(self, touched: set[tuple[bytes, int]], latest: Snapshot) -> list[str]:
-        """Data another writer committed to these buckets after this writer's base snapshot."""
-        if self.base_snapshot_id is None or latest.id <= self.base_snapshot_id:
-            return []
-        for sid in range(self.base_snapshot_id + 1, latest.id + 1):
-            if not self.snapshots.snapshot_exists(sid):
-                return [
-                    f"snapshot {sid}, committed after this writer restored snapshot {self.base_snapshot_id}, "
-                    "has expired, so another write to these buckets cannot be ruled out - retry"
-                ]
-            snapshot = self.snapshots.snapshot(sid)
-            if snapshot.commit_kind == "COMPACT":
-                continue
-            metas = read_manifest_list(self.io, self.paths.manifest(snapshot.delta_manifest_list))
-            for meta in metas:
-                for e in read_manifest(self.io, self.paths.manifest(meta.file_name)):
-                    if e.kind == FileKind.ADD and (e.partition, e.bucket) in touched:
-                        return [
-                            f"bucket {e.bucket} was written by snapshot {sid} after this writer restored "
-                            f"snapshot {self.base_snapshot_id}; Paimon allows one writer per bucket - retry"
-                        ]
-        return []
 
     def _index_conflicts(self, changes: Changes, latest: Snapshot) -> list[str]:
         """An index change must replace the bucket's current index file, not one another commit replaced."""

@@ -79,20 +79,27 @@ def _lsm_overlaps(entries: Iterable[ManifestEntry], key_types: Sequence[DataType
     return problems
 
 
-def sequence_conflicts(base: Sequence[ManifestEntry], delta: Sequence[ManifestEntry]) -> list[str]:
-    """New primary-key files must carry sequence numbers above every live file of their bucket."""
-    live = _fold(base)
-    highest: dict[tuple[bytes, int], int] = {}
-    for e in live.values():
+BucketTops = dict[tuple[bytes, int], int]
+
+
+def bucket_tops(entries: Iterable[ManifestEntry]) -> BucketTops:
+    """The highest sequence number of each (partition, bucket) among ``entries``."""
+    tops: BucketTops = {}
+    for e in entries:
         key = (e.partition, e.bucket)
-        highest[key] = max(highest.get(key, -1), e.file.max_sequence_number)
+        tops[key] = max(tops.get(key, -1), e.file.max_sequence_number)
+    return tops
+
+
+def sequence_problems(tops: BucketTops, delta: Iterable[ManifestEntry]) -> list[str]:
+    """New primary-key files must carry sequence numbers above ``tops`` (what other commits gave
+    their bucket): commit order is sequence order."""
     problems = []
     for e in delta:
-        top = highest.get((e.partition, e.bucket), -1)
+        top = tops.get((e.partition, e.bucket), -1)
         if e.kind == FileKind.ADD and e.file.min_sequence_number <= top:
             problems.append(
-                f"bucket {e.bucket} was written by another writer since this one restored it (its sequence "
-                f"numbers reach {top}, the new file {e.file.file_name} starts at {e.file.min_sequence_number}); "
-                "Paimon allows one writer per bucket - retry the write"
+                f"bucket {e.bucket}: the new file {e.file.file_name} starts at sequence number "
+                f"{e.file.min_sequence_number}, but another commit reached {top} there"
             )
     return problems

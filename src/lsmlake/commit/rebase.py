@@ -1,0 +1,180 @@
+"""Rebasing an APPEND that lost to another writer of its buckets: the new level-0 (and input changelog)
+files of those buckets are rewritten with sequence numbers above the bucket's current maximum, so
+that commit order stays sequence order, and the commit is retried instead of refused."""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.orc as orc
+import pyarrow.parquet as pq
+
+from lsmlake.core.binary_row import deserialize_row
+from lsmlake.core.fileio import FileIO
+from lsmlake.core.options import CoreOptions
+from lsmlake.core.paths import TablePaths, partition_directory
+from lsmlake.core.schema import TableSchema
+from lsmlake.errors import CommitConflictError
+from lsmlake.format.changelog_writer import changelog_options
+from lsmlake.format.data_file_writer import FILE_SOURCE_APPEND, DataFileWriter
+from lsmlake.mergetree.kv_layout import SEQUENCE_NUMBER
+from lsmlake.metadata.commit_message import CommitMessage
+from lsmlake.metadata.data_file import DataFileMeta
+
+BucketId = tuple[bytes, int]
+# A data file name: <prefix><writer uuid>-<counter>.<extension>; the prefix is kept on a rewrite
+# (postpone-bucket files carry their writer in it).
+_NAME = re.compile(r"^(.*)[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}-\d+\.(\w+)$")
+
+
+def file_prefix(name: str) -> str:
+    """The prefix a data file was written with (everything before its writer's uuid)."""
+    match = _NAME.match(name)
+    if match is None:
+        raise CommitConflictError(f"cannot rebase {name}: not a data file name this library writes")
+    return match.group(1)
+
+
+def read_whole_file(io: FileIO, path: str) -> pa.Table:
+    """Every column of one data file, as stored (system columns included)."""
+    with io.open_input_file(path) as source:
+        if path.endswith(".orc"):
+            return orc.ORCFile(source).read()
+        return pq.read_table(source)
+
+
+def shift_sequence(rows: pa.Table, shift: int) -> pa.Table:
+    """``rows`` with ``shift`` added to every ``_SEQUENCE_NUMBER``; the other columns are the same arrays."""
+    i = rows.schema.get_field_index(SEQUENCE_NUMBER)
+    shifted = pc.add(rows.column(i), pa.scalar(shift, pa.int64()))
+    return rows.set_column(i, rows.schema.field(i), shifted)
+
+
+@dataclass(frozen=True)
+class FileRebaser:
+    """Rewrites the level-0 files of one table with shifted sequence numbers."""
+
+    io: FileIO
+    paths: TablePaths
+    schema: TableSchema
+    options: CoreOptions
+
+    def bucket_dir(self, partition: bytes, bucket: int) -> str:
+        ptypes = [self.schema.field(k).type for k in self.schema.partition_keys]
+        values = tuple(deserialize_row(partition, ptypes)) if ptypes else ()
+        return self.paths.bucket_dir(partition_directory(self.schema, self.options, values), bucket)
+
+    def rewrite(
+        self, directory: str, meta: DataFileMeta, shift: int, *, changelog: bool
+    ) -> list[DataFileMeta]:
+        """``meta`` rewritten under a new name with its sequence numbers raised by ``shift``."""
+        if meta.schema_id != self.schema.id or meta.external_path is not None:
+            raise CommitConflictError(
+                f"cannot rebase {meta.file_name}: written with schema {meta.schema_id} "
+                f"(the commit's is {self.schema.id}) or outside its bucket directory"
+            )
+        rows = shift_sequence(read_whole_file(self.io, posixpath.join(directory, meta.file_name)), shift)
+        options = changelog_options(self.options) if changelog else self.options
+        writer = DataFileWriter(
+            self.io, self.paths, self.schema, options, directory, file_prefix=file_prefix(meta.file_name)
+        )
+        return writer.write(rows, level=meta.level, file_source=meta.file_source or FILE_SOURCE_APPEND)
+
+
+def lowest_sequences(messages: Sequence[CommitMessage]) -> dict[BucketId, int]:
+    """The lowest sequence number of each bucket's new (and input changelog) files."""
+    out: dict[BucketId, int] = {}
+    for m in messages:
+        for f in (*m.new_files, *m.changelog_files):
+            key = (m.partition, m.bucket)
+            out[key] = min(out.get(key, f.min_sequence_number), f.min_sequence_number)
+    return out
+
+
+@dataclass
+class AppendRebase:
+    """The APPEND part of one write, rebased as often as other writers get ahead of it.
+
+    ``current`` is what the next attempt publishes; each rewrite starts from the original files (the
+    writer's), shifting a bucket as a whole so the order of its rows is kept:
+    ``new = old - lowest + top + 1`` where ``top`` is the bucket's highest sequence number now."""
+
+    rebaser: FileRebaser
+    originals: list[CommitMessage]
+    current: list[CommitMessage] = field(init=False)
+    shifts: dict[BucketId, int] = field(default_factory=dict)
+    copies: dict[BucketId, list[str]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.current = list(self.originals)
+        self.lowest = lowest_sequences(self.originals)
+
+    @property
+    def rebased_buckets(self) -> set[BucketId]:
+        return set(self.shifts)
+
+    def above(self, tops: Mapping[BucketId, int]) -> list[CommitMessage]:
+        """The messages with every bucket's new files above ``tops`` (rewritten only where needed)."""
+        for key, low in self.lowest.items():
+            top = tops.get(key)
+            if top is None or low + self.shifts.get(key, 0) > top:
+                continue
+            self._shift_bucket(key, top + 1 - low)
+        return self.current
+
+    def _shift_bucket(self, key: BucketId, shift: int) -> None:
+        directory = self.rebaser.bucket_dir(*key)
+        written: list[str] = []
+        try:
+            for i, m in enumerate(self.originals):
+                if (m.partition, m.bucket) != key:
+                    continue
+                new_files = self._rewrite_all(directory, m.new_files, shift, written, changelog=False)
+                changelog = self._rewrite_all(directory, m.changelog_files, shift, written, changelog=True)
+                self.current[i] = replace(m, new_files=new_files, changelog_files=changelog)
+        except BaseException:
+            self._delete(written)
+            raise
+        self._delete(self.copies.pop(key, []))
+        self.copies[key] = written
+        self.shifts[key] = shift
+
+    def _rewrite_all(
+        self,
+        directory: str,
+        files: Sequence[DataFileMeta],
+        shift: int,
+        written: list[str],
+        *,
+        changelog: bool,
+    ) -> tuple[DataFileMeta, ...]:
+        out: list[DataFileMeta] = []
+        for f in files:
+            metas = self.rebaser.rewrite(directory, f, shift, changelog=changelog)
+            written += [posixpath.join(directory, m.file_name) for m in metas]
+            out += metas
+        return tuple(out)
+
+    def superseded(self) -> list[str]:
+        """Paths of the original files of the rebased buckets (no snapshot references them)."""
+        out = []
+        for m in self.originals:
+            if (m.partition, m.bucket) in self.shifts:
+                directory = self.rebaser.bucket_dir(m.partition, m.bucket)
+                out += [posixpath.join(directory, f.file_name) for f in (*m.new_files, *m.changelog_files)]
+        return out
+
+    def discard_copies(self) -> None:
+        """Delete every rewritten file (the commit did not publish them)."""
+        for paths in self.copies.values():
+            self._delete(paths)
+        self.copies.clear()
+
+    def _delete(self, paths: Sequence[str]) -> None:
+        for path in paths:
+            self.rebaser.io.delete_file(path)
