@@ -47,7 +47,8 @@ def tools_missing() -> str | None:
 
 
 @contextlib.contextmanager
-def _file_lock(path: Path) -> Iterator[None]:
+def file_lock(path: Path) -> Iterator[None]:
+    """An exclusive fcntl lock on ``path`` (created if missing): serialises pytest-xdist workers."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("a") as handle:
         fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
@@ -136,7 +137,7 @@ def spark_environment() -> tuple[Path, Path]:
     global _ready
     with _process_lock:
         if _ready is None:
-            with _file_lock(VENV_DIR.with_name(VENV_DIR.name + ".lock")):
+            with file_lock(VENV_DIR.with_name(VENV_DIR.name + ".lock")):
                 if not _venv_ok(VENV_DIR):
                     _build_venv(VENV_DIR)
                 jar = JAR_DIR / jar_name()

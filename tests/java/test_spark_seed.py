@@ -3,6 +3,9 @@ each reads the other's table, and what each leaves on disk is compared (snapshot
 
 from __future__ import annotations
 
+import json
+import os
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -19,7 +22,7 @@ _HERE = str(Path(__file__).resolve().parent)
 if _HERE not in sys.path:
     sys.path.insert(0, _HERE)
 
-from spark_session import run_spark_sql, tools_missing  # noqa: E402
+from spark_session import file_lock, run_spark_sql, tools_missing  # noqa: E402
 
 pytestmark = [pytest.mark.java, pytest.mark.slow]
 
@@ -205,18 +208,35 @@ Seeded = dict[str, tuple[Outcome, Outcome]]  # table -> (Spark's outcome, lsmlak
 Run = tuple[Seeded, list[dict[str, Any]], Path]  # outcomes, Spark's answers, the root of both warehouses
 
 
+def _write_both(root: Path) -> list[dict[str, Any]]:
+    """lsmlake's CLI, then one Spark session, write and read every table; Spark's answers are kept in
+    ``root``, so pytest-xdist workers sharing ``root`` run Spark once per test session."""
+    answers_file = root / "spark-answers.json"
+    with file_lock(root.with_name(root.name + ".lock")):
+        if not answers_file.exists():
+            shutil.rmtree(root, ignore_errors=True)  # a run that failed half-way starts again
+            lk_wh = root / "lsmlake"
+            cli = [sys.executable, "-m", "lsmlake", "-w", str(lk_wh), "sql", _lsmlake_script()]
+            done = subprocess.run(cli, capture_output=True, text=True, timeout=300, check=False)
+            assert done.returncode == 0, done.stderr
+            answers = run_spark_sql({"paimon": root / "spark", "lk": lk_wh}, _spark_script())
+            (root / "answers.tmp").write_text(json.dumps(answers), encoding="utf-8")
+            os.replace(root / "answers.tmp", answers_file)
+    loaded: list[dict[str, Any]] = json.loads(answers_file.read_text(encoding="utf-8"))
+    return loaded
+
+
 @pytest.fixture(scope="module")
 def seeded(tmp_path_factory: pytest.TempPathFactory) -> Run:
     missing = tools_missing()
     if missing:
         pytest.skip(f"Spark with Paimon: {missing}")
-    root = tmp_path_factory.mktemp("spark-seed")
-    spark_wh, lk_wh = root / "spark", root / "lsmlake"
-    cli = [sys.executable, "-m", "lsmlake", "-w", str(lk_wh), "sql", _lsmlake_script()]
-    done = subprocess.run(cli, capture_output=True, text=True, timeout=300, check=False)
-    assert done.returncode == 0, done.stderr
-    answers = run_spark_sql({"paimon": spark_wh, "lk": lk_wh}, _spark_script())
-    spark_cat, lk_cat = lsmlake.Catalog(str(spark_wh)), lsmlake.Catalog(str(lk_wh))
+    if os.environ.get("PYTEST_XDIST_WORKER"):  # the session's base directory, shared by its workers
+        root = tmp_path_factory.getbasetemp().parent / "spark-seed"
+    else:
+        root = tmp_path_factory.mktemp("spark-seed")
+    answers = _write_both(root)
+    spark_cat, lk_cat = lsmlake.Catalog(str(root / "spark")), lsmlake.Catalog(str(root / "lsmlake"))
     outcomes = {t: (_outcome(spark_cat, t), _outcome(lk_cat, t)) for t in TABLES}
     return outcomes, answers, root
 
