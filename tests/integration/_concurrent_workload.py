@@ -156,3 +156,60 @@ def model(outcomes: list[Outcome]) -> dict[int, tuple[int, int]]:
 def as_rows(table: pa.Table) -> dict[int, tuple[int, int]]:
     cols = [table.column(c).to_pylist() for c in ("k", "w", "i")]
     return {k: (w, i) for k, w, i in zip(*cols, strict=True)}
+
+
+# Shared buckets: every process writes keys of all 4 buckets of one unpartitioned deletion-vector table,
+# one attempt per write (no caller-side retry); process 0 writes batches 20x larger than the others.
+SHARED_SCHEMA = pa.schema([pa.field("k", pa.int64(), nullable=False), ("w", pa.int32()), ("i", pa.int32())])
+SHARED_OPTIONS = {"bucket": "4", "deletion-vectors.enabled": "true"}
+SHARED_KEYS = 64
+
+
+@dataclass(frozen=True)
+class SharedJob:
+    uri: str
+    writer: int
+    commits: int
+
+
+@dataclass
+class SharedOutcome:
+    """``landed``: write index -> APPEND snapshot id; ``refused``: writes that raised with nothing published."""
+
+    writer: int
+    landed: dict[int, int] = field(default_factory=dict)
+    refused: list[int] = field(default_factory=list)
+
+
+def shared_keys(writer: int, i: int) -> list[int]:
+    rng = np.random.default_rng(writer * 7_919 + i)
+    size = 40 if writer == 0 else 2  # the large writer touches every bucket each time
+    return sorted(rng.choice(SHARED_KEYS, size=size, replace=False).tolist())
+
+
+def run_shared_job(job: SharedJob) -> SharedOutcome:
+    """One process: ``commits`` single-attempt writes of its keys to value (writer, i)."""
+    table = lsmlake.Catalog(job.uri).open_table(TABLE)
+    out = SharedOutcome(job.writer)
+    for i in range(job.commits):
+        keys = shared_keys(job.writer, i)
+        n = len(keys)
+        w = table.writer()
+        w.write(pa.table({"k": keys, "w": [job.writer] * n, "i": [i] * n}, schema=SHARED_SCHEMA))
+        try:
+            w.commit()
+        except LsmlakeError as e:
+            if not e.published_snapshot_ids:
+                out.refused.append(i)
+                continue
+        out.landed[i] = w.snapshot_ids[0]
+    return out
+
+
+def shared_model(outcomes: list[SharedOutcome]) -> dict[int, tuple[int, int]]:
+    """Last writer wins in APPEND snapshot order."""
+    rows: dict[int, tuple[int, int]] = {}
+    for _sid, writer, i in sorted((sid, o.writer, i) for o in outcomes for i, sid in o.landed.items()):
+        for k in shared_keys(writer, i):
+            rows[k] = (writer, i)
+    return rows
