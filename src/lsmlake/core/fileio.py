@@ -100,6 +100,14 @@ class RequestCounter:
         with self._lock:
             self._counts.clear()
 
+    def __getstate__(self) -> dict[str, int]:
+        """A copy sent to another process (a Ray worker) carries the counts, not the lock."""
+        return self.counts()
+
+    def __setstate__(self, counts: dict[str, int]) -> None:
+        self._lock = threading.Lock()
+        self._counts = Counter(counts)
+
 
 @dataclass(frozen=True)
 class FileStatus:
