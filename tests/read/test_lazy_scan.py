@@ -37,9 +37,13 @@ class CountingIO(FileIO):
         self.reads += 1
         return super().file_size(path)
 
-    def open_input_file(self, path: str) -> pa.NativeFile:
+    def is_file(self, path: str) -> bool:
         self.reads += 1
-        return super().open_input_file(path)
+        return super().is_file(path)
+
+    def open_input_file(self, path: str, size: int | None = None) -> pa.NativeFile:
+        self.reads += 1
+        return super().open_input_file(path, size)
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-from collections.abc import Collection
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 from decimal import Decimal
 from functools import cached_property
@@ -293,29 +293,76 @@ def read_row_groups(
     a zstd context, a fixed cost that dominates small chunks. ``file_size``: the manifest's size of
     the file, which spares checking a cached footer against the file system.
     """
+    chunks = iter_row_groups(
+        io,
+        path,
+        columns,
+        predicate,
+        use_threads=use_threads,
+        constants=constants,
+        positions=positions,
+        file_size=file_size,
+    )
+    return next(chunks)
+
+
+def iter_row_groups(
+    io: FileIO,
+    path: str,
+    columns: list[str],
+    predicate: Predicate | None,
+    *,
+    use_threads: bool = True,
+    constants: Collection[str] = (),
+    positions: bool = True,
+    file_size: int | None = None,
+    max_rows: int | None = None,
+) -> Iterator[tuple[pa.Table, np.ndarray[Any, Any] | None]]:
+    """:func:`read_row_groups` in pieces of consecutive matching row groups of about ``max_rows`` rows
+    (a row group is never split; all of them at once without ``max_rows``), the file opened once.
+    At least one piece (maybe empty); positions are None only when one piece is every row group."""
     # a small object-store file is fetched whole once, for its footer and its rows
     whole = io.open_input_file(path, file_size) if io.fetches_whole(file_size) else None
     entry = _footer(io, path, file_size, whole)
     meta = entry.meta
     groups = matching_row_groups(entry, predicate)
-    everything = len(groups) == meta.num_row_groups
+    chunks = _chunks(groups, np.diff(entry.row_starts), max_rows)
+    everything = len(groups) == meta.num_row_groups and len(chunks) == 1
     filled = {}
     if len(groups) >= _FILL_MIN_GROUPS:
         filled = {
             c: v for c in constants if c in columns and (v := entry.ranges(c).constant(groups)) is not None
         }
     decoded = [c for c in columns if c not in filled]
+    starts = entry.row_starts
     with whole or io.open_input_file(path, file_size) as f:
         reader = pq.ParquetFile(f, metadata=meta, pre_buffer=not io.local)
         if not groups:
-            table = reader.schema_arrow.empty_table().select(columns)
-        else:
-            table = reader.read_row_groups(groups, columns=decoded, use_threads=use_threads)
+            yield (
+                reader.schema_arrow.empty_table().select(columns),
+                (None if not positions else np.zeros(0, dtype=np.int64)),
+            )
+            return
+        for chunk in chunks:
+            table = reader.read_row_groups(chunk, columns=decoded, use_threads=use_threads)
             if filled:
                 table = _with_constants(table, entry, columns, filled)
-    if everything or not positions:
-        return table, None
-    starts = entry.row_starts
-    if not groups:
-        return table, np.zeros(0, dtype=np.int64)
-    return table, np.concatenate([np.arange(starts[i], starts[i + 1]) for i in groups])
+            if everything or not positions:
+                yield table, None
+            else:
+                yield table, np.concatenate([np.arange(starts[i], starts[i + 1]) for i in chunk])
+
+
+def _chunks(groups: list[int], group_rows: np.ndarray[Any, Any], max_rows: int | None) -> list[list[int]]:
+    """``groups`` cut into consecutive runs of about ``max_rows`` rows (each run at least one group)."""
+    if max_rows is None or len(groups) <= 1:
+        return [groups]
+    out: list[list[int]] = [[]]
+    rows = 0
+    for g in groups:
+        if out[-1] and rows + int(group_rows[g]) > max_rows:
+            out.append([])
+            rows = 0
+        out[-1].append(g)
+        rows += int(group_rows[g])
+    return out

@@ -58,6 +58,9 @@ class ReadContext:
     mapping_cache: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
     keep_row_kind: bool = False
     """Audit-log reads: keep retract results and put a ``rowkind`` column (+I, -U, +U, -D) first."""
+    batch_rows: int | None = None
+    """Streaming reads: read files in pieces of about this many rows and merge overlapping sections
+    in key-range steps, so memory follows the batch, not the file (None: whole files and sections)."""
     decode_threads: bool = True
     """Let pyarrow decode a file's columns in parallel; off when splits already run on every reader
     thread (handing columns to pyarrow's pool then only costs CPU)."""

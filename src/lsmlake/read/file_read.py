@@ -4,11 +4,12 @@ pushed filter applied, Parquet row groups pruned."""
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, cast
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
@@ -19,7 +20,7 @@ from lsmlake.core.types import DataField, to_arrow_type
 from lsmlake.errors import CorruptFileError, UnsupportedError
 from lsmlake.expr import Predicate, filter_table
 from lsmlake.format.avro_data import read_avro
-from lsmlake.format.parquet_files import read_row_groups
+from lsmlake.format.parquet_files import iter_row_groups
 from lsmlake.mergetree.kv_layout import SEQUENCE_NUMBER, VALUE_KIND
 from lsmlake.metadata.data_file import DataFileMeta
 from lsmlake.metadata.deletion_vector import check_cardinality, read_deletion_vector
@@ -169,14 +170,16 @@ def _read_physical(
     f: DataFileMeta,
     threads: bool,
     sorted_by: str | None,
-) -> pa.Table:
-    """Read ``columns`` of a file; drop rows marked in the deletion mask, then rows failing ``pushed``
-    (whose fields are file columns of the table's types). Parquet row groups are pruned by ``pushed``;
-    in a file sorted by the column ``sorted_by``, a range of it is cut out as a slice."""
+    max_rows: int | None = None,
+) -> Iterator[pa.Table]:
+    """Read ``columns`` of a file, in pieces of about ``max_rows`` rows (Parquet: whole row groups;
+    ORC: record batches; all at once without it); drop rows marked in the deletion mask, then rows
+    failing ``pushed`` (whose fields are file columns of the table's types). Parquet row groups are
+    pruned by ``pushed``; in a file sorted by the column ``sorted_by``, a range of it is cut out as a
+    slice. Yields at least one table (maybe empty)."""
     fmt = posixpath.splitext(path)[1].lstrip(".").lower()
-    positions = None
     if fmt == "parquet":
-        table, positions = read_row_groups(
+        pieces: Iterator[tuple[pa.Table, Any]] = iter_row_groups(
             io,
             path,
             columns,
@@ -185,13 +188,46 @@ def _read_physical(
             constants=(VALUE_KIND,),
             positions=deleted is not None,
             file_size=f.file_size,
+            max_rows=max_rows,
         )
     elif fmt == "avro":
-        table = read_avro(io, path, columns)
+        pieces = iter([(read_avro(io, path, columns), None)])
     elif fmt in _FORMATS:
-        table = _FORMATS[fmt].make_fragment(path, filesystem=io.fs).to_table(columns=columns)
+        pieces = _format_batches(_FORMATS[fmt].make_fragment(path, filesystem=io.fs), columns, max_rows)
     else:
         raise UnsupportedError(f"data file {path} has unknown format {fmt!r}")
+    for table, positions in pieces:
+        yield _kept(table, positions, path, pushed, deleted, f, sorted_by)
+
+
+def _format_batches(
+    fragment: ds.Fragment, columns: list[str], max_rows: int | None
+) -> Iterator[tuple[pa.Table, Any]]:
+    """A whole file (positions None), or its record batches of at most ``max_rows`` with positions."""
+    if max_rows is None:
+        yield fragment.to_table(columns=columns), None
+        return
+    offset = 0
+    empty = True
+    for batch in fragment.to_batches(columns=columns, batch_size=max_rows):
+        empty = False
+        yield pa.Table.from_batches([batch]), np.arange(offset, offset + batch.num_rows)
+        offset += batch.num_rows
+    if empty:
+        yield fragment.physical_schema.empty_table().select(columns), np.zeros(0, dtype=np.int64)
+
+
+def _kept(
+    table: pa.Table,
+    positions: Any,
+    path: str,
+    pushed: Predicate | None,
+    deleted: Any,
+    f: DataFileMeta,
+    sorted_by: str | None,
+) -> pa.Table:
+    """The rows of one piece (at file ``positions``; None: the whole file) the deletion mask and the
+    pushed filter keep."""
     keep: Any = None
     if deleted is not None:
         if positions is None and table.num_rows != f.row_count:
@@ -271,19 +307,46 @@ def read_file(
 
     ``system`` adds ``_VALUE_KIND`` and, unless ``sequence`` is False, ``_SEQUENCE_NUMBER``.
     """
+    pieces = read_file_pieces(ctx, split, index, names, push=push, system=system, sequence=sequence)
+    return next(pieces)
+
+
+def read_file_pieces(
+    ctx: ReadContext,
+    split: Split,
+    index: int,
+    names: Sequence[str],
+    *,
+    push: Predicate | None,
+    system: bool,
+    sequence: bool = True,
+    max_rows: int | None = None,
+) -> Iterator[pa.Table]:
+    """:func:`read_file` in pieces of about ``max_rows`` rows before filtering, in file order (at
+    least one, maybe empty; one without ``max_rows``). A Parquet row group is never split, so a piece
+    may hold more rows than ``max_rows`` when the file's row groups do: callers slice."""
     f = split.files[index]
     plan = _plan(ctx, f, names, push, system, sequence)
     io, path = _io_for(ctx, data_file_path(split, f), bool(f.external_path), f"data file {f.file_name}")
     deleted = _deletion_mask(ctx, split.deletion_files[index], f)
     pushed = push if plan.pushable else None
-    try:
-        raw = _read_physical(
-            io, path, plan.file_columns, pushed, deleted, f, ctx.decode_threads, plan.sorted_by
-        )
-    except FileNotFoundError as e:
-        raise io.missing(path, "data file") from e
-    except (OSError, pa.ArrowException) as e:
-        raise CorruptFileError(f"cannot read data file {path}: {e}") from e
+    raws = _read_physical(
+        io, path, plan.file_columns, pushed, deleted, f, ctx.decode_threads, plan.sorted_by, max_rows
+    )
+    while True:
+        try:
+            raw = next(raws, None)
+        except FileNotFoundError as e:
+            raise io.missing(path, "data file") from e
+        except (OSError, pa.ArrowException) as e:
+            raise CorruptFileError(f"cannot read data file {path}: {e}") from e
+        if raw is None:
+            return
+        yield _in_layout(plan, raw, push)
+
+
+def _in_layout(plan: _FilePlan, raw: pa.Table, push: Predicate | None) -> pa.Table:
+    """Rows read from a file in the table's layout and types, the part of ``push`` not pushed applied."""
     if not plan.schema:
         return raw if plan.pushable else filter_table(raw, push)
     arrays: list[pa.Array | pa.ChunkedArray] = []

@@ -9,6 +9,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from lsmlake.core.types import to_arrow_type
 from lsmlake.errors import LsmlakeError, MissingFileError, UnsupportedError
 from lsmlake.expr import Predicate, filter_table
 from lsmlake.mergetree.key_sort import by_sequence, integer_key, newest_of_each_key, stable_key_order
@@ -22,8 +23,9 @@ from lsmlake.mergetree.merge_function import (
     sort_indices,
 )
 from lsmlake.read.context import ROW_KIND_COLUMN, ReadContext, output_schema
-from lsmlake.read.file_read import data_file_path, read_file
+from lsmlake.read.file_read import data_file_path, read_file, read_file_pieces
 from lsmlake.read.key_chunks import section_pieces
+from lsmlake.read.merge_cursor import MERGE_STATS, FileCursor, merge_steps, streamable_key_types
 from lsmlake.scan.split import Section, Split
 
 __all__ = [
@@ -75,11 +77,14 @@ def read_raw(ctx: ReadContext, split: Split) -> Iterator[pa.Table]:
         # some writers (pypaimon 2.1's pure-Python one) record 0 wrongly, so check the row kinds.
         guard = bool(ctx.key_names) and f.level == 0 and not ctx.keep_row_kind
         system = guard or (ctx.keep_row_kind and bool(ctx.key_names))
-        table = read_file(ctx, split, i, names, push=ctx.filters.full, system=system)
-        if guard:
-            table = drop_retracts(table)
-        if table.num_rows:
-            yield _finish(ctx, table, filtered=True)
+        pieces = read_file_pieces(
+            ctx, split, i, names, push=ctx.filters.full, system=system, max_rows=ctx.batch_rows
+        )
+        for table in pieces:
+            if guard:
+                table = drop_retracts(table)
+            if table.num_rows:
+                yield _finish(ctx, table, filtered=True)
 
 
 def merge_rows(
@@ -196,7 +201,8 @@ def _section_files(split: Split, section: Section) -> tuple[list[int], bool]:
 
 
 def read_merge(ctx: ReadContext, split: Split) -> Iterator[pa.Table]:
-    """Merge-on-read, one IntervalPartition section at a time (memory bounded by the largest)."""
+    """Merge-on-read, one IntervalPartition section at a time (memory bounded by the largest); a
+    streaming read (``ctx.batch_rows``) reads files in pieces and merges sections in key-range steps."""
     names = ctx.read_columns(merge=True)
     for section in split.sections or ():
         overlapping = len(section) > 1
@@ -204,28 +210,98 @@ def read_merge(ctx: ReadContext, split: Split) -> Iterator[pa.Table]:
         indices, ordered_runs = _section_files(split, section)
         # sequence numbers only order rows of one key; files in sequence order need none for picking
         sequence = overlapping and not (ordered_runs and _picks_by_arrival(ctx))
-        for piece in _pieces(ctx, split, indices, push) if overlapping else [push]:
-            tables = [
-                read_file(ctx, split, i, names, push=piece, system=True, sequence=sequence) for i in indices
-            ]
-            table = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
-            if not table.num_rows:
-                continue
-            if overlapping:
-                lengths = [t.num_rows for t in tables]
-                if merge_skips_shadowed(ctx.options):  # lookup tables: see mergetree/lookup_merge.py
-                    levels = np.repeat([split.files[i].level for i in indices], lengths)
-                    table = table.filter(pa.array(shadowed_mask(table.select(ctx.key_names), levels)))
-                    lengths = []
-                table = _merge(ctx, table, ordered_runs=ordered_runs, run_lengths=lengths)
-            elif not ctx.keep_row_kind:
-                table = drop_retracts(table)
-            if table.num_rows:
-                # merged rows of key-filtered files already hold a filter on keys alone
-                exact = not overlapping or ctx.filters.full == ctx.filters.key_safe
-                out = _finish(ctx, table, filtered=exact)
-                if out.num_rows:
-                    yield out
+        if not overlapping:
+            for i in indices:
+                pieces = read_file_pieces(
+                    ctx, split, i, names, push=push, system=True, sequence=False, max_rows=ctx.batch_rows
+                )
+                for table in pieces:
+                    yield from _merged(ctx, split, [i], [table], overlapping=False, ordered_runs=True)
+            continue
+        if ctx.batch_rows is not None and _streamable(ctx):
+            steps = _streamed_steps(ctx, split, indices, names, push, sequence)
+        else:
+            steps = _piece_steps(ctx, split, indices, names, push, sequence)
+        for step_indices, tables in steps:
+            yield from _merged(ctx, split, step_indices, tables, overlapping=True, ordered_runs=ordered_runs)
+
+
+def _piece_steps(
+    ctx: ReadContext,
+    split: Split,
+    indices: Sequence[int],
+    names: Sequence[str],
+    push: Predicate | None,
+    sequence: bool,
+) -> Iterator[tuple[list[int], list[pa.Table]]]:
+    """A whole overlapping section per step, or its key-range pieces when it is large."""
+    for piece in _pieces(ctx, split, indices, push):
+        tables = [
+            read_file(ctx, split, i, names, push=piece, system=True, sequence=sequence) for i in indices
+        ]
+        yield list(indices), tables
+
+
+def _streamed_steps(
+    ctx: ReadContext,
+    split: Split,
+    indices: Sequence[int],
+    names: Sequence[str],
+    push: Predicate | None,
+    sequence: bool,
+) -> Iterator[tuple[list[int], list[pa.Table]]]:
+    """An overlapping section's files read in pieces of ``ctx.batch_rows``, merged in key-range steps:
+    each step holds every row of its keys in every file, so memory is a few pieces per file."""
+    cursors = [
+        FileCursor(
+            read_file_pieces(
+                ctx, split, i, names, push=push, system=True, sequence=sequence, max_rows=ctx.batch_rows
+            ),
+            ctx.key_names,
+        )
+        for i in indices
+    ]
+    for step in merge_steps(cursors):
+        kept = [(i, t) for i, t in zip(indices, step, strict=True) if t is not None]
+        MERGE_STATS.record(sum(t.num_rows for _, t in kept))
+        yield [i for i, _ in kept], [t for _, t in kept]
+
+
+def _streamable(ctx: ReadContext) -> bool:
+    """Whether the key columns compare as the files are sorted (else sections merge in pieces)."""
+    types = [to_arrow_type(ctx.schema.field(k).type) for k in ctx.key_names]
+    return bool(types) and streamable_key_types(types)
+
+
+def _merged(
+    ctx: ReadContext,
+    split: Split,
+    indices: Sequence[int],
+    tables: Sequence[pa.Table],
+    *,
+    overlapping: bool,
+    ordered_runs: bool,
+) -> Iterator[pa.Table]:
+    """The rows of one step (the files' rows of some keys, files in ``indices`` order), merged when
+    the files overlap, filtered and projected."""
+    table = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
+    if not table.num_rows:
+        return
+    if overlapping:
+        lengths = [t.num_rows for t in tables]
+        if merge_skips_shadowed(ctx.options):  # lookup tables: see mergetree/lookup_merge.py
+            levels = np.repeat([split.files[i].level for i in indices], lengths)
+            table = table.filter(pa.array(shadowed_mask(table.select(ctx.key_names), levels)))
+            lengths = []
+        table = _merge(ctx, table, ordered_runs=ordered_runs, run_lengths=lengths)
+    elif not ctx.keep_row_kind:
+        table = drop_retracts(table)
+    if table.num_rows:
+        # merged rows of key-filtered files already hold a filter on keys alone
+        exact = not overlapping or ctx.filters.full == ctx.filters.key_safe
+        out = _finish(ctx, table, filtered=exact)
+        if out.num_rows:
+            yield out
 
 
 def _pieces(

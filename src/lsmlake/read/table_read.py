@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
+from lsmlake.core.options import CoreOptions
+from lsmlake.errors import InvalidOptionError
 from lsmlake.expr import Predicate, parse_filter
 from lsmlake.metadata.snapshot import Snapshot
 from lsmlake.metadata.table_handle import TableHandle
@@ -254,7 +256,8 @@ class Scan:
         if remaining == 0:
             return
         if streaming:
-            source = _streamed_pieces(self.context, self.plan.splits)
+            ctx = replace(self.context, batch_rows=self.batch_size)
+            source = _streamed_pieces(ctx, self.plan.splits)
         else:
             splits = self.plan.splits
             busy = len(splits) >= self.threads > 1  # every reader thread has a split of its own
@@ -272,14 +275,37 @@ class Scan:
     def to_arrow(self) -> pa.Table:
         return concat(list(self._tables()), self.schema)
 
-    def to_batches(self) -> pa.RecordBatchReader:
-        """A stream of record batches, read split by split (a few splits ahead, in parallel)."""
+    @property
+    def batch_size(self) -> int:
+        """The most rows in one batch of a streaming read: the table's `read.batch-size`."""
+        size = self.table.options.get(CoreOptions.READ_BATCH_SIZE)
+        if size < 1:
+            raise InvalidOptionError(f"read.batch-size must be at least 1, got {size}")
+        return size
+
+    def _batches(self) -> Iterator[pa.RecordBatch]:
+        size = self.batch_size  # checked before the first batch is asked for
 
         def batches() -> Iterator[pa.RecordBatch]:
             for table in self._tables(streaming=True):
-                yield from table.to_batches()
+                yield from table.to_batches(max_chunksize=size)
 
-        return pa.RecordBatchReader.from_batches(self.schema, batches())
+        return batches()
+
+    def to_batches(self) -> pa.RecordBatchReader:
+        """A stream of record batches of at most `read.batch-size` rows: files are read and overlapping
+        sections merged in pieces of about that size, one split after another by a background reader a
+        few pieces ahead, so memory follows the batch size, not the size of a file or split."""
+        return pa.RecordBatchReader.from_batches(self.schema, self._batches())
+
+    def __iter__(self) -> Iterator[pa.RecordBatch]:
+        """The batches of :meth:`to_batches`."""
+        return self._batches()
+
+    def __arrow_c_stream__(self, requested_schema: object | None = None) -> object:
+        """The Arrow PyCapsule stream protocol (Polars, DuckDB, pyarrow, pandas): the batches of
+        :meth:`to_batches`, read as the consumer pulls them, with no table built in between."""
+        return self.to_batches().__arrow_c_stream__(requested_schema)
 
     def to_pandas(self, **kwargs: Any) -> pd.DataFrame:
         return self.to_arrow().to_pandas(**kwargs)

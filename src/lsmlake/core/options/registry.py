@@ -21,6 +21,9 @@ from lsmlake.core.options.config_option import (
 )
 
 NO_EFFECT = "Accepted; no effect in lsmlake"
+READ_BATCH_SIZE_DEFAULT = 16_384
+"""Chosen by measurement (issue 22, 1M rows, 2 cores): streaming a compacted table in 1024-row batches
+ran at 2.3M rows/s, in 16384-row batches at 4.6M (whole-table to_arrow: 3.5M); merged splits alike."""
 SCAN_MODES = (
     "default",
     "latest-full",
@@ -292,6 +295,13 @@ class OptionDeclarations:
     SCAN_VERSION = optional_string("scan.version", "Read this tag or snapshot id.")
     SCAN_WATERMARK = optional_int("scan.watermark", "Read the first snapshot with at least this watermark.")
     SCAN_PLAN_SORT_PARTITION = bool_option("scan.plan-sort-partition", False, f"{NO_EFFECT}.")
+    READ_BATCH_SIZE = int_option(
+        "read.batch-size",
+        READ_BATCH_SIZE_DEFAULT,
+        "Most rows in one batch of a streaming read (to_batches, iterating a scan); files are read and "
+        "merged in pieces of about this size. Paimon's default is 1024; lsmlake's is 16384, as Arrow's "
+        "cost per batch halved the rows/s of 1024-row batches (measured).",
+    )
     INCREMENTAL_BETWEEN = optional_string("incremental-between", "Read the changes between two snapshots or tags.")
     INCREMENTAL_BETWEEN_TIMESTAMP = optional_string(
         "incremental-between-timestamp", "Read the changes between two timestamps."
