@@ -1,11 +1,16 @@
 """Filters: one frozen predicate tree, parsed from SQL WHERE text, run on Arrow, file stats and partitions.
 
+pyarrow expressions (:mod:`.arrow_filter`) and DNF lists or nested field paths (:mod:`.filter_input`)
+become the same tree; what has no exact equivalent in it is kept as an opaque filter on the rows read.
+
 The tree and its combinators are in :mod:`.tree`, literal coercion in :mod:`.literals`, SQL parsing in
 :mod:`.sql`, row evaluation in :mod:`.evaluate` and stats pruning in :mod:`.stats`."""
 
 from __future__ import annotations
 
+from lsmlake.expr.arrow_filter import ArrowPredicate
 from lsmlake.expr.evaluate import evaluate
+from lsmlake.expr.filter_input import FilterInput
 from lsmlake.expr.literals import coerce_literal
 from lsmlake.expr.sql import parse_filter, sqlglot_error_text
 from lsmlake.expr.stats import ColumnStats, might_match
@@ -29,8 +34,10 @@ from lsmlake.expr.tree import (
 
 __all__ = [
     "And",
+    "ArrowPredicate",
     "ColumnStats",
     "Compare",
+    "FilterInput",
     "In",
     "IsNotNull",
     "IsNull",

@@ -42,7 +42,8 @@ def evaluate(p: Predicate | None, values: Mapping[str, Any]) -> bool | None:
         decisive = isinstance(p, Or)  # the child result that decides the whole
         results = [evaluate(c, values) for c in p.children]
         return decisive if decisive in results else None if None in results else not decisive
-    assert isinstance(p, Leaf)
+    if not isinstance(p, Leaf):
+        return None  # an opaque filter (a pyarrow expression): unknown here, applied to the rows read
     if p.field not in values:
         raise ValueError(f"no value for column {p.field!r}")
     v = python_value(values[p.field])

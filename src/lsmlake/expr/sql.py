@@ -8,11 +8,14 @@ from decimal import Decimal
 from functools import lru_cache
 from typing import Any
 
+import pyarrow.compute as pc
 import sqlglot
 from sqlglot import exp
 
 from lsmlake.core.types import DataField
 from lsmlake.errors import InvalidFilterError, NoSuchColumnError
+from lsmlake.expr.arrow_filter import ArrowPredicate, from_arrow_expression, residual
+from lsmlake.expr.filter_input import FilterInput, dnf_expression, resolve_path
 from lsmlake.expr.literals import coerce_literal
 from lsmlake.expr.tree import (
     FLIPPED,
@@ -48,16 +51,38 @@ class _Binder:
         self.lower: dict[str, list[DataField]] = {}
         for f in fields:
             self.lower.setdefault(f.name.lower(), []).append(f)
+        self.schema_fields = tuple(fields)
+        self.paths: dict[str, tuple[str, ...]] = {}
+        """Nested fields met so far: the dotted name a leaf uses -> the path from the top-level column."""
 
     def column(self, name: str, exact: bool = False) -> DataField:
         if name in self.fields:
             return self.fields[name]
         matches = [] if exact else self.lower.get(name.lower(), [])
-        if len(matches) != 1:
+        if len(matches) == 1:
+            return matches[0]
+        chain = None if exact else resolve_path(name, self.schema_fields)
+        if chain is None:
             raise NoSuchColumnError(f"unknown column {name!r} in filter (columns: {sorted(self.fields)})")
-        return matches[0]
+        self.paths[name] = tuple(f.name for f in chain)
+        return DataField(chain[-1].id, name, chain[-1].type)
+
+    def nested(self, p: Predicate) -> Predicate:
+        """``p`` (over one column) as a filter on rows when that column is a nested field: the tree's
+        stats pruning and pushdown work on top-level columns only."""
+        inner = p.fields() & self.paths.keys()
+        if not inner:
+            return p
+        paths = self.paths
+        expression = p._arrow(lambda name: pc.field(*paths[name]))
+        return ArrowPredicate(expression, frozenset(paths[n][0] for n in inner), str(p))
 
     def bind(self, p: Predicate) -> Predicate:
+        return self.nested(self._bind(p))
+
+    def _bind(self, p: Predicate) -> Predicate:
+        if isinstance(p, ArrowPredicate):
+            return residual(p.expression, self.schema_fields, p.text)
         if isinstance(p, Junction):
             return type(p)(tuple(self.bind(c) for c in p.children))
         if isinstance(p, Not):
@@ -75,6 +100,11 @@ class _Binder:
         return StartsWith(col.name, str(p.prefix)) if isinstance(p, StartsWith) else type(p)(col.name)
 
     def convert(self, node: exp.Expr) -> Predicate:
+        if isinstance(node, (exp.Paren, exp.And, exp.Or)):
+            return self._convert(node)
+        return self.nested(self._convert(node))
+
+    def _convert(self, node: exp.Expr) -> Predicate:
         if isinstance(node, exp.Paren):
             return self.convert(node.this)
         if isinstance(node, (exp.And, exp.Or)):
@@ -114,8 +144,15 @@ class _Binder:
         raise InvalidFilterError(f"unsupported filter construct: {node.sql()!r}")
 
     def _column(self, node: exp.Expr) -> DataField:
-        if not isinstance(node, exp.Column) or node.table or not isinstance(node.this, exp.Identifier):
+        if not isinstance(node, exp.Column) or not isinstance(node.this, exp.Identifier):
             raise InvalidFilterError(f"expected a column name, got {node.sql()!r}")
+        if node.table:  # addr.city: a field of a ROW column
+            try:
+                return self.column(".".join(part.name for part in node.parts))
+            except NoSuchColumnError:
+                raise InvalidFilterError(
+                    f"{node.sql()!r} is neither a column nor a nested field (columns: {sorted(self.fields)})"
+                ) from None
         return self.column(node.name, exact=bool(node.this.args.get("quoted")))
 
     def _literal(self, node: exp.Expr, col: DataField) -> Any:
@@ -148,15 +185,23 @@ def _raw_literal(node: exp.Expr) -> Any:
     raise InvalidFilterError(f"expected a literal, got {node.sql()!r}")
 
 
-def parse_filter(filter: str | Predicate | None, schema_fields: Sequence[DataField]) -> Predicate | None:
-    """A bound Predicate (column names resolved, literals coerced) from SQL WHERE text or a tree."""
+def parse_filter(filter: FilterInput, schema_fields: Sequence[DataField]) -> Predicate | None:
+    """A bound Predicate (column names resolved, literals coerced) from SQL WHERE text, a tree, a
+    ``pyarrow.compute.Expression`` or a DNF list (see :data:`FilterInput`)."""
     if filter is None or (isinstance(filter, str) and not filter.strip()):
         return None
     binder = _Binder(schema_fields)
     if isinstance(filter, Predicate):
         return binder.bind(filter)
+    if isinstance(filter, pc.Expression):
+        return from_arrow_expression(filter, schema_fields, binder.bind)
+    if isinstance(filter, (list, tuple)):
+        return from_arrow_expression(dnf_expression(filter, schema_fields), schema_fields, binder.bind)
     if not isinstance(filter, str):
-        raise TypeError(f"filter must be SQL text or a Predicate, got {type(filter).__name__}")
+        raise InvalidFilterError(
+            "filter must be SQL text, a Predicate, a pyarrow.compute.Expression or a DNF list, "
+            f"got {type(filter).__name__}"
+        )
     return _parse_text(filter, tuple(schema_fields))
 
 

@@ -81,7 +81,8 @@ def _might(p: Predicate, stats: Mapping[str, ColumnStats], row_count: int, neg: 
     if isinstance(p, Junction):
         parts = (_might(c, stats, row_count, neg) for c in p.children)
         return all(parts) if isinstance(p, Or) == neg else any(parts)
-    assert isinstance(p, Leaf)
+    if not isinstance(p, Leaf):
+        return True  # an opaque filter (a pyarrow expression, a nested field): cannot prune
     s = stats.get(p.field)
     try:
         return s is None or _leaf_might(p, s, row_count, neg)

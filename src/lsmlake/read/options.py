@@ -6,13 +6,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TypedDict
 
-from lsmlake.expr import Predicate
+from lsmlake.expr import FilterInput
 
 
 class ReadKeywords(TypedDict, total=False):
     """``Table.read``'s keyword arguments, for functions that take them or a :class:`ReadOptions`."""
 
-    filter: str | Predicate | None
+    filter: FilterInput
     columns: Sequence[str] | None
     snapshot_id: int | None
     tag: str | None
@@ -27,7 +27,7 @@ class ReadOptions:
     ``snapshot_id``, ``tag`` and ``as_of_millis`` (at most one) name a past snapshot, read with its own
     schema: ``columns`` and ``filter`` then use its column names."""
 
-    filter: str | Predicate | None = None
+    filter: FilterInput = None
     columns: Sequence[str] | None = None
     """Stored as a tuple (any sequence of names is accepted)."""
     snapshot_id: int | None = None

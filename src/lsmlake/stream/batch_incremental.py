@@ -10,7 +10,7 @@ import pyarrow.compute as pc
 
 from lsmlake.core.options import CoreOptions
 from lsmlake.errors import InvalidOptionError, NoSuchSnapshotError, UnsupportedError
-from lsmlake.expr import Predicate, parse_filter
+from lsmlake.expr import FilterInput, Predicate, parse_filter
 from lsmlake.metadata.snapshot import Snapshot
 from lsmlake.metadata.snapshot_manager import SnapshotManager
 from lsmlake.metadata.table_handle import TableHandle
@@ -148,7 +148,7 @@ def resolve_range(table: TableHandle) -> IncrementalRange:
 def incremental_changes(
     table: TableHandle,
     *,
-    filter: str | Predicate | None = None,
+    filter: FilterInput = None,
     columns: Sequence[str] | None = None,
     bounds: IncrementalRange | None = None,
 ) -> Iterator[pa.Table]:
@@ -198,7 +198,7 @@ def _state(table: TableHandle, predicate: Predicate | None, snapshot_id: int, sn
 def read_incremental(
     table: TableHandle,
     *,
-    filter: str | Predicate | None = None,
+    filter: FilterInput = None,
     columns: Sequence[str] | None = None,
     limit: int | None = None,
     keep_row_kind: bool = False,

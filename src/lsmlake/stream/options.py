@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from lsmlake.expr import Predicate
+from lsmlake.expr import FilterInput
 
 
 @dataclass(frozen=True)
@@ -16,7 +16,7 @@ class StreamOptions:
     `scan.mode`, `scan.snapshot-id`, `scan.timestamp-millis` and `consumer-id`; ``poll_interval`` (seconds)
     defaults to `continuous.discovery-interval`."""
 
-    filter: str | Predicate | None = None
+    filter: FilterInput = None
     columns: Sequence[str] | None = None
     """Stored as a tuple (any sequence of names is accepted)."""
     mode: str | None = None

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from lsmlake.core.schema import TableSchema
 from lsmlake.errors import ImmutableColumnError, NoSuchColumnError
-from lsmlake.expr import Predicate
+from lsmlake.expr import FilterInput
 from lsmlake.maintenance.cleanup import RollbackResult, delete_tag, rollback_to
 from lsmlake.maintenance.expire import ExpireResult, expire_snapshots
 from lsmlake.maintenance.orphans import remove_orphan_files
@@ -22,11 +24,15 @@ from lsmlake.schema_change import SchemaChange, commit_changes, latest_schema
 from lsmlake.schema_change.apply import check_dynamic_options
 from lsmlake.stream.batch_incremental import is_incremental, read_incremental
 from lsmlake.stream.options import StreamOptions
+from lsmlake.table.arrow_dataset import TableDataset
 from lsmlake.table.compact import compact_table
 from lsmlake.table.explain import explain_table
 from lsmlake.table.stream import TableStream, stream_table
 from lsmlake.table.writer import TableWriter
 from lsmlake.write.input_rows import WriteData, constant_column
+
+if TYPE_CHECKING:
+    import polars as pl
 
 
 @dataclass(frozen=True)
@@ -88,9 +94,10 @@ class Table(TableHandle):
             pass
         return w.snapshot_ids[-1] if w.snapshot_ids else None
 
-    def delete(self, keys: WriteData | str) -> int | None:
-        """Delete rows in one commit: by primary keys (a table of key columns) or a SQL WHERE string."""
-        if isinstance(keys, str):
+    def delete(self, keys: WriteData | str | pc.Expression) -> int | None:
+        """Delete rows in one commit: by primary keys (a table of key columns) or a filter (SQL WHERE
+        text or a ``pyarrow.compute.Expression``)."""
+        if isinstance(keys, (str, pc.Expression)):
             keys = self.read(filter=keys, columns=self.primary_keys or None)
             if keys.num_rows == 0:
                 return None
@@ -98,8 +105,9 @@ class Table(TableHandle):
             w.delete(keys)
         return w.snapshot_ids[-1] if w.snapshot_ids else None
 
-    def update(self, where: str, values: Mapping[str, object]) -> int | None:
-        """Set columns to constant values on the rows matching a SQL WHERE string, in one commit."""
+    def update(self, where: FilterInput, values: Mapping[str, object]) -> int | None:
+        """Set columns to constant values on the rows matching a filter (SQL WHERE text, a pyarrow
+        expression or DNF), in one commit."""
         unknown = [c for c in values if c not in self.schema.field_names]
         if unknown:
             raise NoSuchColumnError(f"table {self.name}: update sets unknown column(s) {unknown}")
@@ -124,7 +132,7 @@ class Table(TableHandle):
     def scan(
         self,
         *,
-        filter: str | Predicate | None = None,
+        filter: FilterInput = None,
         columns: Sequence[str] | None = None,
         snapshot_id: int | None = None,
         tag: str | None = None,
@@ -150,7 +158,7 @@ class Table(TableHandle):
     def read(
         self,
         *,
-        filter: str | Predicate | None = None,
+        filter: FilterInput = None,
         columns: Sequence[str] | None = None,
         snapshot_id: int | None = None,
         tag: str | None = None,
@@ -175,10 +183,32 @@ class Table(TableHandle):
             return read_incremental(self, filter=filter, columns=columns, limit=limit)
         return read_table(self, options)
 
+    def __arrow_c_stream__(self, requested_schema: object | None = None) -> object:
+        """The Arrow PyCapsule stream protocol: the latest rows, batch by batch as the consumer pulls them
+        (``pl.DataFrame(table)``, ``pa.table(table)``, ``duckdb.sql("SELECT ... FROM table")``)."""
+        return self.scan().to_batches().__arrow_c_stream__(requested_schema)
+
+    def to_polars(self, *, filter: FilterInput = None, columns: Sequence[str] | None = None) -> pl.DataFrame:
+        """The rows as a Polars DataFrame (the ``polars`` extra), streamed in without a pa.Table copy;
+        ``lsmlake.polars.scan_table`` gives a lazy frame with pushdown."""
+        import polars as pl
+
+        result = pl.DataFrame(self.scan(filter=filter, columns=columns))
+        assert isinstance(result, pl.DataFrame)
+        return result
+
+    def to_duckdb(self, connection: Any, name: str, **read: Any) -> Any:
+        """Register the table on a DuckDB connection as view ``name``: each query's projection and WHERE
+        conjuncts are pushed into an lsmlake scan (``read`` takes ``snapshot_id``, ``tag``,
+        ``as_of_millis``); returns the registered :class:`~lsmlake.table.arrow_dataset.TableDataset`."""
+        dataset = TableDataset(self, ReadOptions(**read))
+        connection.register(name, dataset)
+        return dataset
+
     def stream(
         self,
         *,
-        filter: str | Predicate | None = None,
+        filter: FilterInput = None,
         columns: Sequence[str] | None = None,
         mode: str | None = None,
         snapshot_id: int | None = None,
@@ -211,7 +241,7 @@ class Table(TableHandle):
         )
         return stream_table(self, options)
 
-    def explain(self, *, filter: str | Predicate | None = None, snapshot_id: int | None = None) -> str:
+    def explain(self, *, filter: FilterInput = None, snapshot_id: int | None = None) -> str:
         """Per bucket: raw or merge read, and the rule that decided it."""
         return explain_table(self, filter=filter, snapshot_id=snapshot_id)
 

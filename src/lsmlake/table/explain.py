@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from lsmlake.bucket.routers import bucket_mode_text
 from lsmlake.core.binary_row import deserialize_row
-from lsmlake.expr import Predicate
+from lsmlake.expr import FilterInput
 from lsmlake.metadata.snapshot import Snapshot
 from lsmlake.metadata.table_handle import TableHandle
 from lsmlake.read.options import ReadOptions
@@ -41,7 +41,7 @@ def _skipped_level0_lines(table: TableHandle, snapshot: Snapshot | None, skippin
 
 
 def explain_table(
-    table: TableHandle, *, filter: str | Predicate | None = None, snapshot_id: int | None = None
+    table: TableHandle, *, filter: FilterInput = None, snapshot_id: int | None = None
 ) -> str:
     """How a read would go: per bucket raw or merge and the rule that decided it, files per level."""
     scan = scan_table(table, ReadOptions(filter=filter, snapshot_id=snapshot_id))

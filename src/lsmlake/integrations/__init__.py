@@ -1,0 +1,1 @@
+"""Engine integrations over the Table facade: Polars lazy frames and DuckDB scans with pushdown."""
