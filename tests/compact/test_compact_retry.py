@@ -48,10 +48,10 @@ def test_only_the_bucket_another_commit_changed_is_compacted_again(
         runs.extend([bucket] if table is ours else [])
         return compact_one(table, restored, part, bucket, full=full)
 
-    def rival_first(table: Any, messages: Any, user: Any) -> Any:
+    def rival_first(table: Any, messages: Any, user: Any, **kw: Any) -> Any:
         if table is ours and len(runs) == 2:  # our first attempt: another process compacts bucket 0 first
             compact_table(rival, full=True, only={(partition, 0)})
-        return commit(table, messages, user)
+        return commit(table, messages, user, **kw)
 
     monkeypatch.setattr(executors, "_compact_one", counting)
     monkeypatch.setattr(compaction, "commit_compaction", rival_first)
@@ -72,7 +72,7 @@ def test_out_of_attempts_nothing_is_published(tmp_path: Path, monkeypatch: pytes
     t = _table(tmp_path)
     before = t.latest_snapshot()
 
-    def always_conflicts(table: Any, messages: Any, user: Any) -> Any:
+    def always_conflicts(table: Any, messages: Any, user: Any, **kw: Any) -> Any:
         raise CommitConflictError("simulated: another writer keeps winning")
 
     monkeypatch.setattr(compaction, "commit_compaction", always_conflicts)

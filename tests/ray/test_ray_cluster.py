@@ -8,6 +8,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -314,11 +315,11 @@ def test_ray_compaction_that_loses_a_race_redoes_only_the_changed_bucket(
     target = next(s for s in t.scan().splits())
     commit, calls = compaction.commit_compaction, []
 
-    def rival_first(table: lsmlake.Table, messages: list[object], user: object) -> object:
+    def rival_first(table: lsmlake.Table, messages: list[object], user: object, **kw: Any) -> object:
         calls.append(len(messages))
         if len(calls) == 1:  # another process compacts one bucket just before the first commit
             compact_table(rival, full=True, only={(target.partition, target.bucket)})
-        return commit(table, messages, user)
+        return commit(table, messages, user, **kw)
 
     monkeypatch.setattr(compaction, "commit_compaction", rival_first)
     before = t.latest_snapshot()

@@ -10,7 +10,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from lsmlake.bucket.cross_partition import is_cross_partition
-from lsmlake.commit.conflicts import BucketTops, bucket_tops, detect_conflicts, sequence_problems
+from lsmlake.commit.conflicts import (
+    BucketTops,
+    DvIndexes,
+    bucket_tops,
+    deletion_vector_problems,
+    detect_conflicts,
+    sequence_problems,
+)
 from lsmlake.commit.hash_index_conflicts import hash_index_conflicts
 from lsmlake.commit.manifest_files import ManifestWriter
 from lsmlake.commit.rebase import AppendRebase, FileRebaser
@@ -18,6 +25,7 @@ from lsmlake.core.options import CoreOptions
 from lsmlake.errors import CommitConflictError
 from lsmlake.metadata.commit_message import CommitMessage
 from lsmlake.metadata.index_manifest import (
+    DELETION_VECTORS_INDEX,
     HASH_INDEX,
     IndexManifestEntry,
     combine_index_entries,
@@ -97,12 +105,19 @@ class FileStoreCommit:
     """Publishes snapshots of one table for one commit user."""
 
     def __init__(
-        self, table: TableHandle, *, base_snapshot_id: int | None, commit_user: str | None = None
+        self,
+        table: TableHandle,
+        *,
+        base_snapshot_id: int | None,
+        commit_user: str | None = None,
+        read_dvs: tuple[DvIndexes, str] | None = None,
     ) -> None:
         """``base_snapshot_id``: the snapshot the writer restored its buckets from, so that data another
         writer committed to them since is a conflict (read from the snapshots after it, HASH index
         included); None when there is no such base (overwrite, compaction): the latest snapshot's
-        files are checked instead."""
+        files are checked instead. ``read_dvs``: for a compaction, the deletion-vector index file of
+        each bucket it read its inputs with, and which snapshot(s) that was; an input file whose
+        deletion vector changed since is a conflict."""
         io, schema, options = table.io, table.schema, table.options
         self.io = io
         self.paths = table.paths
@@ -112,6 +127,7 @@ class FileStoreCommit:
         self.commit_user = commit_user or str(uuid.uuid4())
         self.snapshots = table.snapshot_manager
         self.base_snapshot_id = base_snapshot_id
+        self.read_dvs = read_dvs
         self.key_types = [schema.field(k).type for k in schema.trimmed_primary_keys]
         self.manifests = ManifestWriter(
             io,
@@ -354,6 +370,14 @@ class FileStoreCommit:
             ]
             problems = detect_conflicts(base, list(changes.entries), self.key_types)
             problems += self._index_conflicts(changes, latest)
+            if self.read_dvs is not None:
+                read, when = self.read_dvs
+                latest_dvs = {
+                    (e.partition, e.bucket): e.index_file
+                    for e in self._index_entries(latest)
+                    if e.index_file.index_type == DELETION_VECTORS_INDEX
+                }
+                problems += deletion_vector_problems(changes.entries, read, latest_dvs, read_snapshot=when)
             if self.rebase is not None:  # a write's own compaction saw its buckets as of its base
                 problems += self._changed_since_base(touched, latest)
         if problems:
@@ -399,11 +423,7 @@ class FileStoreCommit:
         """An index change must replace the bucket's current index file, not one another commit replaced."""
         if not changes.index_changes:
             return []
-        current = (
-            read_index_manifest(self.io, self.paths.manifest(latest.index_manifest))
-            if latest.index_manifest
-            else []
-        )
+        current = self._index_entries(latest)
         live = {(e.partition, e.bucket, e.index_file.index_type): e.index_file.file_name for e in current}
         deleted = {
             (e.partition, e.bucket, e.index_file.index_type)
@@ -421,6 +441,11 @@ class FileStoreCommit:
             elif e.kind == FileKind.ADD and key in live and key not in deleted:
                 problems.append(f"deletion-vector index of bucket {e.bucket} was created concurrently")
         return problems
+
+    def _index_entries(self, snapshot: Snapshot) -> list[IndexManifestEntry]:
+        if not snapshot.index_manifest:
+            return []
+        return read_index_manifest(self.io, self.paths.manifest(snapshot.index_manifest))
 
     def _build_snapshot(
         self,

@@ -1,14 +1,18 @@
-"""Publishing a compaction: one COMPACT snapshot; buckets that another commit changed meanwhile are
-compacted again from the then latest snapshot."""
+"""Publishing a compaction: one COMPACT snapshot; buckets that another commit changed meanwhile (an
+input file removed, or given a new deletion vector) are compacted again from the then latest snapshot."""
 
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
+from dataclasses import dataclass, field
 
 from lsmlake.commit.committer import FileStoreCommit
+from lsmlake.commit.conflicts import DvIndexes, deletion_vector_problems
 from lsmlake.compact.executors import BucketCompactor, Compacted, delete_unpublished, local_executor
 from lsmlake.errors import CommitConflictError
 from lsmlake.metadata.commit_message import CommitMessage
+from lsmlake.metadata.index_manifest import IndexFileMeta
+from lsmlake.metadata.manifest import FileKind, ManifestEntry
 from lsmlake.metadata.restore import BucketKey, RestoredState
 from lsmlake.metadata.table_handle import TableHandle
 from lsmlake.scan.planner import POSTPONE_BUCKET
@@ -32,19 +36,24 @@ def compact_and_publish(
     from the latest snapshot. Out of attempts, nothing is published, every new file is deleted, and
     CommitConflictError is raised."""
     kept: Compacted = {}
+    read = ReadDvs()
     lost: list[BucketKey] = []
     pending = [b for b in buckets if restored.entries(*b)]
     try:
         for _ in range(COMPACT_ATTEMPTS):
-            kept.update(compact(restored, pending))
+            fresh = compact(restored, pending)
+            read.record(restored, fresh)
+            kept.update(fresh)
             if not kept:
                 return None
             try:
-                return commit_compaction(table, [m for m, _ in kept.values()], commit_user)
+                return commit_compaction(
+                    table, [m for m, _ in kept.values()], commit_user, read_dvs=read.as_read_dvs()
+                )
             except CommitConflictError:
                 pass
             restored = RestoredState.load(table.io, table.paths, table.snapshot_manager.latest())
-            lost = [b for b, (m, _) in kept.items() if not _inputs_live(m, restored)]
+            lost = [b for b, (m, _) in kept.items() if not _still_valid(m, read, restored)]
             lost = lost or list(kept)  # not explained by the inputs: redo them all
             for b in lost:
                 delete_unpublished(table, kept.pop(b)[1])
@@ -78,15 +87,49 @@ def compact_buckets(
 
 
 def commit_compaction(
-    table: TableHandle, messages: Sequence[CommitMessage], commit_user: str | None = None
+    table: TableHandle,
+    messages: Sequence[CommitMessage],
+    commit_user: str | None = None,
+    *,
+    read_dvs: tuple[DvIndexes, str] | None = None,
 ) -> int | None:
     """Publish compaction messages; the id of the last snapshot, or None. A compaction has no base
-    snapshot: its inputs are checked against the latest snapshot's live files."""
-    ids = FileStoreCommit(table, base_snapshot_id=None, commit_user=commit_user).commit(messages)
+    snapshot: its inputs are checked against the latest snapshot's live files, and (``read_dvs``: the
+    deletion-vector index file of each bucket it read) their deletion vectors against those it read."""
+    committer = FileStoreCommit(table, base_snapshot_id=None, commit_user=commit_user, read_dvs=read_dvs)
+    ids = committer.commit(messages)
     return ids[-1] if ids else None
 
 
-def _inputs_live(message: CommitMessage, latest: RestoredState) -> bool:
-    """Whether every file the compaction replaces is still live in its bucket of ``latest``."""
-    live = {e.file.file_name for e in latest.entries(message.partition, message.bucket)}
-    return all(f.file_name in live for f in message.compact_before)
+@dataclass
+class ReadDvs:
+    """The deletion-vector index file each compacted bucket was read with, and from which snapshots."""
+
+    indexes: dict[BucketKey, IndexFileMeta] = field(default_factory=dict)
+    snapshot_ids: set[int] = field(default_factory=set)
+
+    def record(self, restored: RestoredState, compacted: Compacted) -> None:
+        for b in compacted:
+            self.indexes.pop(b, None)
+            if b in restored.dv_index:
+                self.indexes[b] = restored.dv_index[b]
+        if compacted and restored.snapshot is not None:
+            self.snapshot_ids.add(restored.snapshot.id)
+
+    def as_read_dvs(self) -> tuple[DvIndexes, str]:
+        ids = sorted(self.snapshot_ids)
+        return dict(self.indexes), f"snapshot{'s' if len(ids) > 1 else ''} {', '.join(map(str, ids))}"
+
+
+def _still_valid(message: CommitMessage, read: ReadDvs, latest: RestoredState) -> bool:
+    """Whether every file the compaction replaces is still live in its bucket of ``latest``, with the
+    deletion vector it had when the compaction read it."""
+    key = (message.partition, message.bucket)
+    live = {e.file.file_name for e in latest.entries(*key)}
+    if not all(f.file_name in live for f in message.compact_before):
+        return False
+    deletes = [
+        ManifestEntry(FileKind.DELETE, key[0], key[1], message.total_buckets, f)
+        for f in message.compact_before
+    ]
+    return not deletion_vector_problems(deletes, read.indexes, latest.dv_index, read_snapshot="")

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import itertools
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from lsmlake.core.types import DataType
 from lsmlake.mergetree.interval_partition import KeyBounds
 from lsmlake.metadata.data_file import DataFileMeta
+from lsmlake.metadata.index_manifest import IndexFileMeta
 from lsmlake.metadata.manifest import FileKind, ManifestEntry
 
 
@@ -101,5 +102,40 @@ def sequence_problems(tops: BucketTops, delta: Iterable[ManifestEntry]) -> list[
             problems.append(
                 f"bucket {e.bucket}: the new file {e.file.file_name} starts at sequence number "
                 f"{e.file.min_sequence_number}, but another commit reached {top} there"
+            )
+    return problems
+
+
+DvIndexes = Mapping[tuple[bytes, int], IndexFileMeta]
+DvSignature = tuple[str, int, int, int | None]
+
+
+def _dv_signature(index: IndexFileMeta | None, data_file: str) -> DvSignature | None:
+    """Where ``data_file``'s deletion vector is stored (None: it has none)."""
+    dv = None if index is None else index.dv_map().get(data_file)
+    if index is None or dv is None:
+        return None
+    return (index.file_name, dv.offset, dv.length, dv.cardinality)
+
+
+def deletion_vector_problems(
+    delta: Iterable[ManifestEntry], read: DvIndexes, latest: DvIndexes, *, read_snapshot: str
+) -> list[str]:
+    """A compaction rewrites the rows of its input files that their deletion vectors did not delete
+    when it read them (``read``: the DV index file of each bucket then). If another commit has since
+    given an input file a deletion vector (or changed it), the compaction would bring deleted rows
+    back, even though its input files are all still live: Paimon attaches the DV file name to each
+    file entry for the same reason."""
+    problems = []
+    for e in delta:
+        if e.kind != FileKind.DELETE:
+            continue
+        key = (e.partition, e.bucket)
+        before = _dv_signature(read.get(key), e.file.file_name)
+        if before != _dv_signature(latest.get(key), e.file.file_name):
+            problems.append(
+                f"the deletion vector of {e.file.file_name} (bucket {e.bucket}) changed after the "
+                f"compaction read it from {read_snapshot}: another commit deleted rows in that file, "
+                "which the compaction would bring back"
             )
     return problems

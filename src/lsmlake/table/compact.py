@@ -54,7 +54,8 @@ def compact_postponed(table: TableHandle, restored: RestoredState) -> int | None
     if not compactor.partitions():
         return None
     try:
-        return commit_compaction(table, compactor.compact())
+        read_dvs = (restored.dv_index, f"snapshot {restored.snapshot.id if restored.snapshot else 0}")
+        return commit_compaction(table, compactor.compact(), read_dvs=read_dvs)
     except BaseException:
         delete_unpublished(table, compactor.written_paths)
         raise
