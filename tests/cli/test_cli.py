@@ -15,8 +15,8 @@ from click.testing import CliRunner, Result
 
 import lsmlake
 from lsmlake.cli import stream as cli_stream
-from lsmlake.cli.commands import statement_complete
 from lsmlake.cli.main import COMMANDS, EXIT_CODES, EXIT_CODES_HELP, INTERRUPTED, main
+from lsmlake.cli.prompt import statement_complete
 from lsmlake.table import stream as table_stream
 
 SETUP = (
@@ -59,7 +59,7 @@ def test_sql_json_and_csv(warehouse: str) -> None:
         warehouse, "sql", "-o", "csv", "INSERT INTO db.t VALUES (3, NULL); SELECT * FROM db.t ORDER BY id"
     )
     assert result.exit_code == 0
-    assert result.stdout == "id,name\n1,ann\n2,bob\n3,\n"
+    assert result.stdout == 'id,name\n1,"ann"\n2,"bob"\n3,\n'  # strings quoted, NULL empty
     assert "inserted 1 row(s)" in result.stderr  # messages stay off stdout in csv/json
     files = invoke(warehouse, "-o", "json", "sql", "SELECT level, record_count FROM db.`t$files`")
     assert json.loads(files.stdout) == [{"level": 0, "record_count": 2}, {"level": 0, "record_count": 1}]
@@ -82,7 +82,7 @@ def test_interactive_prompt_keeps_going_after_errors(warehouse: str) -> None:
     )
     result = invoke(warehouse, "-o", "csv", "sql", "-i", input=lines)
     assert result.exit_code == 0
-    assert "name\nbob\n" in result.stdout and "s\nstill here\n" in result.stdout
+    assert 'name\n"bob"\n' in result.stdout and 's\n"still here"\n' in result.stdout
     assert "error: statement 1 (line 1: SELECT * FROM nope): table db.nope does not exist" in result.stderr
 
 
@@ -136,7 +136,7 @@ def test_explain_compact_snapshots_inspect(warehouse: str) -> None:
     text = invoke(warehouse, "inspect", "db.t")
     assert text.exit_code == 0 and "files" in text.stdout and "COMPACT" in text.stdout
     csv_out = invoke(warehouse, "inspect", "db.t", "-o", "csv").stdout
-    assert "# files\npartition,bucket,level,files,records,bytes\n{},0,5,1,2," in csv_out
+    assert '# files\npartition,bucket,level,files,records,bytes\n"{}",0,5,1,2,' in csv_out
 
 
 def test_demo(tmp_path: Path) -> None:

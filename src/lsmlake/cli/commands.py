@@ -19,10 +19,11 @@ from lsmlake.catalog import Catalog
 from lsmlake.cli.common import format_option, report
 from lsmlake.cli.demo import run_demo
 from lsmlake.cli.level_chart import render_levels_png
-from lsmlake.cli.output import Printer
+from lsmlake.cli.output import DEFAULT_MAX_ROWS, Printer
+from lsmlake.cli.progress import working
+from lsmlake.cli.prompt import completion_words, repl, run_statements, terminal_reader
 from lsmlake.cli.values import plain_value
-from lsmlake.core.sql_lexer import tokenize
-from lsmlake.sql import Session, SqlError
+from lsmlake.sql import Session
 from lsmlake.sql.context import open_data_table
 from lsmlake.sql.ddl import describe_table
 from lsmlake.system.registry import read_system_table
@@ -46,54 +47,11 @@ def open_table(ctx: click.Context, identifier: str) -> Table:
 # --------------------------------------------------------------------------- sql
 
 
-def statement_complete(text: str) -> bool:
-    """Whether ``text`` ends with a ``;`` outside strings and comments (the prompt then runs it)."""
-    try:
-        tokens = tokenize(text)
-    except SqlError:
-        return False
-    return bool(tokens) and tokens[-1].kind == "op" and tokens[-1].value == ";"
-
-
-def _reader() -> Callable[[str], str]:
-    try:
-        from prompt_toolkit import PromptSession  # optional: nicer line editing when installed
-    except ImportError:
-        return input
-    return PromptSession().prompt  # type: ignore[no-any-return]
-
-
-def repl(
-    session: Session,
-    printer: Printer,
-    report: Callable[[BaseException], bool],
-    read: Callable[[str], str] | None = None,
-) -> None:
-    """Read statements until ``exit``/EOF; each complete statement runs at once. An error that
-    ``report`` prints (it returns False for a bug, which is raised) does not stop the prompt."""
-    read = read or _reader()
-    buffer: list[str] = []
-    while True:
-        try:
-            line = read(f"{session.database}> " if not buffer else "... ")
-        except EOFError:
-            break
-        except KeyboardInterrupt:
-            buffer = []
-            continue
-        if not buffer and line.strip().rstrip(";").lower() in ("exit", "quit", "\\q"):
-            break
-        buffer.append(line)
-        text = "\n".join(buffer)
-        if not statement_complete(text):
-            continue
-        buffer = []
-        try:
-            for result in session.run(text):
-                printer.result(result)
-        except Exception as e:
-            if not report(e):
-                raise
+def _reader(catalog: Catalog) -> Callable[[str], str]:
+    """Line editing, history and completion on a terminal; plain ``input`` otherwise (pipes, tests)."""
+    if sys.stdin.isatty() and sys.stdout.isatty():
+        return terminal_reader(completion_words(catalog))
+    return input
 
 
 def run_sql(
@@ -105,13 +63,22 @@ def run_sql(
     prompt: bool,
     report: Callable[[BaseException], bool],
 ) -> None:
-    """Run ``text`` (all statements, printing each result), or the interactive prompt if ``prompt``."""
-    session = Session(catalog, database=database)
+    """Run ``text`` (all statements, printing each result as it streams), or the interactive prompt."""
+    session = Session(catalog, database=database, stream=True)
     if prompt:
-        repl(session, printer, report)
+        repl(session, printer, report, _reader(catalog), click.echo)
         return
-    for result in session.run(text or ""):
-        printer.result(result)
+    run_statements(session, text or "", printer)
+
+
+def _output_format(fmt: str, output: str | None) -> str:
+    """``--output FILE`` with the table format: the format the file's extension names."""
+    if output is None or fmt != "table":
+        return fmt
+    for name, extensions in {"parquet": (".parquet", ".pq"), "csv": (".csv",), "json": (".json",)}.items():
+        if output.lower().endswith(extensions):
+            return name
+    raise click.UsageError(f"--output {output}: name a .parquet, .csv or .json file, or give -o")
 
 
 @click.command("sql")
@@ -123,6 +90,16 @@ def run_sql(
 @click.option(
     "--interactive", "-i", is_flag=True, help="Prompt for statements even when stdin is not a terminal."
 )
+@click.option(
+    "--max-rows",
+    type=click.IntRange(min=0),
+    default=None,
+    help=f"Rows a query shows (table format, default {DEFAULT_MAX_ROWS}; 0 = all) or writes (csv/json/"
+    "parquet, default all); the rest are counted.",
+)
+@click.option("--vertical", "-x", is_flag=True, default=None, help="One block per row (name | value lines).")
+@click.option("--output", "output", type=click.Path(dir_okay=False), help="Write the rows to this file.")
+@click.option("--no-pager", is_flag=True, help="Never page long output (it is paged only on a terminal).")
 @format_option
 @click.pass_context
 def sql_command(
@@ -131,13 +108,18 @@ def sql_command(
     file: io.TextIOBase | None,
     database: str,
     interactive: bool,
+    max_rows: int | None,
+    vertical: bool | None,
+    output: str | None,
+    no_pager: bool,
     fmt: str | None,
 ) -> None:
     """Run SQL: ';'-separated STATEMENTS, a file, or (with neither) an interactive prompt.
 
     Flink/Spark syntax: CREATE TABLE ... WITH (...), INSERT, UPDATE, DELETE, MERGE INTO, SELECT
     (also from `t$files`-style system tables, with VERSION AS OF / FOR SYSTEM_TIME AS OF),
-    EXPLAIN, SHOW, DESCRIBE, USE and CALL sys.compact / expire_snapshots / create_tag / ...
+    EXPLAIN, SHOW, DESCRIBE, USE, COPY (query) TO 'file.parquet' and CALL sys.compact /
+    expire_snapshots / create_tag / ... Results stream: the first rows print at once.
     """
     if statements is not None and file is not None:
         raise click.UsageError("give statements or --file, not both")
@@ -145,7 +127,10 @@ def sql_command(
     if statements is None and file is None and not prompt:
         statements = sys.stdin.read()
     text = statements if statements is not None else str(file.read() if file is not None else "")
-    printer = _printer(ctx, fmt)
+    fmt = _output_format(fmt or ctx.obj["format"], output)
+    if max_rows is None and fmt == "table":
+        max_rows = DEFAULT_MAX_ROWS
+    printer = Printer(fmt, max_rows=max_rows, vertical=vertical or None, output=output, pager=not no_pager)
     run_sql(open_catalog(ctx), database, text, printer, prompt=prompt, report=report)
 
 
@@ -176,7 +161,9 @@ def explain_command(ctx: click.Context, identifier: str, filter_: str | None, sn
 @click.pass_context
 def compact_command(ctx: click.Context, identifier: str, full: bool) -> None:
     """Compact a table (the compaction strategy, or a full compaction) in one COMPACT snapshot."""
-    sid = open_table(ctx, identifier).compact(full=full)
+    table = open_table(ctx, identifier)
+    with working(f"compacting {identifier}" + (" (full)" if full else "")):
+        sid = table.compact(full=full)
     if ctx.obj["format"] == "json":
         click.echo(json.dumps({"table": identifier, "full": full, "snapshot_id": sid}))
     elif sid is not None:

@@ -54,7 +54,7 @@ EXIT_CODES_HELP = """Exit codes:
   9    a feature lsmlake does not support yet
   130  interrupted (Ctrl-C)
 """
-FORMATS = ("table", "json", "csv")
+FORMATS = ("table", "json", "csv", "parquet")
 
 
 def exit_code(error: BaseException) -> int | None:

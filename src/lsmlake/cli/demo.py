@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pyarrow as pa
 from rich.console import Console
-from rich.table import Table as RichTable
 
 from lsmlake.catalog import Catalog
+from lsmlake.cli.render import render
 from lsmlake.sql import execute
 
 SETUP = """
@@ -40,12 +40,9 @@ SHOW = [
 
 
 def _print_table(console: Console, title: str, table: pa.Table) -> None:
-    out = RichTable(title=title, title_justify="left")
-    for name in table.column_names:
-        out.add_column(name, overflow="fold")
-    for row in table.to_pylist():
-        out.add_row(*("NULL" if v is None else str(v) for v in row.values()))
-    console.print(out)
+    """A result as wide as the console: side by side when it fits, one block per row when not."""
+    text = render(table, title=title, width=console.width)
+    console.print(text, end="", markup=False, highlight=False, soft_wrap=True)
 
 
 def run_demo(catalog: Catalog, console: Console) -> None:

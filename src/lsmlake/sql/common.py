@@ -23,6 +23,8 @@ class Result:
     message: str = ""
     snapshot_id: int | None = None
     """The snapshot a write committed (None when nothing changed or nothing was written)."""
+    batches: pa.RecordBatchReader | None = None
+    """A query's rows as a one-shot stream, instead of ``table`` (``Session(stream=True)``)."""
 
     @property
     def rows(self) -> list[dict[str, object]]:

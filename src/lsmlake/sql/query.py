@@ -4,7 +4,7 @@ in-memory DuckDB, and DuckDB runs the rewritten query."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -30,6 +30,7 @@ from lsmlake.scan.travel import (
 from lsmlake.scan.travel import TIME_TRAVEL_OPTIONS as TIME_TRAVEL_OPTIONS  # re-exported for DML checks
 from lsmlake.sql.common import parse_time_millis
 from lsmlake.sql.context import SqlContext, TableName
+from lsmlake.stream.batch_incremental import is_incremental
 from lsmlake.system.registry import read_system_table
 from lsmlake.table import Table
 
@@ -48,6 +49,23 @@ def to_arrow(relation: Any) -> pa.Table:
     """A DuckDB relation as an Arrow table (``to_arrow_table`` in DuckDB >= 1.4, ``arrow`` before)."""
     fetch = getattr(relation, "to_arrow_table", None) or relation.arrow
     return fetch()
+
+
+STREAM_BATCH_ROWS = 65_536
+"""Rows per batch of a streamed query result (DuckDB hands results over in vectors of 2048 rows)."""
+
+
+def to_reader(relation: Any, batch_rows: int = STREAM_BATCH_ROWS) -> pa.RecordBatchReader:
+    """A DuckDB relation as a stream of record batches (``to_arrow_reader`` in DuckDB >= 1.4)."""
+    fetch = getattr(relation, "to_arrow_reader", None) or relation.fetch_record_batch
+    reader: pa.RecordBatchReader = fetch(batch_rows)
+    return reader
+
+
+def _query_error(e: duckdb.Error) -> SqlError:
+    message = str(e).replace("__lsmlake_", "view ")
+    first = message.splitlines()[0] if message else type(e).__name__
+    return SqlError(f"query failed: {first}")
 
 
 # --------------------------------------------------------------------------- time travel
@@ -148,6 +166,15 @@ class TableRef:
             out = read_system_table(self.table, self.name.system)
             return out if self.columns is None else out.select(self.columns)
         return self.table.read(filter=self.filter, columns=self.columns, limit=self.limit)
+
+    def read_stream(self) -> pa.Table | pa.RecordBatchReader:
+        """The rows as a one-shot stream of `read.batch-size` batches where a read can stream them
+        (a data table, not an incremental read); else :meth:`read`."""
+        if self.name.system or is_incremental(self.table):
+            return self.read()
+        scan = self.table.scan(filter=self.filter, columns=self.columns, limit=self.limit)
+        scan.plan  # noqa: B018 - planning errors (a missing snapshot, a bad filter) raise here, not in DuckDB
+        return scan.to_batches()
 
     def describe(self) -> str:
         lines = [
@@ -257,7 +284,23 @@ class QueryEngine:
         self.ctx = ctx
         self.hints = hints or {}
         self.con = duckdb.connect()
+        self.con.execute("SET enable_progress_bar = false")  # DuckDB would draw it on stdout, amid the rows
         self._views: dict[tuple[object, ...], str] = {}
+        self._failures: list[BaseException] = []
+        """What a streamed table read raised inside DuckDB (DuckDB reports it as its own error)."""
+
+    def _guarded(self, data: pa.Table | pa.RecordBatchReader) -> pa.Table | pa.RecordBatchReader:
+        if isinstance(data, pa.Table):
+            return data
+
+        def batches() -> Iterator[pa.RecordBatch]:
+            try:
+                yield from data
+            except Exception as e:
+                self._failures.append(e)
+                raise
+
+        return pa.RecordBatchReader.from_batches(data.schema, batches())
 
     def close(self) -> None:
         self.con.close()
@@ -298,16 +341,20 @@ class QueryEngine:
             refs.append(ref)
         return refs
 
-    def bind(self, tree: exp.Expr, *, read: bool = True) -> tuple[exp.Expr, list[TableRef]]:
-        """A copy of ``tree`` whose table references point at registered Arrow data."""
+    def bind(
+        self, tree: exp.Expr, *, read: bool = True, stream: bool = False
+    ) -> tuple[exp.Expr, list[TableRef]]:
+        """A copy of ``tree`` whose table references point at registered Arrow data. With ``stream``,
+        a query that reads one table once (no CTE that could scan it twice) reads it as a stream."""
         tree = tree.copy()
         refs = self.references(tree)
+        streamed = stream and len(refs) == 1 and tree.find(exp.CTE) is None
         for ref in refs:
             view = self._views.get(ref.key)
             if view is None:
                 view = f"__lsmlake_{len(self._views)}"
                 if read:
-                    self.con.register(view, ref.read())
+                    self.con.register(view, self._guarded(ref.read_stream()) if streamed else ref.read())
                 self._views[ref.key] = view
             alias = exp.TableAlias(this=exp.to_identifier(ref.alias, quoted=True))
             ref.node.replace(exp.Table(this=exp.to_identifier(view, quoted=True), alias=alias))
@@ -321,13 +368,38 @@ class QueryEngine:
         try:
             return to_arrow(self.con.sql(sql_text))
         except duckdb.Error as e:
-            message = str(e).replace("__lsmlake_", "view ")
-            first = message.splitlines()[0] if message else type(e).__name__
-            raise SqlError(f"query failed: {first}") from None
+            raise _query_error(e) from None
 
     def run(self, tree: exp.Expr) -> pa.Table:
         bound, _ = self.bind(tree)
         return self.execute(self.sql(bound))
+
+    def stream(self, tree: exp.Expr) -> pa.RecordBatchReader:
+        """The query's rows as a stream that reads its table as it goes (see :meth:`bind`); the engine
+        closes when the stream ends or is closed. Errors in planning raise here, later ones on reading."""
+        try:
+            bound, _ = self.bind(tree, stream=True)
+            reader = to_reader(self.con.sql(self.sql(bound)))
+        except duckdb.Error as e:
+            self.close()
+            raise self._stream_error(e) from None
+        except BaseException:
+            self.close()
+            raise
+
+        def batches() -> Iterator[pa.RecordBatch]:
+            try:
+                yield from reader
+            except duckdb.Error as e:
+                raise self._stream_error(e) from None
+            finally:
+                self.close()
+
+        return pa.RecordBatchReader.from_batches(reader.schema, batches())
+
+    def _stream_error(self, e: duckdb.Error) -> BaseException:
+        """A table read that failed inside DuckDB raises its own error, not DuckDB's report of it."""
+        return self._failures[0] if self._failures else _query_error(e)
 
     def explain(self, tree: exp.Expr) -> str:
         bound, refs = self.bind(tree, read=False)

@@ -11,7 +11,7 @@ from sqlglot import exp
 from lsmlake.catalog import Catalog
 from lsmlake.core.sql_lexer import Statement, rewrite_for_sqlglot, split_statements
 from lsmlake.errors import LsmlakeError, SqlError
-from lsmlake.sql import alter, ddl, dml, merge, procedures
+from lsmlake.sql import alter, ddl, dml, export, merge, procedures
 from lsmlake.sql.common import Result, short
 from lsmlake.sql.context import DEFAULT_DATABASE, SqlContext
 from lsmlake.sql.query import QueryEngine, parse_error_text, parse_query
@@ -20,10 +20,14 @@ _SQLGLOT_KEYWORDS = ("SELECT", "WITH", "VALUES", "(", "INSERT", "UPDATE", "DELET
 
 
 class Session:
-    """A SQL session over one catalog; ``USE db`` changes the database of later statements."""
+    """A SQL session over one catalog; ``USE db`` changes the database of later statements.
 
-    def __init__(self, catalog: Catalog, *, database: str = DEFAULT_DATABASE) -> None:
+    With ``stream``, a query's Result carries its rows as ``batches`` (a one-shot stream that reads the
+    table as it is consumed; read it before the next statement runs) instead of ``table``."""
+
+    def __init__(self, catalog: Catalog, *, database: str = DEFAULT_DATABASE, stream: bool = False) -> None:
         self.ctx = SqlContext(catalog, database)
+        self.stream = stream
 
     @property
     def database(self) -> str:
@@ -66,6 +70,8 @@ class Session:
         }
         if key in simple:
             return simple[key](self.ctx, stmt)
+        if key == "COPY":
+            return export.copy(self.ctx, stmt)
         if key == "TRUNCATE":
             return self._truncate(stmt)
         if key == "ALTER":
@@ -112,6 +118,8 @@ class Session:
             return dml.delete(self.ctx, stmt.text, tree, hints)
         if isinstance(tree, exp.Merge):
             return merge.merge(self.ctx, stmt.text, tree, hints)
+        if isinstance(tree, (exp.Query, exp.Values)) and self.stream:
+            return Result("select", stmt.text, batches=QueryEngine(self.ctx, hints).stream(tree))
         if isinstance(tree, (exp.Query, exp.Values)):
             with QueryEngine(self.ctx, hints) as engine:
                 table = engine.run(tree)
