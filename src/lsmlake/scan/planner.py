@@ -27,6 +27,7 @@ from lsmlake.metadata.manifest_list import ManifestFileMeta, read_manifest_list
 from lsmlake.metadata.snapshot import Snapshot
 from lsmlake.metadata.snapshot_manager import SnapshotManager
 from lsmlake.scan.bucket_pruning import BucketSelector
+from lsmlake.scan.file_index_prune import FileIndexPruner
 from lsmlake.scan.split import DeletionFile, Split
 from lsmlake.scan.split_generator import SplitGroup, split_for_append, split_for_batch
 from lsmlake.scan.stats_match import stats_might_match
@@ -83,6 +84,8 @@ class PruneCounts:
     by_key_stats: int = 0
     by_value_stats: int = 0
     by_bucket_value_stats: int = 0
+    by_file_index: list[tuple[str, str]] = field(default_factory=list)
+    """(data file, index types) of each file its file indexes pruned."""
 
 
 @dataclass(frozen=True)
@@ -338,10 +341,19 @@ def plan_scan(
     target = options.get(CoreOptions.SOURCE_SPLIT_TARGET_SIZE)
     open_cost = options.get(CoreOptions.SOURCE_SPLIT_OPEN_FILE_COST)
     bounds = KeyBounds([f.type for f in planner.key_fields])
+    index_pruner = FileIndexPruner(io, schema, predicate)
+    index_pruner.pruned = planner.counts.by_file_index
+    use_indexes = predicate is not None and (not planner.pk_table or options.deletion_vectors_enabled)
     splits: list[Split] = []
     buckets: list[BucketPlan] = []
     for (partition, bucket), bucket_entries in _group(entries).items():
         files = [e.file for e in bucket_entries]
+        if use_indexes:
+            bucket_dir = planner.bucket_path(partition, bucket)
+            pk = planner.pk_table
+            files = index_pruner.filter(files, bucket_dir, dv_files.get((partition, bucket), {}), pk=pk)
+            if not files:
+                continue
         if planner.pk_table:
             files = planner.filter_bucket_by_values(files)
             if not files:

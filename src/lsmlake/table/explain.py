@@ -74,6 +74,8 @@ def explain_table(
             f"{b.splits} split(s), files {levels}"
         )
         lines.extend(f"      {rule}" for rule in b.rules)
+    for name, kinds in plan.counts.by_file_index:
+        lines.append(f"  {name}: pruned by file index ({kinds})")
     s = scan.plan_summary
     lines.append(
         f"  {s['splits']} splits ({s['raw_splits']} raw, {s['merge_splits']} merge) over {s['files']} files; "

@@ -1,0 +1,93 @@
+"""Index keys: a column's Arrow values and a filter literal in the form Paimon's file indexes store them."""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from decimal import Decimal
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from lsmlake.core.binary_row import Timestamp
+from lsmlake.core.types import DataType
+
+INT_ROOTS = frozenset({"TINYINT", "SMALLINT", "INT", "BIGINT", "DATE", "TIME"})
+FLOAT_ROOTS = frozenset({"FLOAT", "DOUBLE"})
+TIMESTAMP_ROOTS = frozenset({"TIMESTAMP", "TIMESTAMP_LTZ"})
+_EPOCH_DAY = dt.date(1970, 1, 1).toordinal()
+_UNIT_NANOS = {"s": 1_000_000_000, "ms": 1_000_000, "us": 1000, "ns": 1}
+
+
+def timestamp_divisor(t: DataType) -> int:
+    """Nanoseconds per index unit: milliseconds up to precision 3, else microseconds (Paimon's choice)."""
+    return 1_000_000 if (t.precision or 0) <= 3 else 1000
+
+
+def is_bytes_type(t: DataType) -> bool:
+    return t.is_string or t.is_binary
+
+
+def array_keys(column: pa.ChunkedArray | pa.Array, t: DataType) -> tuple[Any, np.ndarray]:
+    """(values, null mask) of a column: an int64/float numpy array, or a list of bytes for strings."""
+    arr = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    nulls = np.asarray(arr.is_null().to_numpy(zero_copy_only=False), dtype=bool)
+    if is_bytes_type(t):
+        if t.is_string:
+            arr = pc.cast(arr, pa.binary()) if not pa.types.is_large_string(arr.type) else pc.cast(arr, pa.large_binary())
+        return arr.to_pylist(), nulls
+    if t.root in TIMESTAMP_ROOTS:
+        unit = arr.type.unit
+        raw = np.asarray(arr.cast(pa.int64()).fill_null(0).to_numpy(), dtype=np.int64)
+        return (raw * _UNIT_NANOS[unit]) // timestamp_divisor(t), nulls
+    if t.root in FLOAT_ROOTS:
+        return np.asarray(arr.fill_null(0).to_numpy(), dtype=np.float32 if t.root == "FLOAT" else np.float64), nulls
+    if t.root == "DATE":
+        return np.asarray(arr.cast(pa.int32()).fill_null(0).to_numpy(), dtype=np.int64), nulls
+    if t.root == "TIME":
+        return np.asarray(arr.cast(pa.int32()).fill_null(0).to_numpy(), dtype=np.int64), nulls
+    if t.root in INT_ROOTS:
+        return np.asarray(arr.fill_null(0).to_numpy(), dtype=np.int64), nulls
+    if t.root == "DECIMAL":
+        scale = t.scale or 0
+        values = [0 if v is None else int(v.scaleb(scale)) for v in arr.to_pylist()]
+        return np.asarray(values, dtype=np.int64), nulls
+    if t.root == "BOOLEAN":
+        return np.asarray(arr.fill_null(False).to_numpy(zero_copy_only=False), dtype=bool), nulls
+    raise TypeError(f"{t.root} columns cannot be indexed")
+
+
+def literal_key(value: Any, t: DataType) -> Any:
+    """A filter literal as an index key (int, float, bool or bytes); None when it has no exact key."""
+    if value is None:
+        return None
+    if is_bytes_type(t):
+        if isinstance(value, str):
+            return value.encode("utf-8")
+        return bytes(value) if isinstance(value, (bytes, bytearray, memoryview)) else None
+    if t.root in TIMESTAMP_ROOTS:
+        if not isinstance(value, Timestamp):
+            return None
+        return value.epoch_nanos // timestamp_divisor(t)
+    if t.root == "DATE":
+        return value.toordinal() - _EPOCH_DAY if isinstance(value, dt.date) else None
+    if t.root == "TIME":
+        if not isinstance(value, dt.time):
+            return None
+        return ((value.hour * 60 + value.minute) * 60 + value.second) * 1000 + value.microsecond // 1000
+    if t.root in FLOAT_ROOTS:
+        if isinstance(value, bool) or not isinstance(value, (int, float, Decimal)) or math.isnan(float(value)):
+            return None
+        return float(value)
+    if t.root in INT_ROOTS:
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
+    if t.root == "DECIMAL":
+        if not isinstance(value, (int, Decimal)):
+            return None
+        d = Decimal(value).scaleb(t.scale or 0)
+        return int(d) if d == d.to_integral_value() else None
+    if t.root == "BOOLEAN":
+        return value if isinstance(value, bool) else None
+    return None

@@ -1,0 +1,72 @@
+"""Planning's file-index step: drop the data files whose indexes prove no live row can match the filter."""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Mapping, Sequence
+
+from pyroaring import BitMap
+
+from lsmlake.core.fileio import FileIO
+from lsmlake.core.schema import TableSchema
+from lsmlake.expr.tree import Predicate
+from lsmlake.format.file_index.container import INDEX_SUFFIX, IndexBlob, read_container
+from lsmlake.metadata.data_file import DataFileMeta
+from lsmlake.metadata.deletion_vector import read_deletion_vector
+from lsmlake.scan.file_index_eval import candidate_rows, parse_indexes
+from lsmlake.scan.split import DeletionFile
+
+
+class FileIndexPruner:
+    """Per-scan state: the filter, the schema's column types, and the DV index files read so far."""
+
+    def __init__(self, io: FileIO, schema: TableSchema, predicate: Predicate | None) -> None:
+        self.io, self.schema, self.predicate = io, schema, predicate
+        self.types = {f.name: f.type for f in schema.fields}
+        self._dv_files: dict[str, bytes] = {}
+        self.pruned: list[tuple[str, str]] = []
+        """(data file, the index types that pruned it)."""
+
+    def _blobs(self, f: DataFileMeta, bucket_path: str) -> tuple[list[IndexBlob], str] | None:
+        if f.embedded_index is not None:
+            source = f"embedded file index of {f.file_name}"
+            return read_container(f.embedded_index, source=source), source
+        names = [x for x in f.extra_files if x.endswith(INDEX_SUFFIX)]
+        if not names:
+            return None
+        base = posixpath.dirname(f.external_path) if f.external_path else bucket_path
+        path = posixpath.join(base, names[0])
+        return read_container(self.io.read_bytes(path), source=path), path
+
+    def _deleted(self, dv: DeletionFile | None) -> BitMap:
+        if dv is None:
+            return BitMap()
+        data = self._dv_files.get(dv.path)
+        if data is None:
+            data = self._dv_files[dv.path] = self.io.read_bytes(dv.path)
+        return BitMap(read_deletion_vector(data, dv.offset, dv.length, name=dv.path).positions)
+
+    def may_match(self, f: DataFileMeta, bucket_path: str, dv: DeletionFile | None) -> bool:
+        """False when the file's indexes leave no live candidate row (files of older schemas: True)."""
+        if self.predicate is None or f.schema_id != self.schema.id:
+            return True
+        found = self._blobs(f, bucket_path)
+        if found is None:
+            return True
+        blobs, source = found
+        rows = candidate_rows(self.predicate, parse_indexes(blobs, self.types, f.row_count, source=source))
+        if rows is None or (rows and not rows.issubset(self._deleted(dv))):
+            return True
+        kinds = sorted({b.index_type for b in blobs if b.column in self.predicate.fields()})
+        self.pruned.append((f.file_name, ",".join(kinds)))
+        return False
+
+    def filter(
+        self, files: Sequence[DataFileMeta], bucket_path: str, dvs: Mapping[str, DeletionFile], *, pk: bool
+    ) -> list[DataFileMeta]:
+        """The files that may match; on primary-key tables only files read alone (level > 0) are dropped."""
+        return [
+            f
+            for f in files
+            if (pk and f.level == 0) or self.may_match(f, bucket_path, dvs.get(f.file_name))
+        ]
