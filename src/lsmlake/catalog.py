@@ -23,6 +23,7 @@ from lsmlake.errors import (
     NoSuchTableError,
     SchemaMismatchError,
 )
+from lsmlake.maintenance.branches import open_branch, parse_branch_suffix
 from lsmlake.mergetree.merge_function import validate_merge_engine
 from lsmlake.metastore import Metastore, open_metastore
 from lsmlake.schema_change import SchemaChange
@@ -118,14 +119,24 @@ class Catalog:
         return self.metastore.table_exists(db, name)
 
     def get_table(self, identifier: str) -> Table | SystemTable:
-        """Open a table (``db.table``), or a system table (``db.table$files``); NoSuchTableError if absent."""
-        if SYSTEM_TABLE_SPLITTER in str(identifier):
+        """Open a table (``db.table``), a branch (``db.table$branch_b``), or a system table
+        (``db.table$files``, ``db.table$branch_b$files``); NoSuchTableError if absent."""
+        _, _, suffix = str(identifier).partition(SYSTEM_TABLE_SPLITTER)
+        if suffix and parse_branch_suffix(suffix)[1] is not None:
             return self.get_system_table(identifier)
         return self.open_table(identifier)
 
     def open_table(self, identifier: str) -> Table:
-        """Open a data table (``db.table``); raises NoSuchTableError when it has no schema file (or,
-        in a JDBC catalog, no row)."""
+        """Open a data table (``db.table``, or a branch: ``db.table$branch_b``); raises NoSuchTableError
+        when it has no schema file (or, in a JDBC catalog, no row)."""
+        base, _, suffix = str(identifier).partition(SYSTEM_TABLE_SPLITTER)
+        branch, system = parse_branch_suffix(suffix) if suffix else (None, None)
+        if system is not None:
+            raise InvalidIdentifierError(f"{identifier!r} names a system table: open it with get_table")
+        table = self._open_main(base)
+        return table if branch is None else open_branch(table, branch)
+
+    def _open_main(self, identifier: str) -> Table:
         db, name = parse_identifier(identifier)
         path = self._table_path(db, name)
         if not self.metastore.table_exists(db, name):
@@ -139,11 +150,14 @@ class Catalog:
         return Table(f"{db}.{name}", self.io, path, schema)
 
     def get_system_table(self, identifier: str) -> SystemTable:
-        """Open ``db.table$name`` (``$files``, ``$snapshots``, ...): a read-only table of metadata."""
-        base, _, name = str(identifier).partition(SYSTEM_TABLE_SPLITTER)
+        """Open ``db.table$name`` (``$files``, ``$snapshots``, ...; of a branch ``db.table$branch_b$name``):
+        a read-only table of metadata."""
+        base, _, suffix = str(identifier).partition(SYSTEM_TABLE_SPLITTER)
+        branch, name = parse_branch_suffix(suffix) if suffix else (None, None)
         if not name:
             raise InvalidIdentifierError(f"{identifier!r} is not a system table name ('db.table$name')")
-        return SystemTable(self.open_table(base), name)
+        table = self._open_main(base)
+        return SystemTable(table if branch is None else open_branch(table, branch), name)
 
     def create_table(
         self,

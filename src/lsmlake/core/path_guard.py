@@ -26,6 +26,23 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*):")
 _S3_SCHEMES = frozenset({"s3", "s3a", "s3n"})
 
+BRANCH_DIR = "branch"
+"""The directory under a table root that holds its branches (Paimon's layout)."""
+BRANCH_PREFIX = "branch-"
+"""A branch ``b`` lives in ``<table>/branch/branch-b/`` (its own schema/, snapshot/ and tag/)."""
+
+
+def table_root_of(root: str) -> str:
+    """The table root that holds the data files of ``root``: ``root`` itself, or for a branch's
+    metadata root (``<table>/branch/branch-<name>``) the table two levels up. A table root is
+    ``<database>.db/<table>`` in a catalog, so its parent is never named ``branch``."""
+    trimmed = root.rstrip("/")
+    parent, leaf = posixpath.split(trimmed)
+    table, mid = posixpath.split(parent)
+    if mid == BRANCH_DIR and leaf.startswith(BRANCH_PREFIX) and len(leaf) > len(BRANCH_PREFIX) and table:
+        return table
+    return root
+
 
 def name_problem(name: object) -> str | None:
     """Why ``name`` is not a plain file name (one path segment), or None when it is."""
@@ -175,7 +192,7 @@ class PathGuard:
                     f"table option {EXTERNAL_PATHS} root {_show(item)} is refused: {found}"
                 )
             roots.append((found[0], _trimmed(found[1])))
-        return PathGuard(_scheme_class(io.scheme, local), _trimmed(root), tuple(roots), local)
+        return PathGuard(_scheme_class(io.scheme, local), _trimmed(table_root_of(root)), tuple(roots), local)
 
     def _inside(self, storage: str, path: str) -> bool:
         """Whether ``path`` (free of '.' and '..' segments) lies under a root of ``storage``."""

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from lsmlake.core.binary_row import Timestamp
 from lsmlake.core.options import CoreOptions
-from lsmlake.core.path_guard import check_name, relative_dir_problem
+from lsmlake.core.path_guard import check_name, relative_dir_problem, table_root_of
 from lsmlake.core.types import DataType
 from lsmlake.errors import CorruptFileError
 
@@ -126,12 +126,17 @@ class TablePaths:
         return posixpath.join(self.root, "snapshot")
 
     @property
+    def data_root(self) -> str:
+        """Where manifests, index and data files live: the table root, shared by all branches."""
+        return table_root_of(self.root)
+
+    @property
     def manifest_dir(self) -> str:
-        return posixpath.join(self.root, "manifest")
+        return posixpath.join(self.data_root, "manifest")
 
     @property
     def index_dir(self) -> str:
-        return posixpath.join(self.root, "index")
+        return posixpath.join(self.data_root, "index")
 
     def manifest(self, name: str) -> str:
         """A file of `manifest/`; ``name`` (from metadata) must be one plain file name."""
@@ -159,8 +164,8 @@ class TablePaths:
 
     def bucket_dir(self, partition_dir: str, bucket: int) -> str:
         if partition_dir:
-            return posixpath.join(self.root, partition_dir, bucket_dir_name(bucket))
-        return posixpath.join(self.root, bucket_dir_name(bucket))
+            return posixpath.join(self.data_root, partition_dir, bucket_dir_name(bucket))
+        return posixpath.join(self.data_root, bucket_dir_name(bucket))
 
     def new_data_file_name(self, *, prefix: str, extension: str) -> str:
         return f"{prefix}{self.uid}-{self._next()}.{extension}"

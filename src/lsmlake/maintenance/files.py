@@ -7,7 +7,7 @@ import posixpath
 from lsmlake.core.binary_row import deserialize_row
 from lsmlake.core.fileio import FileIO
 from lsmlake.core.options import CoreOptions
-from lsmlake.core.path_guard import PathGuard, check_name
+from lsmlake.core.path_guard import PathGuard, check_name, table_root_of
 from lsmlake.core.paths import TablePaths, partition_directory
 from lsmlake.errors import CorruptFileError
 from lsmlake.maintenance.planning import SnapshotFiles
@@ -25,7 +25,7 @@ class FileLocator:
     """Paths of data, index, manifest and statistics files, resolved like Java's path factories."""
 
     def __init__(self, table: TableHandle) -> None:
-        self.root = table.root.rstrip("/")
+        self.root = table_root_of(table.root.rstrip("/"))  # a branch's data files are the table's
         self.paths = TablePaths(self.root)
         schema, options = table.schema, table.options
         self.guard = PathGuard.of(table.io, self.root, options)

@@ -9,8 +9,8 @@ import pyarrow.fs as pafs
 
 from lsmlake.core.fileio import FileIO
 from lsmlake.core.options import CoreOptions
-from lsmlake.core.path_guard import PathGuard
-from lsmlake.errors import CorruptFileError, NoSuchSnapshotError
+from lsmlake.core.path_guard import PathGuard, table_root_of
+from lsmlake.errors import CorruptFileError, NoSuchSnapshotError, UnsupportedError
 from lsmlake.maintenance.changelog_expire import (
     CHANGELOG_DIR,
     CHANGELOG_PREFIX,
@@ -137,6 +137,10 @@ def remove_orphan_files(
     ``older_than_ms`` (epoch ms; default now - 1 day, which protects in-flight commits), then the
     bucket and partition directories that this left empty (local disk; object stores have none).
     Returns the orphan paths (deleted unless ``dry_run``)."""
+    if table_root_of(table.root) != table.root:
+        raise UnsupportedError(
+            f"table {table.name} is a branch: clean orphan files on its main table, which covers every branch"
+        )
     if older_than_ms is None:
         older_than_ms = int(time.time() * 1000) - DAY_MS
     try:

@@ -6,7 +6,7 @@ import posixpath
 from collections.abc import Iterable, Sequence
 
 from lsmlake.core.fileio import FileIO
-from lsmlake.core.path_guard import PathGuard
+from lsmlake.core.path_guard import BRANCH_DIR, BRANCH_PREFIX, PathGuard, table_root_of
 from lsmlake.errors import NoSuchSnapshotError
 from lsmlake.maintenance.files import SnapshotReader
 from lsmlake.maintenance.planning import FileSets, Protection, SnapshotFiles
@@ -14,13 +14,11 @@ from lsmlake.metadata.snapshot import Snapshot
 from lsmlake.metadata.snapshot_manager import SnapshotManager
 from lsmlake.metadata.tags import Tag, read_tags
 
-BRANCH_DIR = "branch"
-BRANCH_PREFIX = "branch-"
-
 
 def branch_roots(io: FileIO, root: str) -> list[str]:
-    """Roots of the table's branches (`<root>/branch/branch-<name>`); they share manifests and data dirs."""
-    base = posixpath.join(root.rstrip("/"), BRANCH_DIR)
+    """Roots of the table's branches (`<root>/branch/branch-<name>`); they share manifests and data dirs.
+    ``root`` may be a branch's own root: the branches are those of its table."""
+    base = posixpath.join(table_root_of(root.rstrip("/")).rstrip("/"), BRANCH_DIR)
     return sorted(s.path for s in io.list_dir(base) if s.is_dir and s.name.startswith(BRANCH_PREFIX))
 
 
@@ -47,10 +45,15 @@ def _unique(snapshots: Iterable[Snapshot]) -> list[Snapshot]:
 
 
 def holder_snapshots(io: FileIO, root: str, *, main_tags: Sequence[Tag]) -> list[Snapshot]:
-    """Snapshots whose files are protected as a whole: the given main tags, and every branch's
-    snapshots and tags (branches share the table's manifest and data directories)."""
+    """Snapshots whose files are protected as a whole: the given tags of ``root``, and every other
+    branch's snapshots and tags -- the main table's too when ``root`` is a branch (branches share the
+    table's manifest and data directories)."""
     found = [t.snapshot for t in main_tags]
-    for branch in branch_roots(io, root):
+    own = posixpath.normpath(root)
+    table_root = table_root_of(root.rstrip("/"))
+    for branch in [table_root, *branch_roots(io, root)]:
+        if posixpath.normpath(branch) == own:
+            continue
         manager = SnapshotManager(io, branch)
         found += read_snapshots(manager, manager.snapshot_ids())
         found += [t.snapshot for t in read_tags(io, branch)]

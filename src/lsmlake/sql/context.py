@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from lsmlake.catalog import SYSTEM_TABLE_SPLITTER, Catalog
 from lsmlake.errors import SqlError, UnsupportedError
+from lsmlake.maintenance.branches import BRANCH_TABLE_PREFIX, parse_branch_suffix
 from lsmlake.system.registry import SYSTEM_TABLES
 from lsmlake.table import Table
 
@@ -52,11 +53,16 @@ class SqlContext:
         table, system = parts[-1], None
         if SYSTEM_TABLE_SPLITTER in table:
             table, _, system = table.partition(SYSTEM_TABLE_SPLITTER)
+            branch, system = parse_branch_suffix(system)
+            if branch is not None:
+                table = f"{table}${BRANCH_TABLE_PREFIX}{branch}"  # a branch reads and writes like a table
+            if system is None:
+                return TableName(database, table, None)
             system = system.lower()
             if not allow_system:
                 raise SqlError(f"system table {database}.{table}${system} is read-only")
-            if system.startswith("branch_") or SYSTEM_TABLE_SPLITTER in system:
-                raise UnsupportedError(f"table {database}.{table}${system}: branches are not supported")
+            if SYSTEM_TABLE_SPLITTER in system:
+                raise UnsupportedError(f"table {database}.{table}${system}: not a known system table")
             if system not in SYSTEM_TABLES:
                 raise UnsupportedError(
                     f"system table {database}.{table}${system} is not supported; "

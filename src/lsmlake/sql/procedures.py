@@ -186,7 +186,39 @@ def _orphans(ctx: SqlContext, args: Args) -> tuple[pa.Table, str]:
     ), f"{len(paths)} orphan file(s) {verb}" + "".join(f"\n  {p}" for p in paths)
 
 
+def _name(args: Args, key: str, proc: str) -> str:
+    value = args.get(key)
+    if not isinstance(value, str) or not value:
+        raise SqlError(f"{proc} needs {key} => 'name'")
+    return value
+
+
+def _create_branch(ctx: SqlContext, args: Args) -> tuple[pa.Table, str]:
+    table, name = _table(ctx, args), _name(args, "branch", "create_branch")
+    tag = args.get("tag") or None
+    table.create_branch(name, None if tag is None else str(tag))
+    origin = f" from tag {tag}" if tag else ""
+    return pa.table({"result": [True]}), f"created branch {name} of {table.name}{origin}"
+
+
+def _delete_branch(ctx: SqlContext, args: Args) -> tuple[pa.Table, str]:
+    table = _table(ctx, args)
+    names = [n.strip() for n in _name(args, "branch", "delete_branch").split(",") if n.strip()]
+    for name in names:
+        table.delete_branch(name)
+    return pa.table({"result": [True]}), f"deleted branch(es) {', '.join(names)} of {table.name}"
+
+
+def _fast_forward(ctx: SqlContext, args: Args) -> tuple[pa.Table, str]:
+    table, name = _table(ctx, args), _name(args, "branch", "fast_forward")
+    table.fast_forward(name)
+    return pa.table({"result": [True]}), f"fast-forwarded {table.name} to branch {name}"
+
+
 PROCEDURES: dict[str, Procedure] = {
+    "create_branch": Procedure(("table", "branch", "tag"), _create_branch),
+    "delete_branch": Procedure(("table", "branch"), _delete_branch),
+    "fast_forward": Procedure(("table", "branch"), _fast_forward),
     "compact": Procedure(
         (
             "table",

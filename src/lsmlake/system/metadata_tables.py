@@ -1,4 +1,5 @@
-"""System tables over table metadata files: `$snapshots`, `$schemas`, `$options`, `$tags`, `$consumers`."""
+"""System tables over table metadata files: `$snapshots`, `$schemas`, `$options`, `$tags`, `$consumers`,
+`$branches`."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import pyarrow as pa
 
 from lsmlake.core.schema import schema_to_json
 from lsmlake.errors import NoSuchSnapshotError
+from lsmlake.maintenance.branches import list_branches
 from lsmlake.metadata.consumers import read_consumers
 from lsmlake.metadata.tags import read_tags
 from lsmlake.system.common import SystemContext, rows_to_table
@@ -72,6 +74,14 @@ CONSUMERS_SCHEMA = pa.schema(
     [
         pa.field("consumer_id", pa.string(), nullable=False),
         pa.field("next_snapshot_id", pa.int64(), nullable=False),
+    ]
+)
+
+
+BRANCHES_SCHEMA = pa.schema(
+    [
+        pa.field("branch_name", pa.string(), nullable=False),
+        pa.field("create_time", _TS, nullable=False),
     ]
 )
 
@@ -158,3 +168,8 @@ def tags_table(ctx: SystemContext) -> pa.Table:
 
 def consumers_table(ctx: SystemContext) -> pa.Table:
     return rows_to_table(CONSUMERS_SCHEMA, list(read_consumers(ctx.io, ctx.root).items()))
+
+
+def branches_table(ctx: SystemContext) -> pa.Table:
+    """The table's branches (not ``main``) and when their directories were created, as Java lists them."""
+    return rows_to_table(BRANCHES_SCHEMA, [(b.name, b.create_time) for b in list_branches(ctx.io, ctx.root)])

@@ -19,6 +19,7 @@ from lsmlake.system.file_tables import (
     table_indexes_table,
 )
 from lsmlake.system.metadata_tables import (
+    branches_table,
     consumers_table,
     options_table,
     schemas_table,
@@ -37,6 +38,7 @@ _READERS: dict[str, Callable[[SystemContext], pa.Table]] = {
     "table_indexes": table_indexes_table,
     "tags": tags_table,
     "consumers": consumers_table,
+    "branches": branches_table,
     "audit_log": audit_log_table,
     "binlog": binlog_table,
     "ro": ro_table,

@@ -12,6 +12,13 @@ import pyarrow.compute as pc
 from lsmlake.core.schema import TableSchema
 from lsmlake.errors import ImmutableColumnError, NoSuchColumnError
 from lsmlake.expr import FilterInput
+from lsmlake.maintenance.branches import (
+    create_branch,
+    delete_branch,
+    fast_forward,
+    list_branches,
+    open_branch,
+)
 from lsmlake.maintenance.cleanup import RollbackResult, delete_tag, rollback_to
 from lsmlake.maintenance.expire import ExpireResult, expire_snapshots
 from lsmlake.maintenance.orphans import remove_orphan_files
@@ -107,7 +114,7 @@ class Table(TableHandle):
 
     def update(self, where: FilterInput, values: Mapping[str, object]) -> int | None:
         """Set columns to constant values on the rows matching a filter (SQL WHERE text, a pyarrow
-        expression or DNF), in one commit."""
+        expression or DNF), in one commit; the new rows are ``+U`` records, as Spark's UPDATE writes."""
         unknown = [c for c in values if c not in self.schema.field_names]
         if unknown:
             raise NoSuchColumnError(f"table {self.name}: update sets unknown column(s) {unknown}")
@@ -126,7 +133,9 @@ class Table(TableHandle):
                 value, rows.num_rows, self.schema.field(name).type, column=name, table_name=self.name
             )
             rows = rows.set_column(index, rows.schema.field(name), column)
-        return self.write(rows)
+        with self.writer() as w:
+            w.update(rows)
+        return w.snapshot_ids[-1] if w.snapshot_ids else None
 
     # -- reading
     def scan(
@@ -282,6 +291,29 @@ class Table(TableHandle):
     def remove_orphan_files(self, *, older_than_ms: int | None = None, dry_run: bool = False) -> list[str]:
         """Delete files no snapshot, tag or changelog uses and older than the guard (default: one day)."""
         return remove_orphan_files(self, older_than_ms=older_than_ms, dry_run=dry_run)
+
+    # -- branches
+    def create_branch(self, name: str, tag: str | None = None) -> Table:
+        """Create branch ``name`` from ``tag`` (its snapshot and schemas), or empty (the latest schema);
+        returns the branch, which reads and writes like a table (``db.t$branch_<name>``)."""
+        create_branch(self, name, tag)
+        return open_branch(self, name)
+
+    def branch(self, name: str) -> Table:
+        """Branch ``name`` of this table (``main`` is the table itself)."""
+        return open_branch(self, name)
+
+    def delete_branch(self, name: str) -> None:
+        """Delete a branch's metadata; files only it used are left to orphan cleaning."""
+        delete_branch(self, name)
+
+    def list_branches(self) -> list[str]:
+        """The names of the table's branches (not ``main``), sorted."""
+        return [b.name for b in list_branches(self.io, self.root)]
+
+    def fast_forward(self, name: str) -> None:
+        """Make the main table equal to branch ``name`` (Paimon's fast-forward)."""
+        fast_forward(self, name)
 
     # -- snapshots
     def latest_snapshot(self) -> Snapshot | None:

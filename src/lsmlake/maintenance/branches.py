@@ -1,0 +1,229 @@
+"""Branches in Paimon's layout: ``<table>/branch/branch-<name>/`` with its own schema/, snapshot/ and tag/."""
+
+from __future__ import annotations
+
+import datetime as dt
+import posixpath
+import uuid
+from dataclasses import dataclass, replace
+from typing import TypeVar
+
+from lsmlake.core.fileio import FileIO
+from lsmlake.core.path_guard import BRANCH_DIR, BRANCH_PREFIX, name_problem, table_root_of
+from lsmlake.core.schema import schema_file_name
+from lsmlake.errors import AlreadyExistsError, InvalidIdentifierError, NoSuchSnapshotError, NoSuchTableError
+from lsmlake.metadata.snapshot import encode_snapshot, snapshot_file_name
+from lsmlake.metadata.snapshot_manager import LATEST, SnapshotManager
+from lsmlake.metadata.table_handle import TableHandle
+from lsmlake.metadata.tags import read_tag, read_tags, tag_path
+from lsmlake.schema_change.manager import latest_schema, schema_dir, schema_ids
+
+H = TypeVar("H", bound=TableHandle)
+
+MAIN_BRANCH = "main"
+BRANCH_TABLE_PREFIX = "branch_"
+"""``t$branch_<name>`` addresses branch ``name`` of table ``t``."""
+
+
+@dataclass(frozen=True)
+class Branch:
+    """One branch: its name and when its directory was created (the `$branches` row)."""
+
+    name: str
+    create_time: dt.datetime
+
+
+def check_branch_name(name: object) -> str:
+    """``name`` if it can name a branch (Paimon's rules, and one plain directory name), else an error."""
+    if not isinstance(name, str) or not name.strip():
+        raise InvalidIdentifierError(f"branch name must be a non-blank string, got {name!r}")
+    if name == MAIN_BRANCH:
+        raise InvalidIdentifierError(f"branch name {name!r} is the default branch and cannot be used")
+    if name.isdigit():
+        raise InvalidIdentifierError(f"branch name cannot be a pure numeric string, got {name!r}")
+    problem = name_problem(BRANCH_PREFIX + name)
+    if problem is None and ("$" in name or name != name.strip() or "%" in name):
+        problem = "it holds '$', '%' or surrounding whitespace"
+    if problem is not None:
+        raise InvalidIdentifierError(f"branch name {name!r} is refused: {problem}")
+    return name
+
+
+def branch_root(table_root: str, name: str) -> str:
+    """The metadata root of branch ``name`` (the table root itself for ``main``)."""
+    root = table_root_of(table_root.rstrip("/"))
+    if name == MAIN_BRANCH:
+        return root
+    return posixpath.join(root, BRANCH_DIR, BRANCH_PREFIX + check_branch_name(name))
+
+
+def branch_of(root: str) -> str:
+    """The branch whose metadata root is ``root`` (``main`` for a table root)."""
+    if table_root_of(root) == root:
+        return MAIN_BRANCH
+    return posixpath.basename(root.rstrip("/"))[len(BRANCH_PREFIX) :]
+
+
+def list_branches(io: FileIO, table_root: str) -> list[Branch]:
+    """The table's branches (not ``main``), sorted by name, with their directories' creation times."""
+    base = posixpath.join(table_root_of(table_root.rstrip("/")), BRANCH_DIR)
+    out = []
+    for s in io.list_dir(base):
+        if s.is_dir and s.name.startswith(BRANCH_PREFIX) and len(s.name) > len(BRANCH_PREFIX):
+            info = io.fs.get_file_info(s.path)
+            mtime = info.mtime or dt.datetime.fromtimestamp(0, dt.UTC)
+            local = mtime.astimezone().replace(tzinfo=None)
+            out.append(Branch(s.name[len(BRANCH_PREFIX) :], local))
+    return sorted(out, key=lambda b: b.name)
+
+
+def branch_exists(io: FileIO, table_root: str, name: str) -> bool:
+    return name == MAIN_BRANCH or io.is_dir(branch_root(table_root, name))
+
+
+def _copy(io: FileIO, src: str, dst: str) -> None:
+    io.write_bytes(dst, io.read_bytes(src))
+
+
+def _copy_schemas(io: FileIO, src_root: str, dst_root: str, upto: int) -> None:
+    for sid in schema_ids(io, src_root):
+        if sid <= upto:
+            name = schema_file_name(sid)
+            _copy(io, posixpath.join(schema_dir(src_root), name), posixpath.join(schema_dir(dst_root), name))
+
+
+def create_branch(table: TableHandle, name: str, tag: str | None = None) -> None:
+    """Create branch ``name`` of the table: from ``tag`` (the tag, its snapshot and the schemas up to
+    that snapshot's are copied into the branch), or empty (the schemas up to the latest). The branch
+    is built in a hidden directory and renamed into place (local disk), so it appears whole or not at
+    all; on object stores the files are written schemas first, the snapshot last."""
+    main = table_root_of(table.root)
+    target = branch_root(main, check_branch_name(name))
+    if table.io.exists(target):
+        raise AlreadyExistsError(f"branch {name!r} of table {table.name} already exists")
+    staging = posixpath.join(main, BRANCH_DIR, f".tmp-{BRANCH_PREFIX}{name}-{uuid.uuid4()}")
+    build = staging if table.io.local else target
+    try:
+        _fill_branch(table, main, build, tag)
+        if build is staging:
+            if table.io.exists(target):
+                raise AlreadyExistsError(f"branch {name!r} of table {table.name} already exists")
+            table.io.rename(staging, target)
+    finally:
+        if build is staging:
+            table.io.delete_dir(staging)
+
+
+def _fill_branch(table: TableHandle, main: str, build: str, tag: str | None) -> None:
+    io = table.io
+    if tag is None:
+        ids = schema_ids(io, main)
+        if not ids:
+            raise NoSuchTableError(f"table {table.name} has no schema to branch from")
+        _copy_schemas(io, main, build, ids[-1])
+        return
+    found = read_tag(io, main, tag)
+    snapshot = found.snapshot
+    _copy_schemas(io, main, build, snapshot.schema_id)
+    _copy(io, tag_path(main, tag), tag_path(build, tag))
+    source = SnapshotManager(io, main).snapshot_path(snapshot.id)
+    dest = SnapshotManager(io, build).snapshot_path(snapshot.id)
+    if io.is_file(source):
+        _copy(io, source, dest)
+    else:  # the snapshot expired; the tag kept its content
+        io.write_bytes(dest, encode_snapshot(snapshot).encode("utf-8"))
+
+
+def delete_branch(table: TableHandle, name: str) -> None:
+    """Delete a branch's metadata (its data files, shared with the table, become orphans unless other
+    branches use them). It is made unreachable first: renamed away (local disk), or its snapshots and
+    tags deleted before the rest (object stores)."""
+    main = table_root_of(table.root)
+    target = branch_root(main, check_branch_name(name))
+    io = table.io
+    if not io.is_dir(target):
+        raise NoSuchTableError(f"branch {name!r} of table {table.name} does not exist")
+    if io.local:
+        gone = posixpath.join(main, BRANCH_DIR, f".deleted-{BRANCH_PREFIX}{name}-{uuid.uuid4()}")
+        io.rename(target, gone)
+        io.delete_dir(gone)
+        return
+    io.delete_dir(posixpath.join(target, "snapshot"))
+    io.delete_dir(posixpath.join(target, "tag"))
+    io.delete_dir(target)
+
+
+def fast_forward(table: TableHandle, name: str) -> None:
+    """Make the main table equal to branch ``name``, as Paimon does: main's snapshots, schemas and tags
+    from the branch's earliest snapshot on are replaced by the branch's. Main's newer snapshots go
+    first (newest down), so an interrupted run leaves main at an older state, never a mixed one."""
+    main = table_root_of(table.root)
+    if table.root != main:
+        raise InvalidIdentifierError(f"fast-forward runs on the main table, not on branch {table.name}")
+    source = branch_root(main, check_branch_name(name))
+    io = table.io
+    if not io.is_dir(source):
+        raise NoSuchTableError(f"branch {name!r} of table {table.name} does not exist")
+    branch_sm, main_sm = SnapshotManager(io, source), SnapshotManager(io, main)
+    branch_ids = branch_sm.snapshot_ids()
+    if not branch_ids:
+        raise NoSuchSnapshotError(f"cannot fast forward branch {name!r}: it has no snapshot")
+    first = branch_ids[0]
+    first_schema = branch_sm.snapshot(first).schema_id
+    io.delete_file(main_sm.hint_path(LATEST))
+    for sid in sorted((i for i in main_sm.listed_ids() if i >= first), reverse=True):
+        io.delete_file(main_sm.snapshot_path(sid))
+    for t in read_tags(io, main):
+        if t.snapshot.id >= first:
+            io.delete_file(tag_path(main, t.name))
+    for sid in schema_ids(io, main):
+        if sid >= first_schema:
+            io.delete_file(posixpath.join(schema_dir(main), schema_file_name(sid)))
+    _copy_schemas(io, source, main, max(schema_ids(io, source)))
+    earliest = main_sm.valid_earliest_hint()
+    if earliest is not None and earliest > first:
+        main_sm.write_earliest_hint(first)
+    for sid in branch_ids:
+        _copy(io, branch_sm.snapshot_path(sid), posixpath.join(main_sm.snapshot_dir, snapshot_file_name(sid)))
+    for t in read_tags(io, source):
+        _copy(io, tag_path(source, t.name), tag_path(main, t.name))
+    main_sm.write_latest_hint(branch_ids[-1])
+
+
+def parse_branch_suffix(system: str) -> tuple[str | None, str | None]:
+    """``branch_b`` -> (``b``, None); ``branch_b$files`` -> (``b``, ``files``); ``files`` -> (None, ``files``)."""
+    head, _, rest = system.partition("$")
+    if head.lower().startswith(BRANCH_TABLE_PREFIX):
+        return check_branch_name(head[len(BRANCH_TABLE_PREFIX) :]), (rest or None)
+    return None, system
+
+
+__all__ = [
+    "MAIN_BRANCH",
+    "Branch",
+    "branch_exists",
+    "branch_of",
+    "branch_root",
+    "check_branch_name",
+    "create_branch",
+    "delete_branch",
+    "fast_forward",
+    "list_branches",
+    "open_branch",
+    "parse_branch_suffix",
+]
+
+
+def open_branch(table: H, name: str) -> H:
+    """The table (the same class) as branch ``name``: its metadata under the branch's root, named
+    ``<table>$branch_<name>``, on the branch's latest schema; ``main`` is the table itself."""
+    main = table_root_of(table.root)
+    if name == MAIN_BRANCH and table.root == main:
+        return table
+    root = branch_root(main, name)
+    base = table.name.partition("$")[0]
+    if not table.io.is_dir(root):
+        raise NoSuchTableError(f"branch {name!r} of table {base} does not exist")
+    schema = latest_schema(table.io, root, table_name=f"{base}$branch_{name}")
+    label = base if name == MAIN_BRANCH else f"{base}$branch_{name}"
+    return replace(table, name=label, root=root, schema=schema)
