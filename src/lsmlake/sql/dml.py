@@ -223,7 +223,11 @@ def update(ctx: SqlContext, stmt: str, tree: exp.Update, hints: Hints) -> Result
     with QueryEngine(ctx, hints) as engine:
         data = engine.run(select)
         rows = shape_rows(engine, table, data, table.schema.field_names, what=f"{what} {name}")
-    sid = table.write(rows) if rows.num_rows else None
+    sid = None
+    if rows.num_rows:
+        with table.writer() as w:  # +U records, as Spark's UPDATE writes them
+            w.update(rows)
+        sid = w.snapshot_ids[-1] if w.snapshot_ids else None
     return _written("update", stmt, "updated", rows.num_rows, name, sid)
 
 

@@ -140,9 +140,17 @@ class TableWriter:
 
     def write(self, data: WriteData) -> None:
         """Upsert rows (every column of the table); row kinds come from ``rowkind.field`` when set."""
+        self._write_rows(data, RowKind.INSERT, "write")
+
+    def update(self, data: WriteData) -> None:
+        """Write new versions of existing rows (every column) as ``+U`` records, as UPDATE does in
+        Spark and Flink (``rowkind.field`` still wins when set); the merge treats them as upserts."""
+        self._write_rows(data, RowKind.UPDATE_AFTER, "update")
+
+    def _write_rows(self, data: WriteData, kind: RowKind, what: str) -> None:
         self._check_open()
-        rows = input_rows(data, self.table.schema, table_name=self.table.name, what="write")
-        kinds = row_kinds(rows, self.table.options, RowKind.INSERT, table_name=self.table.name)
+        rows = input_rows(data, self.table.schema, table_name=self.table.name, what=what)
+        kinds = row_kinds(rows, self.table.options, kind, table_name=self.table.name)
         if isinstance(self._overwrite, Mapping):
             check_rows_in_spec(rows, self._overwrite, table_name=self.table.name)
         self._write.write(rows, kinds)
