@@ -8,7 +8,7 @@ BASE_STAMP := $(VENV)/.installed-base
 DEV_STAMP := $(VENV)/.installed-dev
 DEV_EXTRAS := dev,png
 
-.PHONY: install install-base demo test test-fast lint typecheck bench clean
+.PHONY: install install-base demo test test-fast lint typecheck docs bench clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -43,6 +43,11 @@ lint: $(DEV_STAMP)
 	$(VENV)/bin/mypy tools
 	$(VENV)/bin/lint-imports
 	$(PY) tools/import_graph.py src/lsmlake
+	$(VENV)/bin/mkdocs build --strict --quiet
+
+# The documentation (docs/, mkdocs.yml) into .cache/site; a warning fails it (make lint builds it too)
+docs: $(DEV_STAMP)
+	$(VENV)/bin/mkdocs build --strict
 
 typecheck: $(DEV_STAMP)
 	$(VENV)/bin/mypy
