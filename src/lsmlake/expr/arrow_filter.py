@@ -86,7 +86,9 @@ def residual(
     expression: pc.Expression, fields: Sequence[DataField], text: str | None = None
 ) -> ArrowPredicate:
     """``expression`` as an opaque filter, checked against the columns now (not in the middle of a read)."""
-    columns = frozenset(_field_names(_tokens(expression)))
+    node = _readable(expression)
+    # an expression whose structure cannot be read is applied as a whole to every column's rows
+    columns = frozenset(_field_names(node) if node is not None else {f.name for f in fields})
     if not columns:
         raise InvalidFilterError(f"filter expression {expression} reads no column")
     if unknown := sorted(columns - {f.name for f in fields}):
@@ -159,6 +161,15 @@ def _tokens(expression: pc.Expression) -> _Node:
     return node
 
 
+def _readable(expression: pc.Expression) -> _Node | None:
+    """The expression's tree, or None when this pyarrow serializes expressions in a layout not known here
+    (the tree only serves pruning: such a filter is still applied exactly, as a residual)."""
+    try:
+        return _tokens(expression)
+    except (InvalidFilterError, IndexError, KeyError, ValueError, struct.error, pa.ArrowException):
+        return None
+
+
 def _parse(pairs: list[tuple[str, str]], i: int, batch: pa.Table) -> tuple[_Node, int]:
     key, value = pairs[i]
     if key == "field_ref":
@@ -204,7 +215,9 @@ def from_arrow_expression(
     :class:`ArrowPredicate` when some part cannot be (so nothing is ever dropped)."""
     if not isinstance(expression, pc.Expression):
         raise TypeError(f"expected a pyarrow.compute.Expression, got {type(expression).__name__}")
-    root = _tokens(expression)
+    root = _readable(expression)
+    if root is None:
+        return residual(expression, fields)
     types = {f.name: f.type.root for f in fields}
     translated, complete = [], True
     for part in _conjunct_nodes(root):
