@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
+from fixtures import copy_fixture
 
 import lsmlake
 from lsmlake.errors import AlreadyExistsError, InvalidIdentifierError, NoSuchTableError, UnsupportedError
@@ -162,3 +163,42 @@ def test_sql_branches(catalog: lsmlake.Catalog) -> None:
     assert _rows(catalog.get_table("db.t")) == {1: "a", 2: "b"}
     s.execute("CALL sys.delete_branch('db.t', 'dev')")
     assert t.list_branches() == []
+
+
+# --------------------------------------------------------------------------- scan.fallback-branch
+CPP = "alibaba-paimon-cpp/test/test_data/parquet"
+
+
+def _cpp_table(tmp_path: Path, name: str) -> Table:
+    copy_fixture(f"{CPP}/{name}.db", tmp_path / "wh")
+    t = lsmlake.Catalog(str(tmp_path / "wh")).get_table(f"{name}.{name}")
+    assert isinstance(t, Table)
+    return t
+
+
+def test_fallback_branch_fills_missing_partitions(tmp_path: Path) -> None:
+    # the fixture's README: main holds pt=1, branch test pt=2; main sets scan.fallback-branch=test
+    t = _cpp_table(tmp_path, "append_table_with_append_pt_branch")
+    rows = sorted((r["pt"], r["value"], r["value2"]) for r in t.read().to_pylist())
+    assert rows == [(1, 110, None), (1, 120, 1200), (2, 210, None), (2, 220, 2200)]
+    assert sorted(r["value"] for r in t.read(filter="value > 115").to_pylist()) == [120, 210, 220]
+    assert t.read(filter="pt = 2", columns=["value"]).column("value").to_pylist() == [210, 220]
+    assert len(t.read(limit=3)) == 3
+    batches = [b for b in t.scan()]
+    assert sum(b.num_rows for b in batches) == 4
+    # the branch itself, and a past snapshot of main, read without fallback
+    assert sorted(t.branch("test").read().column("value").to_pylist()) == [210, 220]
+    assert t.read(snapshot_id=1).column("value").to_pylist() == [110]
+
+
+def test_fallback_branch_keeps_main_partitions_whole(tmp_path: Path) -> None:
+    # main (append) has dt=20240725; branch rt (primary key) has 20240725 and 20240726: only the latter
+    # comes from rt, 20240725 is main's alone
+    t = _cpp_table(tmp_path, "append_table_with_rt_branch")
+    rows = sorted((r["dt"], r["name"], r["amount"]) for r in t.read().to_pylist())
+    assert rows == [
+        ("20240725", "apple", 5),
+        ("20240725", "banana", 7),
+        ("20240726", "cherry", 3),
+        ("20240726", "pear", 6),
+    ]

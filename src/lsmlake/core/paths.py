@@ -13,12 +13,22 @@ from typing import TYPE_CHECKING
 
 from lsmlake.core.binary_row import Timestamp
 from lsmlake.core.options import CoreOptions
-from lsmlake.core.path_guard import check_name, relative_dir_problem, table_root_of
+from lsmlake.core.path_guard import (
+    BRANCH_DIR,
+    BRANCH_PREFIX,
+    check_name,
+    name_problem,
+    relative_dir_problem,
+    table_root_of,
+)
 from lsmlake.core.types import DataType
-from lsmlake.errors import CorruptFileError
+from lsmlake.errors import CorruptFileError, InvalidIdentifierError
 
 if TYPE_CHECKING:
     from lsmlake.core.schema import TableSchema
+
+MAIN_BRANCH = "main"
+"""The table itself; other branches live under ``<table>/branch/branch-<name>/``."""
 
 _ESCAPED = frozenset(chr(c) for c in range(0x20)) | frozenset("\"#%'*/:=?\\\x7f{}[]^")
 
@@ -176,3 +186,27 @@ def is_inside(root: str, path: str) -> bool:
     root_n = posixpath.normpath(root)
     path_n = posixpath.normpath(path)
     return path_n == root_n or path_n.startswith(root_n.rstrip("/") + "/")
+
+
+def check_branch_name(name: object) -> str:
+    """``name`` if it can name a branch (Paimon's rules, and one plain directory name), else an error."""
+    if not isinstance(name, str) or not name.strip():
+        raise InvalidIdentifierError(f"branch name must be a non-blank string, got {name!r}")
+    if name == MAIN_BRANCH:
+        raise InvalidIdentifierError(f"branch name {name!r} is the default branch and cannot be used")
+    if name.isdigit():
+        raise InvalidIdentifierError(f"branch name cannot be a pure numeric string, got {name!r}")
+    problem = name_problem(BRANCH_PREFIX + name)
+    if problem is None and ("$" in name or name != name.strip() or "%" in name):
+        problem = "it holds '$', '%' or surrounding whitespace"
+    if problem is not None:
+        raise InvalidIdentifierError(f"branch name {name!r} is refused: {problem}")
+    return name
+
+
+def branch_root(table_root: str, name: str) -> str:
+    """The metadata root of branch ``name`` (the table root itself for ``main``)."""
+    root = table_root_of(table_root.rstrip("/"))
+    if name == MAIN_BRANCH:
+        return root
+    return posixpath.join(root, BRANCH_DIR, BRANCH_PREFIX + check_branch_name(name))

@@ -9,7 +9,8 @@ from dataclasses import dataclass, replace
 from typing import TypeVar
 
 from lsmlake.core.fileio import FileIO
-from lsmlake.core.path_guard import BRANCH_DIR, BRANCH_PREFIX, name_problem, table_root_of
+from lsmlake.core.path_guard import BRANCH_DIR, BRANCH_PREFIX, table_root_of
+from lsmlake.core.paths import MAIN_BRANCH, branch_root, check_branch_name
 from lsmlake.core.schema import schema_file_name
 from lsmlake.errors import AlreadyExistsError, InvalidIdentifierError, NoSuchSnapshotError, NoSuchTableError
 from lsmlake.metadata.snapshot import encode_snapshot, snapshot_file_name
@@ -20,7 +21,6 @@ from lsmlake.schema_change.manager import latest_schema, schema_dir, schema_ids
 
 H = TypeVar("H", bound=TableHandle)
 
-MAIN_BRANCH = "main"
 BRANCH_TABLE_PREFIX = "branch_"
 """``t$branch_<name>`` addresses branch ``name`` of table ``t``."""
 
@@ -31,30 +31,6 @@ class Branch:
 
     name: str
     create_time: dt.datetime
-
-
-def check_branch_name(name: object) -> str:
-    """``name`` if it can name a branch (Paimon's rules, and one plain directory name), else an error."""
-    if not isinstance(name, str) or not name.strip():
-        raise InvalidIdentifierError(f"branch name must be a non-blank string, got {name!r}")
-    if name == MAIN_BRANCH:
-        raise InvalidIdentifierError(f"branch name {name!r} is the default branch and cannot be used")
-    if name.isdigit():
-        raise InvalidIdentifierError(f"branch name cannot be a pure numeric string, got {name!r}")
-    problem = name_problem(BRANCH_PREFIX + name)
-    if problem is None and ("$" in name or name != name.strip() or "%" in name):
-        problem = "it holds '$', '%' or surrounding whitespace"
-    if problem is not None:
-        raise InvalidIdentifierError(f"branch name {name!r} is refused: {problem}")
-    return name
-
-
-def branch_root(table_root: str, name: str) -> str:
-    """The metadata root of branch ``name`` (the table root itself for ``main``)."""
-    root = table_root_of(table_root.rstrip("/"))
-    if name == MAIN_BRANCH:
-        return root
-    return posixpath.join(root, BRANCH_DIR, BRANCH_PREFIX + check_branch_name(name))
 
 
 def branch_of(root: str) -> str:

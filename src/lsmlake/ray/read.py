@@ -23,6 +23,7 @@ from ray.data.datasource import Datasource, ReadTask
 
 from lsmlake.core.options import CoreOptions
 from lsmlake.core.schema import TableSchema
+from lsmlake.errors import UnsupportedError
 from lsmlake.expr import Predicate, and_
 from lsmlake.ray._common import Storage, TableSource, accepts, open_source, worker_table
 from lsmlake.ray._expr import to_predicate
@@ -181,6 +182,11 @@ class LsmlakeDatasource(Datasource):
         )
 
     def _plan(self, scan: Scan) -> None:
+        if scan.fallback is not None:
+            raise UnsupportedError(
+                f"table {scan.table.name} sets scan.fallback-branch: read it with Table.read, Ray reads "
+                "the table's own partitions only"
+            )
         self._read_table = scan.table  # a past snapshot is read with its own schema
         self._snapshot = scan.snapshot
         self._predicate = scan.predicate

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import atexit
+import itertools
 import os
 import queue
 import threading
@@ -19,6 +20,7 @@ from lsmlake.errors import InvalidOptionError
 from lsmlake.expr import Predicate, parse_filter
 from lsmlake.metadata.snapshot import Snapshot
 from lsmlake.metadata.table_handle import TableHandle
+from lsmlake.read.fallback import fallback_table
 from lsmlake.read.options import ReadKeywords, ReadOptions, read_options
 from lsmlake.read.split_read import ReadContext, concat, read_split, read_split_table
 from lsmlake.scan.planner import ScanPlan, plan_scan, resolve_snapshot, split_filters
@@ -263,7 +265,7 @@ class Scan:
             busy = len(splits) >= self.threads > 1  # every reader thread has a split of its own
             ctx = replace(self.context, decode_threads=False) if busy else self.context
             source = _ordered_parallel(ctx, splits, self.threads)
-        for table in source:
+        for table in itertools.chain(source, self._fallback_tables(streaming)):
             if remaining is not None:
                 table = table.slice(0, remaining)
                 remaining -= table.num_rows
@@ -271,6 +273,26 @@ class Scan:
                 yield table
             if remaining == 0:
                 return
+
+    @property
+    def fallback(self) -> TableHandle | None:
+        """The `scan.fallback-branch` branch whose extra partitions this read adds (None: none, or a
+        past snapshot is read)."""
+        b = self._binding()
+        return None if b.snapshot is not None else fallback_table(b.table)
+
+    def _fallback_tables(self, streaming: bool) -> Iterator[pa.Table]:
+        """The rows of the partitions only the `scan.fallback-branch` branch has (latest reads only)."""
+        other = self.fallback
+        if other is None:
+            return
+        t, snapshot = self.table, self.snapshot
+        mine = {s.partition for s in plan_scan(t.io, t.root, t.schema, t.options, snapshot=snapshot).splits}
+        scan = Scan(other, replace(self.options, limit=None), threads=self.threads)
+        found, plan = scan._planning()
+        scan._planned = (found, replace(plan, splits=tuple(s for s in plan.splits if s.partition not in mine)))
+        for table in scan._tables(streaming=streaming):
+            yield table if table.schema == self.schema else table.cast(self.schema)
 
     def to_arrow(self) -> pa.Table:
         return concat(list(self._tables()), self.schema)
