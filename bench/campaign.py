@@ -15,6 +15,7 @@ import argparse
 import json
 import multiprocessing
 import random
+import re
 import shutil
 import statistics
 import sys
@@ -77,6 +78,7 @@ class WorkerStats:
     partial: int = 0  # acknowledged by an error naming the published snapshots
     latencies: list[float] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    reasons: dict[str, int] = field(default_factory=dict)  # why commits were refused, counted
 
 
 def campaign_options(buckets: int) -> dict[str, str]:
@@ -108,6 +110,13 @@ def _commit(table: Table, write: Write, writer: int) -> tuple[int, ...]:
     return w.result.snapshot_ids
 
 
+def refusal_reason(error: Exception) -> str:
+    """The kind of a refusal: its message without table name, numbers and file names."""
+    text = str(error).split(": ", 1)[-1]
+    text = re.sub(r"\S+\.(parquet|orc|avro)\b|\d+(\.\d+)?", "#", text)
+    return text[:90]
+
+
 def run_worker(job: Job, ready: Event, go: Event) -> None:
     """The body of one worker process: writes for ``seconds`` after ``go`` or ``commits`` commits."""
     warnings.filterwarnings("ignore", category=UserWarning)  # lost compaction races: counted by the checks
@@ -126,8 +135,10 @@ def run_worker(job: Job, ready: Event, go: Event) -> None:
         for attempt in range(1, MAX_ATTEMPTS + 1):
             try:
                 ids = _commit(table, write, job.writer)
-            except CommitConflictError:  # nothing was published: retrying is safe
+            except CommitConflictError as e:  # nothing was published: retrying is safe
                 stats.retries += 1
+                reason = refusal_reason(e)
+                stats.reasons[reason] = stats.reasons.get(reason, 0) + 1
                 time.sleep(jitter.uniform(0, 0.05))
                 continue
             except LsmlakeError as e:
@@ -189,7 +200,15 @@ class CampaignResult:
             f"checks: {'all passed' if not self.failures else f'{len(self.failures)} FAILED'}",
             *(f"FAILED: {f}" for f in self.failures),
             *(f"worker {s.writer}: {e}" for s in self.stats for e in s.errors[:2]),
+            *(f"refused {n}x: {r}" for r, n in self._reasons()),
         ]
+
+    def _reasons(self) -> list[tuple[str, int]]:
+        counts: dict[str, int] = {}
+        for s in self.stats:
+            for r, n in s.reasons.items():
+                counts[r] = counts.get(r, 0) + n
+        return sorted(counts.items(), key=lambda x: -x[1])
 
 
 def _pct(n: int, d: int) -> str:

@@ -14,7 +14,7 @@ import pyarrow as pa
 import pytest
 
 import lsmlake
-from lsmlake.commit.committer import FileStoreCommit, retry_wait_ms
+from lsmlake.commit.committer import REBASED_BACKOFF_LEVEL, FileStoreCommit, backoff_level, retry_wait_ms
 from lsmlake.commit.publish import CommitResult
 from lsmlake.core.options import CoreOptions
 from lsmlake.errors import CommitConflictError, DurabilityError, LsmlakeError, PartiallyPublishedError
@@ -219,15 +219,28 @@ def test_commit_timeout_bounds_the_retries(tmp_path: Path, monkeypatch: pytest.M
     assert 2 <= attempts < 1000
 
 
-def test_retry_defaults_are_paimons_and_backoff_is_jittered() -> None:
-    assert CoreOptions.COMMIT_MAX_RETRIES.default == 10
+def test_retry_defaults_fit_many_writers_and_backoff_is_jittered() -> None:
+    # lsmlake's defaults (Paimon: 10 retries, 10 s): 8 writers on the same 4 buckets measured 95.1%
+    # of writes acknowledged without a caller-side retry with Paimon's, 100% with these
+    assert CoreOptions.COMMIT_MAX_RETRIES.default == 60
     assert CoreOptions.COMMIT_MIN_RETRY_WAIT.default == 10
-    assert CoreOptions.COMMIT_MAX_RETRY_WAIT.default == 10_000
+    assert CoreOptions.COMMIT_MAX_RETRY_WAIT.default == 1_000
     assert CoreOptions.COMMIT_TIMEOUT.default is None
     rng = random.Random(7)
     for attempt, base in [(1, 10), (2, 20), (5, 160), (10, 5120), (11, 10_000), (500, 10_000)]:
         waits = {retry_wait_ms(attempt, 10, 10_000, rng) for _ in range(50)}
         assert all(base <= w <= base * 1.2 for w in waits) and len(waits) > 1
-    # with the defaults, a commit that keeps losing waits about 10 s over its 10 retries
-    total = sum(min(10 * 2 ** (a - 1), 10_000) for a in range(1, 11))
-    assert total == 10_230
+    # with the defaults, a commit that keeps losing without rebasing waits about 55 s over its retries
+    total = sum(min(10 * 2 ** (a - 1), 1_000) for a in range(1, 61))
+    assert total == 54_270
+
+
+def test_a_commit_that_rebased_does_not_back_off_further() -> None:
+    """The fairness rule: a loss after a rebase keeps the wait at its third step (40 ms by default)."""
+    level = 0
+    for _ in range(20):
+        level = backoff_level(level, rebased=True)
+    assert level == REBASED_BACKOFF_LEVEL + 1 == 3
+    assert retry_wait_ms(level, 10, 1_000) <= 40 * 1.2
+    assert backoff_level(level, rebased=False) == 4  # a loss without a rebase backs off as before
+    assert backoff_level(7, rebased=True) == 3

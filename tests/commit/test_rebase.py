@@ -220,8 +220,11 @@ def test_dynamic_bucket_writers_of_existing_keys_are_rebased_new_keys_refused(tm
     w1.write(rows([50], ["w1"], [1]))
     w2.write(rows([50], ["w2"], [2]))
     w1.commit()
-    with pytest.raises(lsmlake.errors.CommitConflictError, match="HASH index"):
+    with pytest.raises(lsmlake.errors.CommitConflictError, match="HASH index") as refused:
         w2.commit()
+    assert "one key could end up in two buckets" in str(refused.value)
+    assert "Nothing was published: run the write again" in str(refused.value)
+    assert refused.value.published_snapshot_ids == ()
     assert {r["k"]: r["a"] for r in content(t)}[50] == "w1"
     assert no_orphans(t)
 

@@ -27,7 +27,7 @@ def test_every_key_is_declared_once_with_a_parsable_default() -> None:
 def test_typed_reads_use_defaults_and_fallback_keys() -> None:
     opts = CoreOptions.of({"snapshot.expire.clean-empty-directories": "true"}, primary_key_table=True)
     assert opts.get(CoreOptions.SNAPSHOT_CLEAN_EMPTY_DIRECTORIES) is True
-    assert opts.get(CoreOptions.COMMIT_MAX_RETRY_WAIT) == 10_000
+    assert opts.get(CoreOptions.COMMIT_MAX_RETRY_WAIT) == 1_000
     assert opts.get(CoreOptions.WRITE_BUFFER_SIZE) == 256 * 1024**2
     assert opts.get(CoreOptions.SCAN_SNAPSHOT_ID) is None
     assert opts.num_sorted_run_stop_trigger == 8 and opts.num_levels == 6

@@ -92,6 +92,12 @@ def split_changes(messages: Sequence[CommitMessage]) -> list[Changes]:
     return out
 
 
+# Fairness: a commit that lost a race after rebasing onto the other writers' commits waits at most
+# commit.min-retry-wait x 2**REBASED_BACKOFF_LEVEL: it is current, and a longer wait would only let
+# newer commits of the same buckets through first (a large writer, slower to rebase, starved).
+REBASED_BACKOFF_LEVEL = 2
+
+
 def retry_wait_ms(attempt: int, min_wait: int, max_wait: int, rng: random.Random | None = None) -> float:
     """How long to wait after losing the race for a snapshot id ``attempt`` times (1, 2, ...), as
     Paimon does: ``commit.min-retry-wait`` doubled per lost attempt, capped at
@@ -99,6 +105,12 @@ def retry_wait_ms(attempt: int, min_wait: int, max_wait: int, rng: random.Random
     retry together."""
     base = min(min_wait << min(attempt - 1, 62), max_wait)
     return base * (1 + 0.2 * (rng.random() if rng is not None else random.random()))
+
+
+def backoff_level(level: int, *, rebased: bool) -> int:
+    """The backoff level (``retry_wait_ms``'s ``attempt``) after one more lost race: it grows by one,
+    but not past REBASED_BACKOFF_LEVEL + 1 when the losing attempt had rebased (the fairness rule)."""
+    return min(level + 1, REBASED_BACKOFF_LEVEL + 1) if rebased else level + 1
 
 
 class FileStoreCommit:
@@ -281,9 +293,10 @@ class FileStoreCommit:
         max_wait = self.options.get(CoreOptions.COMMIT_MAX_RETRY_WAIT)
         timeout = self.options.get(CoreOptions.COMMIT_TIMEOUT)
         start = time.monotonic()
-        attempt = 0
+        attempt = level = 0
         while True:
             attempt += 1
+            rewrites = self.rebase.rewrites if self.rebase is not None else 0
             latest = self.snapshots.latest()
             written: list[str] = []
             if fixed is not None:
@@ -306,7 +319,9 @@ class FileStoreCommit:
             for name in written:
                 self.io.delete_file(self.paths.manifest(name))
             elapsed_ms = (time.monotonic() - start) * 1000
-            wait_ms = retry_wait_ms(attempt, min_wait, max_wait)
+            rebased = self.rebase is not None and self.rebase.rewrites > rewrites
+            level = backoff_level(level, rebased=rebased)
+            wait_ms = retry_wait_ms(level, min_wait, max_wait)
             out_of_retries = attempt > retries
             if out_of_retries or (timeout is not None and elapsed_ms + wait_ms > timeout):
                 break

@@ -35,6 +35,9 @@ def hash_index_conflicts(
     changed = sorted({b for (_, b) in set(before.items()) ^ set(now.items())})
     return [
         f"the HASH index of bucket(s) {changed} of a partition this commit writes changed since the "
-        "writer restored it; another writer assigned keys there (dynamic bucket mode allows one writer "
-        "per partition) - retry"
+        "writer restored it: another writer placed new keys there, and this write placed new keys too, "
+        "by the older index, so one key could end up in two buckets (lsmlake does not yet move such rows "
+        "into the other writer's bucket). Nothing was published: run the write again (it places its keys "
+        "by the new index), or give concurrent writers of a dynamic-bucket table separate partitions, "
+        "or use a fixed bucket count"
     ]

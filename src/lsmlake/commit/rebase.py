@@ -109,6 +109,7 @@ class AppendRebase:
     current: list[CommitMessage] = field(init=False)
     shifts: dict[BucketId, int] = field(default_factory=dict)
     copies: dict[BucketId, list[str]] = field(default_factory=dict)
+    rewrites: int = 0  # how many times a bucket was rewritten above another writer's commits
 
     def __post_init__(self) -> None:
         self.current = list(self.originals)
@@ -143,6 +144,7 @@ class AppendRebase:
         self._delete(self.copies.pop(key, []))
         self.copies[key] = written
         self.shifts[key] = shift
+        self.rewrites += 1
 
     def _rewrite_all(
         self,

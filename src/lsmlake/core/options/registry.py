@@ -113,6 +113,9 @@ class OptionDeclarations:
     FILE_INDEX_IN_MANIFEST_THRESHOLD = memory_option(
         "file-index.in-manifest-threshold", "500 b", "File indexes up to this size are embedded in the manifest."
     )
+    FILE_INDEX_READ_ENABLED = bool_option(
+        "file-index.read.enabled", True, "Whether planning reads file indexes to skip data files."
+    )
     CHANGELOG_FILE_PREFIX = string_option("changelog-file.prefix", "changelog-", "File name prefix of changelog files.")
     CHANGELOG_FILE_FORMAT = optional_string("changelog-file.format", "Format of changelog files (default: file.format).")
     CHANGELOG_FILE_COMPRESSION = optional_string(
@@ -242,9 +245,11 @@ class OptionDeclarations:
         "full-compaction.delta-commits", "Full compaction after this many commits."
     )
     # -- commit and expiry
-    COMMIT_MAX_RETRIES = int_option("commit.max-retries", 10, "Retries of a commit that loses the race for a snapshot id.")
+    COMMIT_MAX_RETRIES = int_option(
+        "commit.max-retries", 60, "Retries of a commit that loses the race for a snapshot id (Paimon: 10)."
+    )
     COMMIT_MIN_RETRY_WAIT = duration_option("commit.min-retry-wait", "10 ms", "Shortest wait before a retry.")
-    COMMIT_MAX_RETRY_WAIT = duration_option("commit.max-retry-wait", "10 s", "Longest wait before a retry.")
+    COMMIT_MAX_RETRY_WAIT = duration_option("commit.max-retry-wait", "1 s", "Longest wait before a retry (Paimon: 10 s).")
     COMMIT_TIMEOUT = optional_duration(
         "commit.timeout", "How long a commit that loses races may keep retrying (unbounded: by count only)."
     )
