@@ -31,10 +31,18 @@ def _index_file(name: str) -> tuple[Path, bytes]:
 def test_java_bitmap_index_rows() -> None:
     path, data = _index_file("append_with_bitmap_no_embedding")
     blobs = {b.column: b for b in read_container(data, source=str(path))}
-    assert {(b.column, b.index_type) for b in blobs.values()} == {("f0", "bitmap"), ("f1", "bitmap"), ("f2", "bitmap")}
+    assert {(b.column, b.index_type) for b in blobs.values()} == {
+        ("f0", "bitmap"),
+        ("f1", "bitmap"),
+        ("f2", "bitmap"),
+    }
     f0 = BitmapIndex(blobs["f0"].data or b"", STRING, source="f0")
     assert {k: list(f0.rows(k)) for k in f0.values()} == {
-        b"Alice": [0, 7], b"Bob": [1, 5], b"Emily": [2], b"Lucy": [4], b"Tony": [3, 6]
+        b"Alice": [0, 7],
+        b"Bob": [1, 5],
+        b"Emily": [2],
+        b"Lucy": [4],
+        b"Tony": [3, 6],
     }
     f2 = BitmapIndex(blobs["f2"].data or b"", INT, source="f2")
     assert list(f2.rows(None)) == [7] and list(f2.rows(1)) == [0, 1, 4, 5] and list(f2.rows(9)) == []
@@ -53,10 +61,14 @@ def test_java_bsi_index_values() -> None:
 
 
 def test_container_round_trip_and_corruption() -> None:
-    data = write_container({"a": {"bloomfilter": b"\x00\x00\x00\x01\xff", "bitmap": None}, "b": {"bsi": b"xyz"}})
+    data = write_container(
+        {"a": {"bloomfilter": b"\x00\x00\x00\x01\xff", "bitmap": None}, "b": {"bsi": b"xyz"}}
+    )
     blobs = read_container(data, source="t")
     assert [(b.column, b.index_type, b.data) for b in blobs] == [
-        ("a", "bloomfilter", b"\x00\x00\x00\x01\xff"), ("a", "bitmap", None), ("b", "bsi", b"xyz")
+        ("a", "bloomfilter", b"\x00\x00\x00\x01\xff"),
+        ("a", "bitmap", None),
+        ("b", "bsi", b"xyz"),
     ]
     with pytest.raises(CorruptFileError, match="bad magic"):
         read_container(b"\x00" * 32, source="t")
@@ -74,7 +86,10 @@ def test_bloom_filter_contains_every_written_value() -> None:
     assert bf.might_contain(others).mean() < 0.03
     ints = hash_values(np.arange(-500, 500), INT)
     bfi = BloomFilter(write_bloom(ints, 1000, 0.05), source="t")
-    assert bfi.might_contain(ints).all() and bfi.might_contain(hash_values(np.arange(10**6, 10**6 + 2000), INT)).mean() < 0.1
+    assert (
+        bfi.might_contain(ints).all()
+        and bfi.might_contain(hash_values(np.arange(10**6, 10**6 + 2000), INT)).mean() < 0.1
+    )
     assert bloom_size(1_000_000, 0.1) == (4792536, 3)  # Java's sizing: 4792529 bits rounded up past a byte
 
 
@@ -87,7 +102,9 @@ def test_bloom_filter_contains_every_written_value() -> None:
     ],
 )
 def test_bitmap_round_trip(dtype: DataType, values: list[object]) -> None:
-    arrow = pa.array(values, type={"VARCHAR": pa.string(), "INT": pa.int32(), "DOUBLE": pa.float64()}[dtype.root])
+    arrow = pa.array(
+        values, type={"VARCHAR": pa.string(), "INT": pa.int32(), "DOUBLE": pa.float64()}[dtype.root]
+    )
     keys, nulls = array_keys(arrow, dtype)
     index = BitmapIndex(write_bitmap(keys, nulls, dtype), dtype, source="t")
     assert index.row_count == len(values)

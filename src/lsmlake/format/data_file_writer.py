@@ -21,6 +21,7 @@ from lsmlake.core.schema import TableSchema
 from lsmlake.errors import UnsupportedError
 from lsmlake.format.column_codecs import parquet_compression
 from lsmlake.format.column_stats import StatsAccumulator
+from lsmlake.format.file_index.writer import FileIndexBuilder, FileIndexSpec
 from lsmlake.mergetree.kv_layout import SEQUENCE_NUMBER, VALUE_KIND, is_retract, key_fields
 from lsmlake.metadata.data_file import DataFileMeta
 from lsmlake.metadata.stats import EMPTY_STATS
@@ -163,11 +164,15 @@ class FileMetaBuilder:
         self.min_seq: int | None = None
         self.max_seq: int | None = None
         self.deletes = 0
+        spec = FileIndexSpec.of(writer.schema, writer.options) if writer.file_prefix is None else None
+        self.index = None if spec is None else FileIndexBuilder(spec)
 
     def add(self, rows: pa.Table) -> None:
         if rows.num_rows == 0:
             return
         self.values.add(rows)
+        if self.index is not None:
+            self.index.add(rows)
         if self.key_names:
             self.keys.add(rows)
             if self.first_key is None:
@@ -194,6 +199,7 @@ class FileMetaBuilder:
             min_key = max_key = EMPTY_ROW
             key_stats = EMPTY_STATS
             min_seq, max_seq = self.first_sequence, self.first_sequence + self.rows - 1
+        embedded, extra = (None, ()) if self.index is None else self.index.finish(self.writer.io, path)
         return DataFileMeta(
             file_name=name,
             file_size=self.writer.io.file_size(path) if size is None else size,
@@ -206,10 +212,10 @@ class FileMetaBuilder:
             max_sequence_number=max_seq,
             schema_id=self.writer.schema.id,
             level=level,
-            extra_files=(),
+            extra_files=extra,
             creation_time_millis=local_wall_clock_millis(),
             delete_row_count=self.deletes,
-            embedded_index=None,
+            embedded_index=embedded,
             file_source=file_source,
             value_stats_cols=None,
             external_path=None,
@@ -223,6 +229,7 @@ class RollingWriter:
         self.writer, self.level, self.file_source = writer, level, file_source
         self.next_sequence = first_sequence
         self.target = writer.options.target_file_size
+        FileIndexSpec.of(writer.schema, writer.options)  # a bad file-index option fails before any file
         self.metas: list[DataFileMeta] = []
         self._open: tuple[str, str, OutputFile, pq.ParquetWriter, FileMetaBuilder] | None = None
 
@@ -275,7 +282,9 @@ class RollingWriter:
 
     def abort(self) -> list[str]:
         """Close without metadata; the paths of every file started (for the caller to delete)."""
-        paths = [posixpath.join(self.writer.bucket_dir, m.file_name) for m in self.metas]
+        paths = [
+            posixpath.join(self.writer.bucket_dir, name) for m in self.metas for name in (m.file_name, *m.extra_files)
+        ]
         if self._open is not None:
             _, path, out, pw, _ = self._open
             self._open = None

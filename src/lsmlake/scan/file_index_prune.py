@@ -66,7 +66,5 @@ class FileIndexPruner:
     ) -> list[DataFileMeta]:
         """The files that may match; on primary-key tables only files read alone (level > 0) are dropped."""
         return [
-            f
-            for f in files
-            if (pk and f.level == 0) or self.may_match(f, bucket_path, dvs.get(f.file_name))
+            f for f in files if (pk and f.level == 0) or self.may_match(f, bucket_path, dvs.get(f.file_name))
         ]

@@ -343,7 +343,11 @@ def plan_scan(
     bounds = KeyBounds([f.type for f in planner.key_fields])
     index_pruner = FileIndexPruner(io, schema, predicate)
     index_pruner.pruned = planner.counts.by_file_index
-    use_indexes = predicate is not None and (not planner.pk_table or options.deletion_vectors_enabled)
+    use_indexes = (
+        predicate is not None
+        and options.get(CoreOptions.FILE_INDEX_READ_ENABLED)
+        and (not planner.pk_table or options.deletion_vectors_enabled)
+    )
     splits: list[Split] = []
     buckets: list[BucketPlan] = []
     for (partition, bucket), bucket_entries in _group(entries).items():

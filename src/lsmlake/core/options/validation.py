@@ -7,6 +7,7 @@ import difflib
 from collections.abc import Mapping
 
 from lsmlake.core.options.core_options import FIELDS_PREFIX, CoreOptions
+from lsmlake.core.options.file_index_options import file_index_columns, file_index_refusal, is_file_index_key
 from lsmlake.core.options.registry import BY_KEY, FALLBACK_KEYS
 from lsmlake.errors import InvalidOptionError, UnsupportedError
 
@@ -21,7 +22,7 @@ def is_known_option(key: str) -> bool:
     declared = BY_KEY.get(key) or FALLBACK_KEYS.get(key)
     if declared is not None:
         return declared.refused is None
-    return key.startswith(FIELDS_PREFIX)
+    return key.startswith(FIELDS_PREFIX) or is_file_index_key(key)
 
 
 def unknown_option_error(key: str, *, what: str = "table option") -> InvalidOptionError:
@@ -36,6 +37,8 @@ def refusal(key: str, value: str) -> str | None:
     declared = BY_KEY.get(key)
     if declared is not None and declared.refused is not None:
         return f"option {key!r} is not supported by lsmlake: {declared.refused}"
+    if (reason := file_index_refusal(key)) is not None:
+        return reason
     if key.startswith(PER_LEVEL_PREFIXES):
         return f"option {key!r} is not supported by lsmlake: every level is written with the table's settings"
     if key.startswith(FIELDS_PREFIX) and key.endswith(_FIELD_STATS_MODE):
@@ -69,6 +72,7 @@ def _check_entries(options: Mapping[str, str], *, what: str) -> None:
 def validate_create_options(options: Mapping[str, str], *, primary_key_table: bool) -> None:
     """Reject unknown, refused and malformed options before a table is created."""
     _check_entries(options, what="table option")
+    file_index_columns(options)
     opts = CoreOptions.of(options, primary_key_table=primary_key_table)
     bucket = opts.bucket
     if bucket == 0 or bucket < -2:

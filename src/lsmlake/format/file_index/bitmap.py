@@ -14,8 +14,17 @@ from lsmlake.errors import CorruptFileError
 from lsmlake.format.file_index.keys import TIMESTAMP_ROOTS
 
 BITMAP = "bitmap"
-_FIXED = {"TINYINT": ">b", "SMALLINT": ">h", "INT": ">i", "DATE": ">i", "TIME": ">i", "BIGINT": ">q",
-          "FLOAT": ">f", "DOUBLE": ">d", "BOOLEAN": ">?"}
+_FIXED = {
+    "TINYINT": ">b",
+    "SMALLINT": ">h",
+    "INT": ">i",
+    "DATE": ">i",
+    "TIME": ">i",
+    "BIGINT": ">q",
+    "FLOAT": ">f",
+    "DOUBLE": ">d",
+    "BOOLEAN": ">?",
+}
 BLOCK_SIZE = 16 * 1024
 
 
@@ -154,7 +163,11 @@ def write_bitmap(values: Any, nulls: np.ndarray, t: DataType) -> bytes:
             positions.setdefault(values[i], []).append(i)
     elif t.root in ("FLOAT", "DOUBLE"):
         bits = np.asarray(values)[live]
-        bits = np.where(np.isnan(bits), np.nan, bits).astype(bits.dtype).view(np.int32 if t.root == "FLOAT" else np.int64)
+        bits = (
+            np.where(np.isnan(bits), np.nan, bits)
+            .astype(bits.dtype)
+            .view(np.int32 if t.root == "FLOAT" else np.int64)
+        )
         for b, i in zip(bits.tolist(), live.tolist(), strict=True):
             positions.setdefault(b, []).append(i)
     else:

@@ -93,7 +93,9 @@ class BloomFilter:
 def bloom_size(items: int, fpp: float) -> tuple[int, int]:
     """(number of bits, number of hash functions) for ``items`` at ``fpp``, as BloomFilter64 sizes them."""
     if items <= 0 or not 0 < fpp < 1:
-        raise InvalidOptionError(f"bloom filter needs items > 0 and 0 < fpp < 1, got items={items}, fpp={fpp}")
+        raise InvalidOptionError(
+            f"bloom filter needs items > 0 and 0 < fpp < 1, got items={items}, fpp={fpp}"
+        )
     nb = int(-items * math.log(fpp) / (math.log(2) * math.log(2)))
     num_bits = nb + (8 - nb % 8)
     num_hashes = max(1, math.floor(num_bits / items * math.log(2) + 0.5))

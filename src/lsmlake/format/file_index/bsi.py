@@ -59,3 +59,30 @@ class BsiIndex:
                     pos = _slices(data, pos, sign, self.values, self.present)
         except (struct.error, IndexError, ValueError) as e:
             raise CorruptFileError(f"{source}: malformed BSI index ({e})") from e
+
+
+def _write_slices(values: np.ndarray, rows: np.ndarray) -> bytes:
+    """One sign's BitSliceIndexRoaringBitmap: version, min (Paimon's writer always starts at 0), max, slices."""
+    top = int(values.max()) if len(values) else 0
+    out = [struct.pack(">bqq", 1, 0, top), BitMap(rows.astype(np.uint32)).serialize()]
+    n = top.bit_length()
+    out.append(struct.pack(">i", n))
+    as_unsigned = values.astype(np.uint64)
+    for i in range(n):
+        bit = (as_unsigned >> np.uint64(i)) & np.uint64(1)
+        out.append(BitMap(rows[bit.astype(bool)].astype(np.uint32)).serialize())
+    return b"".join(out)
+
+
+def write_bsi(values: np.ndarray, nulls: np.ndarray) -> bytes:
+    """A BSI of int64 ``values`` (index units) with their null mask."""
+    v = np.asarray(values, dtype=np.int64)
+    rows = np.arange(len(v), dtype=np.int64)
+    pos = ~nulls & (v >= 0)
+    neg = ~nulls & (v < 0) & (v != np.iinfo(np.int64).min)
+    out = [struct.pack(">bi", 1, len(v))]
+    for mask, part in ((pos, v), (neg, -v)):
+        out.append(struct.pack(">?", bool(mask.any())))
+        if mask.any():
+            out.append(_write_slices(part[mask], rows[mask]))
+    return b"".join(out)

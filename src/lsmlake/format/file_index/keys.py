@@ -36,14 +36,20 @@ def array_keys(column: pa.ChunkedArray | pa.Array, t: DataType) -> tuple[Any, np
     nulls = np.asarray(arr.is_null().to_numpy(zero_copy_only=False), dtype=bool)
     if is_bytes_type(t):
         if t.is_string:
-            arr = pc.cast(arr, pa.binary()) if not pa.types.is_large_string(arr.type) else pc.cast(arr, pa.large_binary())
+            arr = (
+                pc.cast(arr, pa.binary())
+                if not pa.types.is_large_string(arr.type)
+                else pc.cast(arr, pa.large_binary())
+            )
         return arr.to_pylist(), nulls
     if t.root in TIMESTAMP_ROOTS:
         unit = arr.type.unit
         raw = np.asarray(arr.cast(pa.int64()).fill_null(0).to_numpy(), dtype=np.int64)
         return (raw * _UNIT_NANOS[unit]) // timestamp_divisor(t), nulls
     if t.root in FLOAT_ROOTS:
-        return np.asarray(arr.fill_null(0).to_numpy(), dtype=np.float32 if t.root == "FLOAT" else np.float64), nulls
+        return np.asarray(
+            arr.fill_null(0).to_numpy(), dtype=np.float32 if t.root == "FLOAT" else np.float64
+        ), nulls
     if t.root == "DATE":
         return np.asarray(arr.cast(pa.int32()).fill_null(0).to_numpy(), dtype=np.int64), nulls
     if t.root == "TIME":
@@ -78,7 +84,11 @@ def literal_key(value: Any, t: DataType) -> Any:
             return None
         return ((value.hour * 60 + value.minute) * 60 + value.second) * 1000 + value.microsecond // 1000
     if t.root in FLOAT_ROOTS:
-        if isinstance(value, bool) or not isinstance(value, (int, float, Decimal)) or math.isnan(float(value)):
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (int, float, Decimal))
+            or math.isnan(float(value))
+        ):
             return None
         return float(value)
     if t.root in INT_ROOTS:
