@@ -7,6 +7,7 @@ from typing import Any
 
 from lsmlake.core.options.config_option import (
     ConfigOption,
+    _option,
     bool_option,
     duration_option,
     enum_option,
@@ -19,6 +20,7 @@ from lsmlake.core.options.config_option import (
     optional_string,
     string_option,
 )
+from lsmlake.core.partition_time import check_formatter
 
 NO_EFFECT = "Accepted; no effect in lsmlake"
 READ_BATCH_SIZE_DEFAULT = 16_384
@@ -84,6 +86,35 @@ class OptionDeclarations:
     )
     PARTITION_LEGACY_NAME = bool_option(
         "partition.legacy-name", True, "Partition directory names as Paimon's legacy toString."
+    )
+    PARTITION_EXPIRATION_TIME = optional_duration(
+        "partition.expiration-time", "Drop partitions older than this after commits (unset: never)."
+    )
+    PARTITION_EXPIRATION_CHECK_INTERVAL = duration_option(
+        "partition.expiration-check-interval", "1 h", "Least time between partition expiry checks of one process."
+    )
+    PARTITION_EXPIRATION_STRATEGY = enum_option(
+        "partition.expiration-strategy",
+        "values-time",
+        ("values-time", "update-time"),
+        "A partition's age: from its values (values-time) or its newest file (update-time).",
+    )
+    PARTITION_EXPIRATION_MAX_NUM = int_option(
+        "partition.expiration-max-num", 100, "Most partitions one expiry drops."
+    )
+    PARTITION_EXPIRATION_BATCH_SIZE = optional_int(
+        "partition.expiration-batch-size", "Partitions dropped per commit of one expiry (unset: all in one)."
+    )
+    PARTITION_TIMESTAMP_FORMATTER = _option(
+        "partition.timestamp-formatter",
+        "string",
+        check_formatter,
+        None,
+        "Java DateTimeFormatter pattern of partition times (yyyy, MM, dd, HH, mm, ss, SSS; default y-M-d[ H:m:s]).",
+        (),
+    )
+    PARTITION_TIMESTAMP_PATTERN = optional_string(
+        "partition.timestamp-pattern", "How partition values form a time, e.g. '$year-$month-$day' (default: the first)."
     )
     PATH = optional_string("path", "The table's location (set by the catalog).")
     FILE_FORMAT = lower_option("file.format", "parquet", "Data file format: parquet or orc (avro is read only).")
@@ -298,6 +329,9 @@ class OptionDeclarations:
     SCAN_TIMESTAMP = optional_string("scan.timestamp", "Read the snapshot as of this time ('yyyy-MM-dd HH:mm:ss').")
     SCAN_TAG_NAME = optional_string("scan.tag-name", "Read this tag.")
     SCAN_VERSION = optional_string("scan.version", "Read this tag or snapshot id.")
+    SCAN_FALLBACK_BRANCH = optional_string(
+        "scan.fallback-branch", "A batch read takes the partitions the table lacks from this branch."
+    )
     SCAN_WATERMARK = optional_int("scan.watermark", "Read the first snapshot with at least this watermark.")
     SCAN_PLAN_SORT_PARTITION = bool_option("scan.plan-sort-partition", False, f"{NO_EFFECT}.")
     READ_BATCH_SIZE = int_option(
