@@ -62,11 +62,11 @@ def test_java_bsi_index_values() -> None:
 
 def test_container_round_trip_and_corruption() -> None:
     data = write_container(
-        {"a": {"bloomfilter": b"\x00\x00\x00\x01\xff", "bitmap": None}, "b": {"bsi": b"xyz"}}
+        {"a": {"bloom-filter": b"\x00\x00\x00\x01\xff", "bitmap": None}, "b": {"bsi": b"xyz"}}
     )
     blobs = read_container(data, source="t")
     assert [(b.column, b.index_type, b.data) for b in blobs] == [
-        ("a", "bloomfilter", b"\x00\x00\x00\x01\xff"),
+        ("a", "bloom-filter", b"\x00\x00\x00\x01\xff"),
         ("a", "bitmap", None),
         ("b", "bsi", b"xyz"),
     ]

@@ -14,7 +14,7 @@ from lsmlake.core.types import DataType
 from lsmlake.errors import CorruptFileError, InvalidOptionError
 from lsmlake.format.file_index.keys import FLOAT_ROOTS, INT_ROOTS, TIMESTAMP_ROOTS, is_bytes_type
 
-BLOOM_FILTER = "bloomfilter"
+BLOOM_FILTER = "bloom-filter"  # the identifier Paimon stores in the container head
 DEFAULT_ITEMS = 1_000_000
 DEFAULT_FPP = 0.1
 

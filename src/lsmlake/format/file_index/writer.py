@@ -29,7 +29,6 @@ from lsmlake.format.file_index.bsi import BSI, bsi_supported, write_bsi
 from lsmlake.format.file_index.container import INDEX_SUFFIX, write_container
 from lsmlake.format.file_index.keys import array_keys
 
-_STORED = {"bloom-filter": BLOOM_FILTER, "bitmap": BITMAP, "bsi": BSI}
 _SUPPORTED = {"bloom-filter": bloom_supported, "bitmap": bitmap_supported, "bsi": bsi_supported}
 
 

@@ -27,6 +27,8 @@ import org.apache.paimon.disk.IOManager;
 import org.apache.paimon.index.HashBucketAssigner;
 import org.apache.paimon.options.ExpireConfig;
 import org.apache.paimon.options.Options;
+import org.apache.paimon.predicate.Predicate;
+import org.apache.paimon.predicate.PredicateBuilder;
 import org.apache.paimon.reader.RecordReader;
 import org.apache.paimon.schema.Schema;
 import org.apache.paimon.schema.SchemaChange;
@@ -217,17 +219,32 @@ public final class Harness {
 
     private JsonObject read(JsonObject command) throws Exception {
         Table table = table(command, "");
-        return readAll(table);
+        if (command.has("equal") && !command.get("equal").isJsonNull()) {
+            // ["column", "string value"]: a string equality filter (file indexes may skip files)
+            JsonArray eq = command.getAsJsonArray("equal");
+            PredicateBuilder pb = new PredicateBuilder(table.rowType());
+            Predicate p =
+                    pb.equal(pb.indexOf(eq.get(0).getAsString()), BinaryString.fromString(eq.get(1).getAsString()));
+            return readAll(table, p);
+        }
+        return readAll(table, null);
     }
 
     private JsonObject systemTable(JsonObject command, String name) throws Exception {
-        return readAll(table(command, "$" + name));
+        return readAll(table(command, "$" + name), null);
     }
 
-    private static JsonObject readAll(Table table) throws Exception {
+    private static JsonObject readAll(Table table, Predicate filter) throws Exception {
         ReadBuilder builder = table.newReadBuilder();
+        if (filter != null) {
+            builder.withFilter(filter);
+        }
         RowType type = builder.readType();
         List<Split> splits = builder.newScan().plan().splits();
+        int files = 0;
+        for (Split s : splits) {
+            files += s instanceof DataSplit ? ((DataSplit) s).dataFiles().size() : 0;
+        }
         JsonArray rows = new JsonArray();
         try (RecordReader<InternalRow> reader = builder.newRead().createReader(splits)) {
             reader.forEachRemaining(
@@ -239,6 +256,7 @@ public final class Harness {
         }
         JsonObject answer = new JsonObject();
         answer.add("rows", rows);
+        answer.addProperty("files", files);
         JsonArray names = new JsonArray();
         for (DataField f : type.getFields()) {
             names.add(f.name());
