@@ -44,3 +44,62 @@ def test_java_skips_files_by_lsmlake_written_indexes(
     if threshold == "1 mb":  # embedded indexes are evaluated by Java's planning
         assert files == 6 - pruned and files <= 2
     assert ids <= {3} | set(range(6)) and len(ids) <= 2 and pruned >= 4
+
+
+TYPES = [
+    ("id", "BIGINT"),
+    ("n", "INT"),
+    ("name", "STRING"),
+    ("x", "DOUBLE"),
+    ("ts", "TIMESTAMP(6)"),
+    ("d", "DATE"),
+]
+
+
+def _java_rows(part: int) -> list[dict[str, object]]:
+    out: list[dict[str, object]] = []
+    for i in range(part * 200, part * 200 + 200):
+        h = (i * 7919) % 100_003  # spread: no file's min/max range excludes a probe
+        out.append(
+            {
+                "id": h,
+                "n": h - 50_000,
+                "name": f"k{h:06d}",
+                "x": h / 8,
+                "ts": h * 1_000_003,
+                "d": f"{1970 + h % 300}-0{1 + h % 9}-1{h % 10}",
+            }
+        )
+    return out
+
+
+@pytest.mark.parametrize("index", ["bloom-filter", "bitmap", "bsi"])
+def test_lsmlake_prunes_with_java_written_indexes(
+    java_paimon: JavaPaimon, tmp_path: Path, index: str
+) -> None:
+    warehouse = str(tmp_path / "warehouse")
+    columns = {"bloom-filter": "id,n,name,x,ts,d", "bitmap": "id,n,name,x,ts,d", "bsi": "id,n,ts,d"}[index]
+    options = {f"file-index.{index}.columns": columns, "bucket": "-1"}
+    if index == "bloom-filter":
+        options |= {f"file-index.bloom-filter.{c}.items": "200" for c in columns.split(",")}
+        options |= {f"file-index.bloom-filter.{c}.fpp": "0.01" for c in columns.split(",")}
+    java_paimon.create(warehouse, "db.t", TYPES, options=options)
+    for part in range(6):
+        java_paimon.write(warehouse, "db.t", _java_rows(part))
+    table = lsmlake.Catalog(warehouse).get_table("db.t")
+    full = table.read()
+    probe = _java_rows(2)[33]
+    filters = {
+        "id": f"id = {probe['id']}",
+        "n": f"n = {probe['n']}",
+        "name": f"name = '{probe['name']}'",
+        "x": f"x = {probe['x']}",
+        "ts": f"ts = TIMESTAMP '{full.filter(pa.compute.field('id') == probe['id'])['ts'][0].as_py()}'",
+        "d": f"d = DATE '{probe['d']}'",
+    }
+    for column in columns.split(","):
+        text = filters[column]
+        got = table.read(filter=text).column("id").to_pylist()
+        assert probe["id"] in got and all(r == probe["id"] or column == "d" for r in got), text
+        pruned = table.scan(filter=text).plan.counts.by_file_index
+        assert len(pruned) >= 4, (text, pruned)
