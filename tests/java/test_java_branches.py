@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from pathlib import Path
 from typing import Any
 
@@ -73,3 +74,33 @@ def test_lsmlake_reads_and_writes_a_branch_java_created(java_paimon: JavaPaimon,
     assert _ours(catalog, "db.t") == _java(java_paimon, warehouse, "db.t$branch_jb")
     java_paimon.branch(warehouse, "db.t", "delete", "empty")
     assert table.list_branches() == ["jb"]
+
+
+def test_partitions_expired_by_either_side(java_paimon: JavaPaimon, tmp_path: Path) -> None:
+    """The table's partition.expiration-time is honoured by lsmlake's commits and by Java's; each side
+    reads the other's result (the dropped partitions are OVERWRITE snapshots Java reads as such)."""
+    warehouse = str(tmp_path / "warehouse")
+    catalog = lsmlake.Catalog(warehouse)
+    catalog.create_database("db")
+    schema = pa.schema(
+        [pa.field("id", pa.int32(), nullable=False), pa.field("dt", pa.string(), nullable=False)]
+    )
+    options = {
+        "bucket": "1",
+        "partition.expiration-time": "2 d",
+        "partition.expiration-check-interval": "0 s",
+        "partition.timestamp-formatter": "yyyyMMdd",
+    }
+    table = catalog.create_table(
+        "db.p", schema=schema, primary_key=["id", "dt"], partition_keys=["dt"], options=options
+    )
+    today = dt.date.today()
+    day = [(today - dt.timedelta(days=n)).strftime("%Y%m%d") for n in range(12)]
+    table.write(pa.table({"id": pa.array([1, 2, 3], pa.int32()), "dt": [day[0], day[1], day[5]]}))
+    assert sorted(r["dt"] for r in java_rows(java_paimon.read(warehouse, "db.p"))) == [day[1], day[0]]
+    java_paimon.write(warehouse, "db.p", [{"id": 4, "dt": day[9]}, {"id": 5, "dt": day[1]}])
+    ours = sorted(r["dt"] for r in arrow_rows(catalog.get_table("db.p").read()))
+    assert ours == [day[1], day[1], day[0]]  # Java's commit expired the old partition it wrote
+    assert ours == sorted(r["dt"] for r in java_rows(java_paimon.read(warehouse, "db.p")))
+    table.drop_partitions({"dt": day[0]})
+    assert sorted(r["dt"] for r in java_rows(java_paimon.read(warehouse, "db.p"))) == [day[1], day[1]]

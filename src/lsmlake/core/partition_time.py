@@ -91,16 +91,16 @@ def partition_time(
     texts = [v for v in values if v is not None]
     text = texts[0] if pattern is None else _substitute(pattern, keys, texts)
     m = (formatter_regex(formatter) if formatter else _DEFAULT).fullmatch(text)
-    if m is None or m.groupdict().get("year") is None:
-        return None
+    if m is None or any(m.groupdict().get(f) is None for f in ("year", "month", "day")):
+        return None  # Java's LocalDate needs all three
     g = {k: v for k, v in m.groupdict().items() if v is not None}
     frac = g.get("frac", "")
     micro = int((frac + "000000")[:6]) if frac else int(g.get("milli", "0")) * 1000
     try:
         return dt.datetime(
             int(g["year"]),
-            int(g.get("month", "1")),
-            int(g.get("day", "1")),
+            int(g["month"]),
+            int(g["day"]),
             int(g.get("hour", "0")),
             int(g.get("minute", "0")),
             int(g.get("second", "0")),

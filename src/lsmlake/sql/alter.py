@@ -37,6 +37,7 @@ from lsmlake.schema_change import (
 from lsmlake.schema_change.changes import UpdateColumnType
 from lsmlake.sql.common import Result
 from lsmlake.sql.context import SqlContext
+from lsmlake.sql.partitions import drop_partition_result, parse_drop_partitions
 from lsmlake.table import Table
 
 
@@ -225,6 +226,9 @@ def alter(ctx: SqlContext, stmt: Statement) -> Result:
     if if_exists and not ctx.catalog.table_exists(name.identifier):
         return Result("alter table", stmt.text, message=f"table {name} does not exist")
     table = ctx.table(name)
+    dropping = parse_drop_partitions(cur)
+    if dropping is not None:
+        return drop_partition_result(stmt, table, *dropping)
     parsed = parse_alter(cur, table)
     if parsed is None:
         parts = cur.qualified("a new table name")

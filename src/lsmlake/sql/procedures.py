@@ -13,6 +13,7 @@ from lsmlake.errors import SqlError, UnsupportedError
 from lsmlake.maintenance import create_tag, delete_tag, expire_snapshots, remove_orphan_files, rollback_to
 from lsmlake.sql.common import Result, parse_time_millis
 from lsmlake.sql.context import SqlContext, open_data_table
+from lsmlake.sql.partitions import drop_partition_call, expire_partitions_call
 from lsmlake.table import Table
 
 Args = dict[str, object]
@@ -215,7 +216,20 @@ def _fast_forward(ctx: SqlContext, args: Args) -> tuple[pa.Table, str]:
     return pa.table({"result": [True]}), f"fast-forwarded {table.name} to branch {name}"
 
 
+def _drop_partition(ctx: SqlContext, args: Args) -> tuple[pa.Table, str]:
+    return drop_partition_call(_table(ctx, args), args.get("partitions"))
+
+
+def _expire_partitions(ctx: SqlContext, args: Args) -> tuple[pa.Table, str]:
+    return expire_partitions_call(_table(ctx, args), args)
+
+
 PROCEDURES: dict[str, Procedure] = {
+    "drop_partition": Procedure(("table", "partitions"), _drop_partition),
+    "expire_partitions": Procedure(
+        ("table", "expiration_time", "timestamp_formatter", "timestamp_pattern", "expire_strategy", "max_expires"),
+        _expire_partitions,
+    ),
     "create_branch": Procedure(("table", "branch", "tag"), _create_branch),
     "delete_branch": Procedure(("table", "branch"), _delete_branch),
     "fast_forward": Procedure(("table", "branch"), _fast_forward),

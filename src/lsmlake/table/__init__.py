@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -34,6 +35,8 @@ from lsmlake.stream.options import StreamOptions
 from lsmlake.table.arrow_dataset import TableDataset
 from lsmlake.table.compact import compact_table
 from lsmlake.table.explain import explain_table
+from lsmlake.table.partition_expire import expire_partitions
+from lsmlake.table.partitions import drop_partitions
 from lsmlake.table.stream import TableStream, stream_table
 from lsmlake.table.writer import TableWriter
 from lsmlake.write.input_rows import WriteData, constant_column
@@ -291,6 +294,34 @@ class Table(TableHandle):
     def remove_orphan_files(self, *, older_than_ms: int | None = None, dry_run: bool = False) -> list[str]:
         """Delete files no snapshot, tag or changelog uses and older than the guard (default: one day)."""
         return remove_orphan_files(self, older_than_ms=older_than_ms, dry_run=dry_run)
+
+    # -- partitions
+    def drop_partitions(self, *specs: Mapping[str, object]) -> int | None:
+        """Drop the partitions matching any spec (``{"dt": "2024-01-01"}``) in one OVERWRITE snapshot;
+        its id, or None when none of them exists."""
+        return drop_partitions(self, specs)
+
+    def expire_partitions(
+        self,
+        *,
+        expiration_time_ms: int | None = None,
+        strategy: str | None = None,
+        timestamp_formatter: str | None = None,
+        timestamp_pattern: str | None = None,
+        max_expires: int | None = None,
+        now: dt.datetime | None = None,
+    ) -> list[dict[str, str]]:
+        """Drop partitions older than `partition.expiration-time` (or these overrides) at ``now`` (local
+        time, default the clock's); the dropped partitions' specs."""
+        return expire_partitions(
+            self,
+            expiration_time_ms=expiration_time_ms,
+            strategy=strategy,
+            timestamp_formatter=timestamp_formatter,
+            timestamp_pattern=timestamp_pattern,
+            max_expires=max_expires,
+            now=now,
+        )
 
     # -- branches
     def create_branch(self, name: str, tag: str | None = None) -> Table:
