@@ -11,6 +11,7 @@ from lsmlake.metadata.table_handle import TableHandle
 from lsmlake.schema_change.apply import check_dynamic_options
 from lsmlake.system.common import SystemContext
 from lsmlake.system.data_tables import audit_log_table, binlog_table, ro_table
+from lsmlake.system.file_indexes_table import file_indexes_table
 from lsmlake.system.file_tables import (
     buckets_table,
     files_table,
@@ -36,6 +37,7 @@ _READERS: dict[str, Callable[[SystemContext], pa.Table]] = {
     "partitions": partitions_table,
     "buckets": buckets_table,
     "table_indexes": table_indexes_table,
+    "file_indexes": file_indexes_table,
     "tags": tags_table,
     "consumers": consumers_table,
     "branches": branches_table,
@@ -46,7 +48,7 @@ _READERS: dict[str, Callable[[SystemContext], pa.Table]] = {
 SYSTEM_TABLES: tuple[str, ...] = tuple(_READERS)
 """The system table names lsmlake can read."""
 
-SNAPSHOT_SCOPED = frozenset({"files", "manifests", "partitions", "buckets", "table_indexes"})
+SNAPSHOT_SCOPED = frozenset({"files", "manifests", "partitions", "buckets", "table_indexes", "file_indexes"})
 """Tables that show one snapshot (``snapshot_id``, or options `scan.snapshot-id` / `scan.tag-name`)."""
 
 
