@@ -166,11 +166,13 @@ def test_append_with_bitmap_alter_table_reads_as_readme(tmp_path: Path) -> None:
 
 def test_java_table_with_unknown_options_can_still_be_altered(tmp_path: Path) -> None:
     t = open_fixture(tmp_path, "append_with_bitmap_alter_table")
-    assert "file-index.bitmap.columns" in t.schema.options  # lsmlake does not know it; Java wrote it
+    assert "file-index.bitmap.columns" in t.schema.options  # Java wrote it
     t = t.alter(sc.add_column("f6", "INT"))
     assert t.schema.options["file-index.bitmap.columns"] == "f1,f4,f5"
+    t = t.alter(sc.set_option("file-index.bitmap.columns", "f1"))  # honoured now: file indexes are written
+    assert t.schema.options["file-index.bitmap.columns"] == "f1"
     with pytest.raises(lsmlake.errors.InvalidOptionError, match="unknown table option"):
-        t.alter(sc.set_option("file-index.bitmap.columns", "f1"))
+        t.alter(sc.set_option("file-index.no-such.columns", "f1"))
 
 
 # ------------------------------------------------------------------- append_table_alter_table_with_cast
