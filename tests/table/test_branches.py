@@ -131,6 +131,22 @@ def test_hostile_or_reserved_branch_names_are_refused(catalog: lsmlake.Catalog, 
     assert t.list_branches() == []
 
 
+def test_branch_of_a_branch_and_hostile_identifiers(catalog: lsmlake.Catalog, tmp_path: Path) -> None:
+    t = _table(catalog)
+    _write(t, {1: "a"})
+    dev = t.create_branch("dev")
+    _write(dev, {2: "b"})
+    dev.create_tag("d1")
+    feature = dev.create_branch("feature", tag="d1")  # from the branch's own tag; a sibling directory
+    assert _rows(feature) == {2: "b"} and t.list_branches() == ["dev", "feature"]
+    assert (tmp_path / "wh" / "db.db" / "t" / "branch" / "branch-feature").is_dir()
+    for bad in ("db.t$branch_../x", "db.t$branch_a/b", "db.t$branch_", "db.t$branch_12"):
+        with pytest.raises(InvalidIdentifierError):
+            catalog.get_table(bad)
+    assert catalog.get_table("db.t$branch_main").name == "db.t"
+    assert catalog.get_table("db.t$branch_main$branches").read().num_rows == 2
+
+
 def test_branch_errors(catalog: lsmlake.Catalog) -> None:
     t = _table(catalog)
     _write(t, {1: "a"})

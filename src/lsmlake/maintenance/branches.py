@@ -80,7 +80,7 @@ def create_branch(table: TableHandle, name: str, tag: str | None = None) -> None
     staging = posixpath.join(main, BRANCH_DIR, f".tmp-{BRANCH_PREFIX}{name}-{uuid.uuid4()}")
     build = staging if table.io.local else target
     try:
-        _fill_branch(table, main, build, tag)
+        _fill_branch(table, build, tag)
         if build is staging:
             if table.io.exists(target):
                 raise AlreadyExistsError(f"branch {name!r} of table {table.name} already exists")
@@ -90,8 +90,9 @@ def create_branch(table: TableHandle, name: str, tag: str | None = None) -> None
             table.io.delete_dir(staging)
 
 
-def _fill_branch(table: TableHandle, main: str, build: str, tag: str | None) -> None:
-    io = table.io
+def _fill_branch(table: TableHandle, build: str, tag: str | None) -> None:
+    """Copy into ``build`` from the branch ``table`` is (main, or another branch, as in Java)."""
+    io, main = table.io, table.root
     if tag is None:
         ids = schema_ids(io, main)
         if not ids:
@@ -170,7 +171,8 @@ def parse_branch_suffix(system: str) -> tuple[str | None, str | None]:
     """``branch_b`` -> (``b``, None); ``branch_b$files`` -> (``b``, ``files``); ``files`` -> (None, ``files``)."""
     head, _, rest = system.partition("$")
     if head.lower().startswith(BRANCH_TABLE_PREFIX):
-        return check_branch_name(head[len(BRANCH_TABLE_PREFIX) :]), (rest or None)
+        name = head[len(BRANCH_TABLE_PREFIX) :]
+        return (name if name == MAIN_BRANCH else check_branch_name(name)), (rest or None)
     return None, system
 
 
