@@ -14,7 +14,7 @@ from lsmlake.format.file_index.bitmap import BitmapIndex, write_bitmap
 from lsmlake.format.file_index.bloom import BloomFilter, bloom_size, hash_values, write_bloom
 from lsmlake.format.file_index.bsi import BsiIndex
 from lsmlake.format.file_index.container import read_container, write_container
-from lsmlake.format.file_index.keys import array_keys
+from lsmlake.format.file_index.keys import array_keys, distinct_live
 from tests.fixtures import CPP_TEST_DATA, require_fixtures
 
 STRING = DataType("VARCHAR", True)
@@ -79,7 +79,7 @@ def test_container_round_trip_and_corruption() -> None:
 def test_bloom_filter_contains_every_written_value() -> None:
     values = pa.array([f"k{i}" for i in range(2000)] + [None])
     keys, nulls = array_keys(values, STRING)
-    hashes = hash_values([k for k, n in zip(keys, nulls, strict=True) if not n], STRING)
+    hashes = hash_values(distinct_live(keys, nulls), STRING)
     bf = BloomFilter(write_bloom(hashes, 2000, 0.01), source="t")
     assert bf.might_contain(hashes).all()
     others = hash_values([f"x{i}".encode() for i in range(5000)], STRING)

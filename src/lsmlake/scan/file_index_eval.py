@@ -118,13 +118,16 @@ def _bitmap(p: Predicate, index: BitmapIndex, t: DataType, n: int) -> BitMap | N
     if isinstance(p, IsNotNull):
         return _all(n) - index.rows(None)
     assert isinstance(p, (Compare, In))
-    if not _equality(p) and not (isinstance(p, Compare) and p.op == "!="):
+    negated = isinstance(p, Compare) and p.op == "!="
+    if not _equality(p) and not negated:
+        return None
+    if negated and t.root in TIMESTAMP_ROOTS:  # keys truncate to the index unit: inequality is not exact
         return None
     keys = _keys(p, t)
     if keys is None:
         return None
     hits = BitMap.union(BitMap(), *(index.rows(k) for k in keys))
-    if isinstance(p, Compare) and p.op == "!=":
+    if negated:
         return _all(n) - hits - index.rows(None)
     return hits
 

@@ -7,6 +7,8 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 from pyroaring import BitMap
 
 from lsmlake.core.types import DataType
@@ -153,53 +155,54 @@ def _key_writer(t: DataType) -> Callable[[Any], bytes]:
     return lambda k: struct.pack(fmt, k)
 
 
+def _groups(values: Any, nulls: np.ndarray, t: DataType) -> tuple[list[Any], list[np.ndarray]]:
+    """The distinct non-null keys (as written: bytes, ints, bools, or float bits) and each one's rows."""
+    if isinstance(values, (pa.Array, pa.ChunkedArray)):
+        encoded = pc.dictionary_encode(values)
+        codes = np.asarray(encoded.indices.fill_null(-1).to_numpy(), dtype=np.int64)
+        dictionary: list[Any] = encoded.dictionary.to_pylist()
+    else:
+        arr = np.asarray(values)
+        if t.root in ("FLOAT", "DOUBLE"):  # by IEEE bits: -0.0 and 0.0 apart, every NaN as one
+            arr = np.where(np.isnan(arr), np.nan, arr).astype(arr.dtype)
+            arr = arr.view(np.int32 if t.root == "FLOAT" else np.int64)
+        uniq, inverse = np.unique(arr, return_inverse=True)
+        codes = np.where(nulls, -1, inverse.reshape(-1))
+        dictionary = uniq.tolist()
+    rows = np.flatnonzero(codes >= 0)
+    order = rows[np.argsort(codes[rows], kind="stable")]
+    present, starts = np.unique(codes[order], return_index=True)
+    groups = np.split(order, starts[1:]) if len(present) else []
+    return [dictionary[int(c)] for c in present], groups
+
+
 def write_bitmap(values: Any, nulls: np.ndarray, t: DataType) -> bytes:
     """A version-2 bitmap index of one column's values (``values`` as :func:`keys.array_keys` gives them)."""
-    n = len(nulls)
-    positions: dict[Any, list[int]] = {}
-    live = np.flatnonzero(~nulls)
-    if t.is_string:
-        for i in live.tolist():
-            positions.setdefault(values[i], []).append(i)
-    elif t.root in ("FLOAT", "DOUBLE"):
-        bits = np.asarray(values)[live]
-        bits = (
-            np.where(np.isnan(bits), np.nan, bits)
-            .astype(bits.dtype)
-            .view(np.int32 if t.root == "FLOAT" else np.int64)
-        )
-        for b, i in zip(bits.tolist(), live.tolist(), strict=True):
-            positions.setdefault(b, []).append(i)
-    else:
-        arr = np.asarray(values)[live]
-        order = np.argsort(arr, kind="stable")
-        uniq, first = np.unique(arr[order], return_index=True)
-        groups = np.split(live[order], first[1:]) if len(uniq) else []
-        positions = {k.item(): g.tolist() for k, g in zip(uniq, groups, strict=True)}
-    null_rows = BitMap(np.flatnonzero(nulls).tolist())
+    keys, groups = _groups(values, nulls, t)
+    floats = t.root in ("FLOAT", "DOUBLE")
+    order = sorted(range(len(keys)), key=lambda i: _order(_bits_float(keys[i], t)) if floats else keys[i])
+    null_rows = BitMap(np.flatnonzero(nulls).astype(np.uint32))
     null_bytes = null_rows.serialize()
     body: list[bytes] = []
     offset = len(null_bytes) if len(null_rows) > 1 else 0
     if len(null_rows) > 1:
         body.append(null_bytes)
     entries: list[tuple[Any, int, int]] = []
-    floats = t.root in ("FLOAT", "DOUBLE")
-    for k in sorted(positions, key=lambda b: _order(_bits_float(b, t)) if floats else b):
-        rows = positions[k]
+    for i in order:
+        rows = groups[i]
         if len(rows) == 1:
-            entries.append((k, -1 - rows[0], -1))
+            entries.append((keys[i], -1 - int(rows[0]), -1))
         else:
-            b = BitMap(rows).serialize()
-            entries.append((k, offset, len(b)))
+            b = BitMap(rows.astype(np.uint32)).serialize()
+            entries.append((keys[i], offset, len(b)))
             body.append(b)
             offset += len(b)
-    key_bytes = _key_writer(t)
     has_null = len(null_rows) > 0
-    out = [struct.pack(">bii?", 2, n, len(entries), has_null)]
+    out = [struct.pack(">bii?", 2, len(nulls), len(entries), has_null)]
     if has_null:
         null_offset = -1 - null_rows[0] if len(null_rows) == 1 else 0
         out.append(struct.pack(">ii", null_offset, len(null_bytes)))
-    out.append(_blocks(entries, key_bytes))
+    out.append(_blocks(entries, _key_writer(t)))
     return b"".join(out) + b"".join(body)
 
 

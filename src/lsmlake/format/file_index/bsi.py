@@ -15,7 +15,11 @@ BSI = "bsi"
 
 
 def bsi_supported(t: DataType) -> bool:
-    return t.root in INT_ROOTS or t.root in TIMESTAMP_ROOTS or t.root == "DECIMAL"
+    return (
+        t.root in INT_ROOTS
+        or t.root in TIMESTAMP_ROOTS
+        or (t.root == "DECIMAL" and (t.precision or 10) <= 18)
+    )
 
 
 def _bitmap(data: bytes, pos: int) -> tuple[BitMap, int]:

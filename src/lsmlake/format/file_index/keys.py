@@ -31,17 +31,16 @@ def is_bytes_type(t: DataType) -> bool:
 
 
 def array_keys(column: pa.ChunkedArray | pa.Array, t: DataType) -> tuple[Any, np.ndarray]:
-    """(values, null mask) of a column: an int64/float numpy array, or a list of bytes for strings."""
+    """(values, null mask) of a column: an int64/float/bool numpy array, or a binary Arrow array for strings."""
     arr = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
     nulls = np.asarray(arr.is_null().to_numpy(zero_copy_only=False), dtype=bool)
     if is_bytes_type(t):
-        if t.is_string:
-            arr = (
-                pc.cast(arr, pa.binary())
-                if not pa.types.is_large_string(arr.type)
-                else pc.cast(arr, pa.large_binary())
-            )
-        return arr.to_pylist(), nulls
+        binary = (
+            pa.large_binary()
+            if pa.types.is_large_string(arr.type) or pa.types.is_large_binary(arr.type)
+            else pa.binary()
+        )
+        return pc.cast(arr, binary), nulls
     if t.root in TIMESTAMP_ROOTS:
         unit = arr.type.unit
         raw = np.asarray(arr.cast(pa.int64()).fill_null(0).to_numpy(), dtype=np.int64)
@@ -56,19 +55,28 @@ def array_keys(column: pa.ChunkedArray | pa.Array, t: DataType) -> tuple[Any, np
         return np.asarray(arr.cast(pa.int32()).fill_null(0).to_numpy(), dtype=np.int64), nulls
     if t.root in INT_ROOTS:
         return np.asarray(arr.fill_null(0).to_numpy(), dtype=np.int64), nulls
-    if t.root == "DECIMAL":
-        scale = t.scale or 0
-        values = [0 if v is None else int(v.scaleb(scale)) for v in arr.to_pylist()]
-        return np.asarray(values, dtype=np.int64), nulls
+    if t.root == "DECIMAL":  # the unscaled value: the low 8 bytes of each little-endian decimal128
+        arr = arr.cast(pa.decimal128(38, t.scale or 0)) if arr.type.bit_width != 128 else arr
+        words = np.frombuffer(arr.buffers()[1], dtype=np.int64)[2 * arr.offset : 2 * (arr.offset + len(arr))]
+        return np.where(nulls, 0, words[::2]), nulls
     if t.root == "BOOLEAN":
         return np.asarray(arr.fill_null(False).to_numpy(zero_copy_only=False), dtype=bool), nulls
     raise TypeError(f"{t.root} columns cannot be indexed")
+
+
+def distinct_live(values: Any, nulls: np.ndarray) -> Any:
+    """The distinct non-null values: a list of bytes for a binary Arrow array, else a numpy array."""
+    if isinstance(values, (pa.Array, pa.ChunkedArray)):
+        return pc.unique(values.drop_null()).to_pylist()
+    return np.unique(np.asarray(values)[~nulls])
 
 
 def literal_key(value: Any, t: DataType) -> Any:
     """A filter literal as an index key (int, float, bool or bytes); None when it has no exact key."""
     if value is None:
         return None
+    if t.root == "CHAR":
+        return None  # CHAR(n) values may be stored padded: no exact key for an unpadded literal
     if is_bytes_type(t):
         if isinstance(value, str):
             return value.encode("utf-8")

@@ -27,7 +27,7 @@ from lsmlake.format.file_index.bloom import (
 )
 from lsmlake.format.file_index.bsi import BSI, bsi_supported, write_bsi
 from lsmlake.format.file_index.container import INDEX_SUFFIX, write_container
-from lsmlake.format.file_index.keys import array_keys
+from lsmlake.format.file_index.keys import array_keys, distinct_live
 
 _SUPPORTED = {"bloom-filter": bloom_supported, "bitmap": bitmap_supported, "bsi": bsi_supported}
 
@@ -100,16 +100,12 @@ class FileIndexBuilder:
             out = indexes.setdefault(column, {})
             for kind, settings in kinds.items():
                 if kind == "bloom-filter":
-                    live = (
-                        [k for k, n in zip(keys, nulls, strict=True) if not n]
-                        if isinstance(keys, list)
-                        else keys[~nulls]
-                    )
+                    live = distinct_live(keys, nulls)
                     hashes = hash_values(live, t)
                     out[BLOOM_FILTER] = write_bloom(hashes, _items(settings, column), _fpp(settings, column))
                 elif kind == "bitmap":
                     out[BITMAP] = write_bitmap(keys, nulls, t)
-                elif not (~nulls & (np.asarray(keys) == np.iinfo(np.int64).min)).any():
+                elif not (~nulls & (np.asarray(keys) == np.iinfo(np.int64).min)).any():  # |MIN| overflows
                     out[BSI] = write_bsi(np.asarray(keys), nulls)
         return write_container(indexes)
 
