@@ -218,3 +218,23 @@ def test_fallback_branch_keeps_main_partitions_whole(tmp_path: Path) -> None:
         ("20240726", "cherry", 3),
         ("20240726", "pear", 6),
     ]
+
+
+def test_interrupted_branch_deletion_is_unreachable_and_cleaned(
+    catalog: lsmlake.Catalog, tmp_path: Path
+) -> None:
+    t = _table(catalog)
+    _write(t, {1: "a"})
+    t.create_tag("t1")
+    _write(t.create_branch("dev", tag="t1"), {2: "b"})
+    branches = tmp_path / "wh" / "db.db" / "t" / "branch"
+    # what delete_branch does first: the branch moves to a hidden name; a crash right after leaves this
+    (branches / "branch-dev").rename(branches / ".deleted-branch-dev-1")
+    assert t.list_branches() == [] and catalog.get_table("db.t$branches").read().num_rows == 0
+    with pytest.raises(NoSuchTableError):
+        catalog.get_table("db.t$branch_dev")
+    assert t.remove_orphan_files(dry_run=True) == []  # younger than the guard: kept
+    removed = t.remove_orphan_files(older_than_ms=2**62)
+    assert str(branches / ".deleted-branch-dev-1") in removed and list(branches.iterdir()) == []
+    assert any(p.endswith(".parquet") for p in removed)  # the branch's own data file went with it
+    assert _rows(t) == {1: "a"}

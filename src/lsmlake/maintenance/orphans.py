@@ -9,7 +9,7 @@ import pyarrow.fs as pafs
 
 from lsmlake.core.fileio import FileIO
 from lsmlake.core.options import CoreOptions
-from lsmlake.core.path_guard import PathGuard, table_root_of
+from lsmlake.core.path_guard import BRANCH_DIR, BRANCH_PREFIX, PathGuard, table_root_of
 from lsmlake.errors import CorruptFileError, NoSuchSnapshotError, UnsupportedError
 from lsmlake.maintenance.changelog_expire import (
     CHANGELOG_DIR,
@@ -44,6 +44,10 @@ def _files_with_mtime(io: FileIO, directory: str) -> list[tuple[str, int]]:
         for i in infos
         if i.type == pafs.FileType.File
     ]
+
+
+BRANCH_LEFTOVER_PREFIXES = (f".tmp-{BRANCH_PREFIX}", f".deleted-{BRANCH_PREFIX}")
+"""Hidden directories `maintenance.branches` builds a branch in, or moves a deleted one to."""
 
 
 def _is_data_dir(name: str) -> bool:
@@ -154,4 +158,20 @@ def remove_orphan_files(
         for path in allowed:
             table.io.delete_file(path)
         remove_empty_data_dirs(table.io, table.root, orphans)
-    return orphans
+    return orphans + _branch_leftovers(table, older_than_ms, dry_run=dry_run)
+
+
+def _branch_leftovers(table: TableHandle, older_than_ms: int, *, dry_run: bool) -> list[str]:
+    """Directories an interrupted branch creation or deletion left under `branch/` (hidden names no
+    reader opens), older than ``older_than_ms``: deleted with everything in them."""
+    base = posixpath.join(table.root.rstrip("/"), BRANCH_DIR)
+    out = []
+    for status in table.io.list_dir(base):
+        if status.is_dir and status.name.startswith(BRANCH_LEFTOVER_PREFIXES):
+            files = _files_with_mtime(table.io, status.path)
+            mtime = max((m for _, m in files), default=0)
+            if mtime < older_than_ms:
+                out.append(status.path)
+                if not dry_run:
+                    table.io.delete_dir(status.path)
+    return out
