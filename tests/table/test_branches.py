@@ -10,6 +10,7 @@ from fixtures import copy_fixture
 
 import lsmlake
 from lsmlake.errors import AlreadyExistsError, InvalidIdentifierError, NoSuchTableError, UnsupportedError
+from lsmlake.sql import Session
 from lsmlake.table import Table
 
 SCHEMA = pa.schema([("id", pa.int64()), ("v", pa.string())])
@@ -163,8 +164,6 @@ def test_branch_errors(catalog: lsmlake.Catalog) -> None:
 
 
 def test_sql_branches(catalog: lsmlake.Catalog) -> None:
-    from lsmlake.sql import Session
-
     t = _table(catalog)
     _write(t, {1: "a"})
     s = Session(catalog, database="db")
