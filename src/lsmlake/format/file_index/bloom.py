@@ -105,8 +105,10 @@ def bloom_size(items: int, fpp: float) -> tuple[int, int]:
 def write_bloom(hashes: np.ndarray, items: int, fpp: float) -> bytes:
     """A bloom-filter index holding ``hashes``."""
     num_bits, num_hashes = bloom_size(items, fpp)
-    bits = np.zeros(num_bits // 8, dtype=np.uint8)
+    flags = np.zeros(num_bits, dtype=bool)
     if len(hashes):
-        pos = _positions(hashes, num_hashes, num_bits).ravel()
-        np.bitwise_or.at(bits, pos >> 3, (np.uint8(1) << (pos & 7).astype(np.uint8)))
+        flags[_positions(hashes, num_hashes, num_bits).ravel()] = True
+    bits = np.packbits(
+        flags, bitorder="little"
+    )  # bit i of byte b is position 8b + i, as BloomFilter64 sets it
     return struct.pack(">i", num_hashes) + bits.tobytes()

@@ -65,10 +65,10 @@ def array_keys(column: pa.ChunkedArray | pa.Array, t: DataType) -> tuple[Any, np
 
 
 def distinct_live(values: Any, nulls: np.ndarray) -> Any:
-    """The distinct non-null values: a list of bytes for a binary Arrow array, else a numpy array."""
+    """The non-null values: distinct bytes for a binary Arrow array (hashed one by one), else a numpy array."""
     if isinstance(values, (pa.Array, pa.ChunkedArray)):
         return pc.unique(values.drop_null()).to_pylist()
-    return np.unique(np.asarray(values)[~nulls])
+    return np.asarray(values)[~nulls]
 
 
 def literal_key(value: Any, t: DataType) -> Any:
