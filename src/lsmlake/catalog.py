@@ -211,6 +211,8 @@ class Catalog:
     ) -> Table | None:
         """Apply schema changes to ``db.table`` as one new schema version (see ``Table.alter``); returns
         the table on its new schema (None when it does not exist and ``ignore_missing``)."""
+        if SYSTEM_TABLE_SPLITTER in str(identifier):  # a branch: its own schema files, no metastore row
+            return self.open_table(identifier).alter(*changes)
         if ignore_missing and not self.table_exists(identifier):
             return None
         db, name = parse_identifier(identifier)

@@ -174,6 +174,10 @@ def test_sql_branches(catalog: lsmlake.Catalog) -> None:
     assert rows is not None and rows.to_pylist() == [{"id": 1, "v": "a"}, {"id": 2, "v": "b"}]
     listed = s.execute("SELECT branch_name FROM `t$branches`")[0].table
     assert listed is not None and listed.to_pylist() == [{"branch_name": "dev"}]
+    s.execute("ALTER TABLE `t$branch_dev` ADD c INT")
+    assert catalog.get_table("db.t$branch_dev").schema.field_names == ["id", "v", "c"]
+    assert catalog.get_table("db.t").schema.field_names == ["id", "v"]
+    s.execute("ALTER TABLE `t$branch_dev` DROP c")
     s.execute("CALL sys.fast_forward('db.t', 'dev')")
     assert _rows(catalog.get_table("db.t")) == {1: "a", 2: "b"}
     s.execute("CALL sys.delete_branch('db.t', 'dev')")
