@@ -54,6 +54,13 @@ class Kind:
         return self.engine in ("partial-update", "aggregation")
 
     @property
+    def skips_level0(self) -> bool:
+        """Paimon's batchScanSkipLevel0: deletion vectors without merge-on-read, else the first-row engine."""
+        if self.options.get("deletion-vectors.enabled") == "true":
+            return self.options.get("deletion-vectors.merge-on-read") != "true"
+        return self.engine == "first-row"
+
+    @property
     def postpone(self) -> bool:
         return self.options.get("bucket") == "-2"
 
@@ -152,14 +159,20 @@ class Model:
                 rows[k] = merge(engine, rows.get(k), acc)
 
     def record(self, first: int | None, last: int | None) -> None:
-        """Snapshots first..last (one operation's APPEND and COMPACT) hold the current state; with deletion
-        vectors only the last does (a reader skips level-0 files, so the APPEND snapshot shows the old rows)."""
-        if last is None:
+        """Snapshots first..last (one operation's APPEND and COMPACT) hold the current state. When batch scans
+        skip level 0 (see ``Kind.skips_level0``), only the last does: an APPEND snapshot adds level-0 files
+        only, so it reads as the snapshot before it did (kept if the model knows that one). An operation that
+        made no snapshot (a compaction with nothing to do) records nothing: the latest one keeps its schema."""
+        if last is None or (first is not None and last < first):
             return
         start = first if first is not None else last
-        if self.kind.options.get("deletion-vectors.enabled") == "true":
+        if self.kind.skips_level0:
+            before = self.history.get(start - 1, (self.names, {}) if start == 1 else None)
             for sid in range(start, last):
-                self.history.pop(sid, None)
+                if before is None:
+                    self.history.pop(sid, None)
+                else:
+                    self.history[sid] = (dict(self.names), copy.deepcopy(before[1]))
             start = last
         for sid in range(start, last + 1):
             self.history[sid] = (dict(self.names), copy.deepcopy(self.state.rows))
