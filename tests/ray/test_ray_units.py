@@ -15,7 +15,6 @@ pytest.importorskip("ray.data", reason="ray[data] is not installed (pip install 
 from ray.data.expressions import col, lit
 
 import lsmlake
-from lsmlake.errors import CommitConflictError
 from lsmlake.expr import And, Compare, In, IsNotNull, IsNull, Not, Or
 from lsmlake.ray import LsmlakeDatasource, read
 from lsmlake.ray._common import Storage
@@ -194,9 +193,10 @@ def _worker_output(t: lsmlake.Table, rows: pa.Table, base: int | None) -> tuple[
     return pickle.loads(out["messages"][0].as_py()), pickle.loads(out["written"][0].as_py())
 
 
-def test_a_ray_commit_is_checked_against_the_workers_base_snapshot(tmp_path: Path) -> None:
+def test_a_ray_commit_from_an_older_base_is_rebased_onto_the_rival(tmp_path: Path) -> None:
     """The driver passes the snapshot the workers restored to the committer: another writer's data in
-    those buckets since is refused by the base-aware check (the snapshots after the base are read)."""
+    those buckets since is found (the snapshots after the base are read) and the workers' files are
+    rebased above it, so the result is that of the two commits run one after the other."""
     cat = lsmlake.Catalog(str(tmp_path / "wh"))
     cat.create_database("db")
     schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.string())])
@@ -213,21 +213,9 @@ def test_a_ray_commit_is_checked_against_the_workers_base_snapshot(tmp_path: Pat
     rival = t.write(pa.table({"id": np.arange(3), "v": ["rival"] * 3}, schema=schema))  # same bucket
     assert rival == base.id + 1
 
-    with pytest.raises(
-        CommitConflictError,
-        match=f"written by snapshot {rival} after this writer restored snapshot {base.id}",
-    ):
-        commit_messages(t, messages, written, base_snapshot_id=base.id)
-    latest = t.latest_snapshot()
-    assert latest is not None and latest.id == rival  # nothing published
-    assert not any(Path(p).exists() for p in written)  # and the workers' files are gone
-
-    # from the latest snapshot as its base, the same write goes through
-    messages, written = _worker_output(
-        t, pa.table({"id": np.arange(5), "v": ["ray"] * 5}, schema=schema), rival
-    )
-    assert commit_messages(t, messages, written, base_snapshot_id=rival) == rival + 1
-    assert sorted(t.read().to_pylist(), key=lambda r: r["id"])[:6] == [
-        *({"id": i, "v": "ray"} for i in range(5)),
-        {"id": 5, "v": "base"},
+    assert commit_messages(t, messages, written, base_snapshot_id=base.id) == rival + 1
+    assert sorted(t.read().to_pylist(), key=lambda r: r["id"]) == [
+        *({"id": i, "v": "ray"} for i in range(5)),  # published after the rival: its rows win
+        *({"id": i, "v": "base"} for i in range(5, 10)),
     ]
+    assert not any(Path(p).exists() for p in written)  # the workers' files were replaced by rebased copies
