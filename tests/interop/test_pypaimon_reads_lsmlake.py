@@ -100,9 +100,20 @@ PK_CASES = (
         options=(("manifest.merge-min-count", "2"), ("num-sorted-run.compaction-trigger", "2")),
     ),
     PkCase("b2-int-dv", 2, (("id", pa.int64()),), options=(("deletion-vectors.enabled", "true"),)),
-    PkCase("b4-str-smallbuf", 4, (("k", pa.string()),), options=(("write-buffer-size", "1 kb"), ("page-size", "1 kb"))),
+    PkCase(
+        "b4-str-smallbuf",
+        4,
+        (("k", pa.string()),),
+        options=(("write-buffer-size", "1 kb"), ("page-size", "1 kb")),
+    ),
     PkCase("b4-part-dt-str", 4, (("id", pa.int64()),), (DT_STR,)),
-    PkCase("b1-part-int", 1, (("id", pa.int64()),), (P_INT,), options=(("write-buffer-size", "512 b"), ("page-size", "512 b"))),
+    PkCase(
+        "b1-part-int",
+        1,
+        (("id", pa.int64()),),
+        (P_INT,),
+        options=(("write-buffer-size", "512 b"), ("page-size", "512 b")),
+    ),
     PkCase("b4-part-date", 4, (("id", pa.int64()),), (DT_DATE,)),
     PkCase("b2-composite-2parts", 2, (("id", pa.int64()), ("k", pa.string())), (DT_STR, P_INT), pool=30),
     PkCase(
