@@ -86,7 +86,11 @@ def rollback_to(table: TableHandle, snapshot_id: int | None = None, tag: str | N
     target = _rollback_target(table, snapshot_id, tag)
     restore = not manager.snapshot_exists(target.id)
 
-    removed = read_snapshots(manager, range(latest, target.id, -1))
+    # every snapshot file above the target goes, newest first, those below the EARLIEST hint too: Java's
+    # fast-forward copies the branch's EARLIEST into main, so older main snapshots can sit below it, and
+    # one left above the target would be the latest again (Paimon 1.4.2's RollbackHelper leaves them)
+    above = [i for i in manager.listed_ids() if i > target.id]
+    removed = read_snapshots(manager, reversed(above), expired=True)
     tags = read_tags(table.io, table.root)
     kept_tags = [t for t in tags if t.snapshot.id <= target.id]
     removed_tags = [t for t in tags if t.snapshot.id > target.id]

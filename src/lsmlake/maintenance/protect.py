@@ -22,12 +22,12 @@ def branch_roots(io: FileIO, root: str) -> list[str]:
     return sorted(s.path for s in io.list_dir(base) if s.is_dir and s.name.startswith(BRANCH_PREFIX))
 
 
-def read_snapshots(manager: SnapshotManager, ids: Iterable[int]) -> list[Snapshot]:
-    """The snapshots among ``ids`` that still exist, in order."""
+def read_snapshots(manager: SnapshotManager, ids: Iterable[int], *, expired: bool = False) -> list[Snapshot]:
+    """The snapshots among ``ids`` that still exist, in order (with ``expired``, those below EARLIEST too)."""
     out = []
     for sid in ids:
         try:
-            out.append(manager.snapshot(sid))
+            out.append(manager.snapshot(sid, expired=expired))
         except NoSuchSnapshotError:
             continue
     return out
