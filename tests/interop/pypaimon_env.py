@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import base64
-import fcntl
 import json
 import os
 import shutil
@@ -11,12 +10,13 @@ import subprocess
 import sys
 import tempfile
 import threading
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
 import pyarrow as pa
+
+from tests.side_venv import clean_env, file_lock, run_checked
 
 PYPAIMON_VERSION = "2.1.0"
 PYPAIMON_SPEC = f"pypaimon=={PYPAIMON_VERSION}"
@@ -45,46 +45,6 @@ def _lock_path(venv: Path) -> Path:
     return venv.with_name(venv.name + ".lock")
 
 
-@contextmanager
-def _file_lock(path: Path) -> Iterator[None]:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a+b") as handle:
-        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
-
-
-def _clean_env() -> dict[str, str]:
-    env = dict(os.environ)
-    for key in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "PYTHONSTARTUP"):
-        env.pop(key, None)
-    env["PYTHONNOUSERSITE"] = "1"
-    return env
-
-
-def _run(args: Sequence[str], *, timeout: float, what: str, stdin: str | None = None) -> str:
-    try:
-        proc = subprocess.run(
-            list(args),
-            input=stdin,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            env=_clean_env(),
-            check=False,
-        )
-    except subprocess.TimeoutExpired as exc:
-        raise RuntimeError(f"{what} timed out after {timeout:.0f}s: {' '.join(args)}") from exc
-    if proc.returncode != 0:
-        raise RuntimeError(
-            f"{what} failed (exit {proc.returncode}): {' '.join(args)}\n"
-            f"--- stderr ---\n{proc.stderr}\n--- stdout ---\n{proc.stdout[-4000:]}"
-        )
-    return proc.stdout
-
-
 def _probe_pypaimon(python: Path) -> bool:
     """True when ``pypaimon`` (and its pyarrow) import in ``python`` at the pinned version."""
     if not python.exists():
@@ -99,7 +59,7 @@ def _probe_pypaimon(python: Path) -> bool:
         capture_output=True,
         text=True,
         timeout=300,
-        env=_clean_env(),
+        env=clean_env(),
         check=False,
     )
     return proc.returncode == 0
@@ -121,7 +81,7 @@ def _write_marker(venv: Path, specs: set[str]) -> None:
 
 
 def _pip_install(python: Path, specs: Sequence[str]) -> None:
-    _run(
+    run_checked(
         [str(python), "-m", "pip", "install", "--disable-pip-version-check", "--no-input", *specs],
         timeout=_PIP_TIMEOUT_S,
         what="pip install into pypaimon venv",
@@ -138,7 +98,7 @@ def _ensure_venv(venv: Path, extras: Sequence[str]) -> Path:
             # Missing or half-built venv: start from scratch.
             if venv.exists():
                 shutil.rmtree(venv)
-            _run([sys.executable, "-m", "venv", str(venv)], timeout=600, what="python -m venv")
+            run_checked([sys.executable, "-m", "venv", str(venv)], timeout=600, what="python -m venv")
             installed = set()
         # Idempotent when pypaimon already imports (pip just verifies the deps).
         _pip_install(python, [PYPAIMON_SPEC])
@@ -166,7 +126,7 @@ def pypaimon_python(extras: Sequence[str] = ()) -> Path:
     with _process_lock:
         if _ready_python is not None and wanted <= _ready_specs:
             return _ready_python
-        with _file_lock(_lock_path(VENV_DIR)):
+        with file_lock(_lock_path(VENV_DIR)):
             python = _ensure_venv(VENV_DIR, list(extras))
         _ready_specs.update(wanted)
         _ready_python = python
@@ -177,7 +137,7 @@ def _call_child(command: dict[str, Any], workdir: Path) -> dict[str, Any]:
     python = pypaimon_python()
     result_path = workdir / "result.json"
     payload = dict(command, result_path=str(result_path))
-    _run(
+    run_checked(
         [str(python), "-I", str(CHILD_SCRIPT)],
         stdin=json.dumps(payload),
         timeout=_CHILD_TIMEOUT_S,
@@ -418,7 +378,7 @@ def pypaimon_stream(warehouse: Path, until: int, tmp: Path, consumer_id: str | N
         capture_output=True,
         check=True,
         timeout=300,
-        env=_clean_env(),
+        env=clean_env(),
     )
     with pa.OSFile(str(output), "rb") as source:
         table = pa.ipc.open_stream(source).read_all()

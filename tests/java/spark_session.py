@@ -2,20 +2,19 @@
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import hashlib
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import threading
 import urllib.request
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
+
+from tests.side_venv import file_lock, run_checked
 
 #: Maven Central serves Paimon's Spark runtime only up to 0.9.0 (``paimon-spark-3.5``); the 1.x/2.x
 #: names (``paimon-spark-3.5_2.12``, ``paimon-spark-4.0_2.13``) are not served. 0.9.0 is built on Spark 3.5.2.
@@ -41,49 +40,15 @@ class SparkError(RuntimeError):
     """The Spark child process failed (its stderr tail is in the message)."""
 
 
+def _run(args: Sequence[str], *, timeout: float, what: str, stdin: str | None = None) -> str:
+    return run_checked(
+        args, timeout=timeout, what=what, stdin=stdin, error=SparkError, drop_env=("SPARK_HOME",)
+    )
+
+
 def tools_missing() -> str | None:
     """Why Spark cannot run here (no ``java`` on PATH), or None."""
     return None if shutil.which("java") else "java is not on PATH"
-
-
-@contextlib.contextmanager
-def file_lock(path: Path) -> Iterator[None]:
-    """An exclusive fcntl lock on ``path`` (created if missing): serialises pytest-xdist workers."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("a") as handle:
-        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
-
-
-def _clean_env() -> dict[str, str]:
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "SPARK_HOME")
-    }
-    env["PYTHONNOUSERSITE"] = "1"
-    return env
-
-
-def _run(args: Sequence[str], *, timeout: float, what: str, stdin: str | None = None) -> str:
-    try:
-        proc = subprocess.run(
-            list(args),
-            input=stdin,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            env=_clean_env(),
-            check=False,
-        )
-    except subprocess.TimeoutExpired as exc:
-        raise SparkError(f"{what} timed out after {timeout:.0f}s") from exc
-    if proc.returncode != 0:
-        raise SparkError(f"{what} failed (exit {proc.returncode})\n--- stderr ---\n{proc.stderr[-6000:]}")
-    return proc.stdout
 
 
 def _venv_ok(venv: Path) -> bool:
