@@ -88,7 +88,9 @@ def literal_key(value: Any, t: DataType) -> Any:
     if t.root == "DATE":
         return value.toordinal() - _EPOCH_DAY if isinstance(value, dt.date) else None
     if t.root == "TIME":
-        if not isinstance(value, dt.time):
+        # the index holds milliseconds: a literal between two of them has no key (no pruning with it;
+        # truncated, a strict or negated comparison would drop rows that match)
+        if not isinstance(value, dt.time) or value.microsecond % 1000:
             return None
         return ((value.hour * 60 + value.minute) * 60 + value.second) * 1000 + value.microsecond // 1000
     if t.root in FLOAT_ROOTS:
@@ -98,6 +100,8 @@ def literal_key(value: Any, t: DataType) -> Any:
             or math.isnan(float(value))
         ):
             return None
+        if t.root == "FLOAT" and float(np.float32(value)) != float(value):
+            return None  # no 32-bit float equals it: rounded, `!=` would drop rows that match
         return float(value)
     if t.root in INT_ROOTS:
         return value if isinstance(value, int) and not isinstance(value, bool) else None
