@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -43,11 +44,29 @@ def warehouse(tmp_path_factory: pytest.TempPathFactory) -> str:
     return path
 
 
+# The child reports its own peak (VmHWM belongs to the address space exec made): ru_maxrss from
+# wait4 would start at the pytest worker's own RSS, which Linux keeps across fork and exec.
+_REPORT_PEAK = """
+import atexit, os, runpy, sys
+def _peak():
+    with open("/proc/self/status") as status, open(os.environ["LSMLAKE_TEST_PEAK_FILE"], "w") as out:
+        out.write(next(line.split()[1] for line in status if line.startswith("VmHWM:")))
+atexit.register(_peak)
+sys.argv = ["lsmlake", *sys.argv[1:]]
+runpy.run_module("lsmlake", run_name="__main__")
+"""
+
+
 def run_cli(*args: str) -> tuple[float, bytes, bytes, int, int]:
     """Seconds to the first data row on stdout, stdout, stderr, exit code and peak RSS in MB."""
+    handle, peak_path = tempfile.mkstemp(suffix=".peak")
+    os.close(handle)
     start = time.monotonic()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "lsmlake", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        [sys.executable, "-c", _REPORT_PEAK, *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "LSMLAKE_TEST_PEAK_FILE": peak_path},
     )
     assert proc.stdout is not None and proc.stderr is not None
     first = None
@@ -57,9 +76,11 @@ def run_cli(*args: str) -> tuple[float, bytes, bytes, int, int]:
         if first is None and line.strip()[:1].isdigit():
             first = time.monotonic() - start
     err = proc.stderr.read()
-    _, status, usage = os.wait4(proc.pid, 0)
+    code = proc.wait()
     assert first is not None, (b"".join(out)[:500], err[-2000:])
-    return first, b"".join(out), err, os.waitstatus_to_exitcode(status), usage.ru_maxrss // 1024
+    peak_kb = int(Path(peak_path).read_text() or 0)
+    os.unlink(peak_path)
+    return first, b"".join(out), err, code, peak_kb // 1024
 
 
 def test_select_star_prints_its_first_rows_at_once(warehouse: str) -> None:
