@@ -145,12 +145,5 @@ class JavaSystem:
         return float(answer["seconds"]), java_check(answer["check"])
 
     def close(self) -> None:
-        if self._proc.poll() is None and self._proc.stdin is not None:
-            self._proc.stdin.write('{"op": "quit"}\n')
-            self._proc.stdin.close()
-            try:
-                self._proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self._proc.kill()
-                self._proc.wait(timeout=30)
+        java_harness().stop_jvm(self._proc)
         self._log.close()

@@ -38,6 +38,21 @@ class JavaError(RuntimeError):
         self.trace = trace
 
 
+def stop_jvm(proc: subprocess.Popen[str], timeout: float = 30.0) -> None:
+    """Ask a JVM that reads JSON commands on stdin to quit; kill it if it has not after ``timeout`` s."""
+    if proc.poll() is not None:
+        return
+    if proc.stdin is not None:
+        with contextlib.suppress(OSError):
+            proc.stdin.write('{"op": "quit"}\n')
+            proc.stdin.close()
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(timeout=timeout)
+
+
 def tools_missing() -> str | None:
     """Why the harness cannot be built here (no java or mvn on PATH), or None."""
     for tool in ("java", "mvn"):
@@ -165,16 +180,7 @@ class JavaPaimon:
         return self._log_path.read_text(errors="replace")[-3000:]
 
     def close(self) -> None:
-        if self._proc.poll() is None:
-            assert self._proc.stdin is not None
-            with contextlib.suppress(OSError):
-                self._proc.stdin.write('{"op": "quit"}\n')
-                self._proc.stdin.close()
-            try:
-                self._proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self._proc.kill()
-                self._proc.wait(timeout=20)
+        stop_jvm(self._proc)
         self._log.close()
 
     # ---- the verbs ----
