@@ -29,7 +29,7 @@ from lsmlake.metadata.tags import Tag, create_tag, list_tags
 from lsmlake.read.options import ReadOptions
 from lsmlake.read.table_read import Scan, read_table, scan_table
 from lsmlake.schema_change import SchemaChange, commit_changes, latest_schema
-from lsmlake.schema_change.apply import check_dynamic_options
+from lsmlake.schema_change.apply import apply_changes, check_changes, check_dynamic_options
 from lsmlake.stream.batch_incremental import is_incremental, read_incremental
 from lsmlake.stream.options import StreamOptions
 from lsmlake.table.arrow_dataset import TableDataset
@@ -62,10 +62,28 @@ class Table(TableHandle):
 
         Changes apply to the latest schema on storage. Refused changes raise and write nothing; an ALTER
         that loses the race for the next schema id to a concurrent one is re-applied on top of it, or
-        raises CommitConflictError when it no longer applies.
+        raises CommitConflictError when it no longer applies. A table of a REST catalog sends the
+        changes to the catalog's server, which writes the new schema.
         """
-        schema = commit_changes(self.io, self.root, changes, table_name=self.name)
-        return Table(self.name, self.io, self.root, schema, self.dynamic_options)
+        if self.catalog_env is not None:
+            # checked here first, against the latest schema the server wrote, as on any catalog
+            checked = check_changes(changes)
+            current = latest_schema(self.io, self.root, table_name=self.name)
+            manager = self.snapshot_manager
+            if (
+                apply_changes(
+                    current,
+                    checked,
+                    table_name=self.name,
+                    has_snapshots=lambda: manager.latest_id() is not None,
+                )
+                is None
+            ):
+                return Table(self.name, self.io, self.root, current, self.dynamic_options, self.catalog_env)
+            schema = self.catalog_env.alter_table(self.root, checked)
+        else:
+            schema = commit_changes(self.io, self.root, changes, table_name=self.name)
+        return Table(self.name, self.io, self.root, schema, self.dynamic_options, self.catalog_env)
 
     def latest_schema(self) -> TableSchema:
         """The newest schema on storage (newer than ``self.schema`` if the table was altered since)."""

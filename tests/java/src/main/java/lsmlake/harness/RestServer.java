@@ -1,0 +1,61 @@
+package lsmlake.harness;
+
+import com.google.gson.Gson;
+import com.google.gson.JsonElement;
+import com.google.gson.JsonObject;
+import com.google.gson.JsonParser;
+
+import org.apache.paimon.rest.RESTCatalogServer;
+import org.apache.paimon.rest.auth.BearTokenAuthProvider;
+import org.apache.paimon.rest.responses.ConfigResponse;
+
+import java.io.InputStream;
+import java.util.HashMap;
+import java.util.Map;
+
+/**
+ * Runs Paimon's own REST catalog server (RESTCatalogServer from the paimon-core tests jar, on okhttp's
+ * MockWebServer) on loopback, a free port, for the tests. Argument: one JSON object with "data_path" (the
+ * warehouse directory the server keeps tables in), "warehouse" (the catalog name clients ask /v1/config
+ * for), "token" (the bearer token it accepts), "defaults" and "overrides" (its config answer). Prints
+ * {"url": ...} once listening, and stops when its stdin closes.
+ */
+public final class RestServer {
+
+    private RestServer() {}
+
+    public static void main(String[] args) throws Exception {
+        JsonObject spec = JsonParser.parseString(args[0]).getAsJsonObject();
+        String warehouse = spec.get("warehouse").getAsString();
+        Map<String, String> defaults = strings(spec, "defaults");
+        defaults.putIfAbsent("warehouse", warehouse);
+        ConfigResponse config = new ConfigResponse(defaults, strings(spec, "overrides"));
+        RESTCatalogServer server =
+                new RESTCatalogServer(
+                        spec.get("data_path").getAsString(),
+                        new BearTokenAuthProvider(spec.get("token").getAsString()),
+                        config,
+                        warehouse);
+        server.start();
+        JsonObject out = new JsonObject();
+        out.addProperty("url", server.getUrl());
+        System.out.println(new Gson().toJson(out));
+        System.out.flush();
+        InputStream in = System.in;
+        byte[] buffer = new byte[256];
+        while (in.read(buffer) >= 0) {
+            // wait for the test to close stdin
+        }
+        server.shutdown();
+    }
+
+    private static Map<String, String> strings(JsonObject spec, String key) {
+        Map<String, String> out = new HashMap<>();
+        if (spec.has(key)) {
+            for (Map.Entry<String, JsonElement> e : spec.getAsJsonObject(key).entrySet()) {
+                out.put(e.getKey(), e.getValue().getAsString());
+            }
+        }
+        return out;
+    }
+}

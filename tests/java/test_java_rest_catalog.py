@@ -1,0 +1,137 @@
+"""lsmlake's REST catalog client against Paimon's own REST server (RESTCatalogServer of the paimon-core
+tests jar), with Java Paimon's RESTCatalog on the other side: each reads what the other committed."""
+
+from __future__ import annotations
+
+import json
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+from java_harness import catalog_check
+from rest_server import RestEndpoint, rest_server
+
+import lsmlake
+from lsmlake import schema_change as sc
+from lsmlake.errors import (
+    AlreadyExistsError,
+    MetastoreError,
+    NoSuchDatabaseError,
+    NoSuchTableError,
+    NotAuthorizedError,
+)
+
+pytestmark = pytest.mark.java
+
+SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.string())])
+
+
+def by_id(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return sorted(rows, key=lambda r: r["id"])
+
+
+def server_snapshot_id(ep: RestEndpoint, table: str) -> int:
+    """The latest snapshot the server recorded for ``db.<table>``: it learns of one only through its
+    commit endpoint (writing the snapshot file straight to storage would leave this unchanged)."""
+    req = urllib.request.Request(
+        f"{ep.url}v1/paimon/databases/db/tables/{table}/snapshot",
+        headers={"Authorization": f"Bearer {ep.token}"},
+    )
+    with urllib.request.urlopen(req, timeout=30) as response:
+        return int(json.loads(response.read())["snapshot"]["snapshot"]["id"])  # a TableSnapshot
+
+
+def test_lsmlake_commits_through_the_server_and_java_reads(tmp_path: Path) -> None:
+    with rest_server(tmp_path / "data") as ep:
+        cat = lsmlake.Catalog(ep.warehouse, options=ep.options)
+        cat.create_database("db")
+        t = cat.create_table("db.t", schema=SCHEMA, primary_key=["id"], options={"bucket": "1"})
+        assert t.root.startswith(str(tmp_path / "data"))  # the path the server chose
+        t.write(pa.table({"id": [1, 2], "v": ["a", "b"]}, schema=SCHEMA))
+        last = t.write(pa.table({"id": [2], "v": ["B"]}, schema=SCHEMA))
+        assert last is not None and server_snapshot_id(ep, "t") == last
+        answer = catalog_check(
+            tmp_path,
+            {
+                "options": ep.options,
+                "read": ["db.t"],
+                "write": [
+                    {"table": "db.t", "rows": [[3, "c"]]},  # Java commits to lsmlake's table
+                    {"table": "javadb.j", "create": True, "rows": [[10, "x"], [11, "y"]]},
+                ],
+            },
+        )
+        assert answer["tables"] == {"db": ["t"], "javadb": ["j"]}
+        assert sorted(answer["rows"]["db.t"]) == [["1", "a"], ["2", "B"], ["3", "c"]]
+
+        # and back: lsmlake reads Java's table and Java's commit to its own, through the server
+        again = lsmlake.Catalog(ep.warehouse, options=ep.options)
+        assert again.list_databases() == ["db", "javadb"]
+        assert by_id(again.open_table("javadb.j").read().to_pylist()) == [
+            {"id": 10, "v": "x"},
+            {"id": 11, "v": "y"},
+        ]
+        assert by_id(again.open_table("db.t").read().to_pylist()) == [
+            {"id": 1, "v": "a"},
+            {"id": 2, "v": "B"},
+            {"id": 3, "v": "c"},
+        ]
+
+
+def test_alter_through_the_server_is_what_java_sees(tmp_path: Path) -> None:
+    with rest_server(tmp_path / "data") as ep:
+        cat = lsmlake.Catalog(ep.warehouse, options=ep.options)
+        cat.create_database("db")
+        cat.create_table("db.t", schema=SCHEMA, primary_key=["id"], options={"bucket": "1"})
+        altered = cat.alter_table(
+            "db.t", sc.add_column("n", "INT"), sc.set_option("snapshot.num-retained.max", "70")
+        )
+        assert altered is not None and altered.schema.id == 1
+        altered.write(pa.table({"id": [1], "v": ["a"], "n": pa.array([5], pa.int32())}))
+        answer = catalog_check(tmp_path, {"options": ep.options, "read": ["db.t"]})
+        assert answer["rows"]["db.t"] == [["1", "a", "5"]]
+        reopened = lsmlake.Catalog(ep.warehouse, options=ep.options).open_table("db.t")
+        assert reopened.schema.field_names == ["id", "v", "n"]
+        assert reopened.options.raw["snapshot.num-retained.max"] == "70"
+
+
+def test_server_defaults_and_errors(tmp_path: Path) -> None:
+    defaults = {"table-default.snapshot.num-retained.max": "90"}
+    with rest_server(tmp_path / "data", defaults=defaults) as ep:
+        cat = lsmlake.Catalog(ep.warehouse, options=ep.options)
+        cat.create_database("db")
+        t = cat.create_table("db.t", schema=SCHEMA, primary_key=["id"])
+        assert t.options.raw["snapshot.num-retained.max"] == "90"  # the server's table-default.*
+        with pytest.raises(AlreadyExistsError, match="database db already exists"):
+            cat.create_database("db")
+        with pytest.raises(NoSuchDatabaseError, match="database nodb does not exist"):
+            cat.list_tables("nodb")
+        with pytest.raises(NotAuthorizedError, match="'token'"):
+            lsmlake.Catalog(ep.warehouse, options={**ep.options, "token": "wrong"})
+        with pytest.raises(MetastoreError, match="cannot be reached"):
+            lsmlake.Catalog(ep.warehouse, options={**ep.options, "uri": "http://127.0.0.1:9"})
+
+
+def test_rename_through_the_server(tmp_path: Path) -> None:
+    """The server renames; its 1.4.2 record keeps the old path, and lsmlake then refuses to read the
+    table (its files are not at that path) instead of reading an empty directory as an empty table."""
+    with rest_server(tmp_path / "data") as ep:
+        cat = lsmlake.Catalog(ep.warehouse, options=ep.options)
+        cat.create_database("db")
+        cat.create_table("db.t", schema=SCHEMA, primary_key=["id"]).write(
+            pa.table({"id": [1], "v": ["a"]}, schema=SCHEMA)
+        )
+        cat.create_table("db.taken", schema=SCHEMA)
+        with pytest.raises(AlreadyExistsError, match=r"table db\.taken already exists"):
+            cat.rename_table("db.t", "db.taken")
+        with pytest.raises(NoSuchDatabaseError, match="database nodb does not exist"):
+            cat.rename_table("db.t", "nodb.t")
+        cat.rename_table("db.t", "db.u")
+        assert cat.list_tables("db") == ["taken", "u"] and not cat.table_exists("db.t")
+        assert (tmp_path / "data" / "db.db" / "u" / "schema" / "schema-0").is_file()
+        with pytest.raises(NoSuchTableError, match="holds no schema-0 file"):
+            cat.open_table("db.u")
+        with pytest.raises(NoSuchTableError, match=r"table db\.t does not exist"):
+            cat.rename_table("db.t", "db.v")
