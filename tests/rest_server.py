@@ -11,9 +11,9 @@ import queue
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
@@ -35,6 +35,12 @@ class RestEndpoint:
     warehouse: str
     token: str
     data_path: Path
+    _ask: Callable[[str], str] = field(repr=False, compare=False)
+
+    def received_headers(self) -> list[dict[str, str]]:
+        """The headers of every request the server received so far (names lower-cased)."""
+        answer: list[dict[str, str]] = json.loads(self._ask("headers"))
+        return answer
 
     @property
     def options(self) -> dict[str, str]:
@@ -100,7 +106,17 @@ def rest_server(
             log.flush()
             raise RuntimeError(f"the REST server exited: {Path(log.name).read_text()[-3000:]}")
         url = str(json.loads(line)["url"])
-        yield RestEndpoint(url, warehouse, token, data_path)
+
+        def ask(command: str) -> str:
+            assert proc.stdin is not None
+            proc.stdin.write(command + "\n")
+            proc.stdin.flush()
+            reply = lines.get(timeout=START_TIMEOUT)
+            if reply is None:
+                raise RuntimeError("the REST server exited")
+            return reply
+
+        yield RestEndpoint(url, warehouse, token, data_path, ask)
     finally:
         if proc.stdin is not None:
             proc.stdin.close()

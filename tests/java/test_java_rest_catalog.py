@@ -4,6 +4,7 @@ tests jar), with Java Paimon's RESTCatalog on the other side: each reads what th
 from __future__ import annotations
 
 import json
+import pickle
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,7 @@ from lsmlake.errors import (
     NoSuchDatabaseError,
     NoSuchTableError,
     NotAuthorizedError,
+    UnsupportedError,
 )
 
 pytestmark = pytest.mark.java
@@ -135,3 +137,34 @@ def test_rename_through_the_server(tmp_path: Path) -> None:
             cat.open_table("db.u")
         with pytest.raises(NoSuchTableError, match=r"table db\.t does not exist"):
             cat.rename_table("db.t", "db.v")
+
+
+def test_header_options_and_the_bearer_token_reach_the_server(tmp_path: Path) -> None:
+    defaults = {"header.X-From-Server": "server-value"}  # a header the server asks clients to send
+    with rest_server(tmp_path / "data", defaults=defaults) as ep:
+        cat = lsmlake.Catalog(ep.warehouse, options={**ep.options, "header.X-Client": "client-value"})
+        cat.create_database("db")
+        config, create = ep.received_headers()[-2:]
+        assert config["authorization"] == f"Bearer {ep.token}" and config["x-client"] == "client-value"
+        assert "x-from-server" not in config  # known only once /v1/config answered
+        assert create["x-client"] == "client-value" and create["x-from-server"] == "server-value"
+        assert create["authorization"] == f"Bearer {ep.token}"
+
+
+def test_verbs_the_server_must_do_are_refused_not_done_on_the_files(tmp_path: Path) -> None:
+    with rest_server(tmp_path / "data") as ep:
+        cat = lsmlake.Catalog(ep.warehouse, options=ep.options)
+        cat.create_database("db")
+        t = cat.create_table("db.t", schema=SCHEMA, primary_key=["id"], options={"bucket": "1"})
+        first = t.write(pa.table({"id": [1], "v": ["a"]}, schema=SCHEMA))
+        t.write(pa.table({"id": [2], "v": ["b"]}, schema=SCHEMA))
+        with pytest.raises(UnsupportedError, match="rollback_to is not available"):
+            t.rollback_to(first)
+        branch = t.create_branch("b")
+        with pytest.raises(UnsupportedError, match="on a branch"):
+            branch.write(pa.table({"id": [3], "v": ["c"]}, schema=SCHEMA))
+        with pytest.raises(UnsupportedError, match="fast_forward is not available"):
+            t.fast_forward("b")
+        assert server_snapshot_id(ep, "t") == t.latest_snapshot().id  # type: ignore[union-attr]
+        assert by_id(t.read().to_pylist()) == [{"id": 1, "v": "a"}, {"id": 2, "v": "b"}]
+        assert pickle.loads(pickle.dumps(t.catalog_env)) == t.catalog_env  # plain data: travels to workers

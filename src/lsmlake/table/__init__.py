@@ -11,7 +11,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from lsmlake.core.schema import TableSchema
-from lsmlake.errors import ImmutableColumnError, NoSuchColumnError
+from lsmlake.errors import ImmutableColumnError, NoSuchColumnError, UnsupportedError
 from lsmlake.expr import FilterInput
 from lsmlake.maintenance.branches import (
     create_branch,
@@ -295,6 +295,7 @@ class Table(TableHandle):
 
     def rollback_to(self, snapshot_id: int | None = None, *, tag: str | None = None) -> RollbackResult:
         """Make a snapshot (or a tag's) the latest again; newer snapshots and their files go."""
+        self._refuse_in_rest_catalog("rollback_to")
         return rollback_to(self, snapshot_id, tag)
 
     def expire_snapshots(
@@ -362,7 +363,17 @@ class Table(TableHandle):
 
     def fast_forward(self, name: str) -> None:
         """Make the main table equal to branch ``name`` (Paimon's fast-forward)."""
+        self._refuse_in_rest_catalog("fast_forward")
         fast_forward(self, name)
+
+    def _refuse_in_rest_catalog(self, verb: str) -> None:
+        """Verbs that replace the latest snapshot in place: a REST catalog's server records the latest
+        snapshot from its commits, so doing them on the files would leave it pointing elsewhere."""
+        if self.catalog_env is not None:
+            raise UnsupportedError(
+                f"table {self.name}: {verb} is not available for a table of a REST catalog (its server keeps "
+                "the latest snapshot; lsmlake's client does not call its rollback endpoint yet)"
+            )
 
     # -- snapshots
     def latest_snapshot(self) -> Snapshot | None:

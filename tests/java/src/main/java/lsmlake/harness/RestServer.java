@@ -1,6 +1,7 @@
 package lsmlake.harness;
 
 import com.google.gson.Gson;
+import com.google.gson.JsonArray;
 import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
@@ -9,7 +10,9 @@ import org.apache.paimon.rest.RESTCatalogServer;
 import org.apache.paimon.rest.auth.BearTokenAuthProvider;
 import org.apache.paimon.rest.responses.ConfigResponse;
 
-import java.io.InputStream;
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
 import java.util.HashMap;
 import java.util.Map;
 
@@ -18,7 +21,8 @@ import java.util.Map;
  * MockWebServer) on loopback, a free port, for the tests. Argument: one JSON object with "data_path" (the
  * warehouse directory the server keeps tables in), "warehouse" (the catalog name clients ask /v1/config
  * for), "token" (the bearer token it accepts), "defaults" and "overrides" (its config answer). Prints
- * {"url": ...} once listening, and stops when its stdin closes.
+ * {"url": ...} once listening; then each line "headers" on stdin prints the headers of every request it
+ * received so far (lower-cased names, as the server records them); it stops when its stdin closes.
  */
 public final class RestServer {
 
@@ -41,10 +45,19 @@ public final class RestServer {
         out.addProperty("url", server.getUrl());
         System.out.println(new Gson().toJson(out));
         System.out.flush();
-        InputStream in = System.in;
-        byte[] buffer = new byte[256];
-        while (in.read(buffer) >= 0) {
-            // wait for the test to close stdin
+        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+        String line;
+        while ((line = in.readLine()) != null) {
+            if (line.trim().equals("headers")) {
+                JsonArray all = new JsonArray();
+                for (Map<String, String> headers : server.getReceivedHeaders()) {
+                    JsonObject one = new JsonObject();
+                    headers.forEach(one::addProperty);
+                    all.add(one);
+                }
+                System.out.println(new Gson().toJson(all));
+                System.out.flush();
+            }
         }
         server.shutdown();
     }
