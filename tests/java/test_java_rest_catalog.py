@@ -11,11 +11,13 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
+from click.testing import CliRunner
 from java_harness import catalog_check
 from rest_server import RestEndpoint, rest_server
 
 import lsmlake
 from lsmlake import schema_change as sc
+from lsmlake.cli.main import main
 from lsmlake.errors import (
     AlreadyExistsError,
     MetastoreError,
@@ -168,3 +170,23 @@ def test_verbs_the_server_must_do_are_refused_not_done_on_the_files(tmp_path: Pa
         assert server_snapshot_id(ep, "t") == t.latest_snapshot().id  # type: ignore[union-attr]
         assert by_id(t.read().to_pylist()) == [{"id": 1, "v": "a"}, {"id": 2, "v": "b"}]
         assert pickle.loads(pickle.dumps(t.catalog_env)) == t.catalog_env  # plain data: travels to workers
+
+
+def test_the_command_line_and_sql_take_the_rest_options(tmp_path: Path) -> None:
+    with rest_server(tmp_path / "data") as ep:
+        options = [arg for k, v in ep.options.items() if k != "warehouse" for arg in ("-C", f"{k}={v}")]
+        sql = (
+            "CREATE DATABASE db; CREATE TABLE db.t (id BIGINT PRIMARY KEY NOT ENFORCED, v STRING) "
+            "WITH ('bucket' = '1'); INSERT INTO db.t VALUES (1, 'a'), (2, 'b'); "
+            "ALTER TABLE db.t ADD n INT; UPDATE db.t SET n = 7 WHERE id = 2"
+        )
+        made = CliRunner().invoke(main, ["-w", ep.warehouse, *options, "sql", sql])
+        assert made.exit_code == 0, made.output
+        table = lsmlake.Catalog(ep.warehouse, options=ep.options).open_table("db.t")
+        assert by_id(table.read().to_pylist()) == [
+            {"id": 1, "v": "a", "n": None},
+            {"id": 2, "v": "b", "n": 7},
+        ]
+        assert server_snapshot_id(ep, "t") == table.latest_snapshot().id  # type: ignore[union-attr]
+        java = catalog_check(tmp_path, {"options": ep.options, "read": ["db.t"]})
+        assert sorted(java["rows"]["db.t"]) == [["1", "a", None], ["2", "b", "7"]]
