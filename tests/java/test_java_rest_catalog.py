@@ -26,6 +26,7 @@ from lsmlake.errors import (
     NotAuthorizedError,
     UnsupportedError,
 )
+from lsmlake.sql import Session
 
 pytestmark = pytest.mark.java
 
@@ -190,3 +191,17 @@ def test_the_command_line_and_sql_take_the_rest_options(tmp_path: Path) -> None:
         assert server_snapshot_id(ep, "t") == table.latest_snapshot().id  # type: ignore[union-attr]
         java = catalog_check(tmp_path, {"options": ep.options, "read": ["db.t"]})
         assert sorted(java["rows"]["db.t"]) == [["1", "a", None], ["2", "b", "7"]]
+
+
+def test_create_catalog_in_sql_opens_the_rest_catalog(tmp_path: Path) -> None:
+    with rest_server(tmp_path / "data") as ep:
+        session = Session(lsmlake.Catalog(str(tmp_path / "local")))
+        with_options = ", ".join(f"'{k}' = '{v}'" for k, v in {"type": "paimon", **ep.options}.items())
+        session.execute(
+            f"CREATE CATALOG paimon_rest WITH ({with_options}); USE CATALOG paimon_rest; CREATE DATABASE db;"
+            "CREATE TABLE db.t (id BIGINT PRIMARY KEY NOT ENFORCED, v STRING) WITH ('bucket' = '1');"
+            "INSERT INTO paimon_rest.db.t VALUES (1, 'a')"
+        )
+        java = catalog_check(tmp_path, {"options": ep.options, "read": ["db.t"]})
+        assert java["rows"]["db.t"] == [["1", "a"]]
+        assert lsmlake.Catalog(str(tmp_path / "local")).list_databases() == []  # nothing went there
