@@ -37,6 +37,11 @@ class RestEndpoint:
     data_path: Path
     _ask: Callable[[str], str] = field(repr=False, compare=False)
 
+    def deny(self, kind: str, name: str) -> None:
+        """From now on the server answers 403 for database ``name`` (``kind`` "database") or table
+        ``db.t`` (``kind`` "table")."""
+        self._ask(f"deny-{kind} {name}")
+
     def received_headers(self) -> list[dict[str, str]]:
         """The headers of every request the server received so far (names lower-cased)."""
         answer: list[dict[str, str]] = json.loads(self._ask("headers"))

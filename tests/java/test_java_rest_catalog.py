@@ -20,6 +20,7 @@ from lsmlake import schema_change as sc
 from lsmlake.cli.main import main
 from lsmlake.errors import (
     AlreadyExistsError,
+    InvalidOptionError,
     MetastoreError,
     NoSuchDatabaseError,
     NoSuchTableError,
@@ -205,3 +206,21 @@ def test_create_catalog_in_sql_opens_the_rest_catalog(tmp_path: Path) -> None:
         java = catalog_check(tmp_path, {"options": ep.options, "read": ["db.t"]})
         assert java["rows"]["db.t"] == [["1", "a"]]
         assert lsmlake.Catalog(str(tmp_path / "local")).list_databases() == []  # nothing went there
+
+
+def test_permission_warehouse_and_paging_errors(tmp_path: Path) -> None:
+    with rest_server(tmp_path / "data") as ep:
+        cat = lsmlake.Catalog(ep.warehouse, options=ep.options)
+        names = [f"d{i:03d}" for i in range(105)]  # more than the server's page of 100
+        for name in names:
+            cat.create_database(name)
+        assert cat.list_databases() == names
+        cat.create_table("d000.t", schema=SCHEMA)
+        ep.deny("table", "d000.t")
+        with pytest.raises(NotAuthorizedError, match="no permission .HTTP 403."):
+            cat.open_table("d000.t")
+        ep.deny("database", "d001")
+        with pytest.raises(NotAuthorizedError, match="'token'"):
+            cat.list_tables("d001")
+        with pytest.raises(InvalidOptionError, match="does not serve the warehouse 'elsewhere'"):
+            lsmlake.Catalog("elsewhere", options={k: v for k, v in ep.options.items() if k != "warehouse"})

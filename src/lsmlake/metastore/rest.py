@@ -146,7 +146,13 @@ class RestCatalogClient:
         headers = {**_prefixed(own, REST_HEADER_PREFIX), **_auth_headers(own)}
         client = RestClient(uri, tuple(sorted(headers.items())))
         query = {WAREHOUSE: self.warehouse} if self.warehouse else {}
-        config = client.get("/v1/config", query, what=f"warehouse {self.warehouse!r}")
+        try:
+            config = client.get("/v1/config", query, what=f"warehouse {self.warehouse!r}")
+        except (NoSuchTableError, NoSuchDatabaseError) as e:  # a 404: the server has no such warehouse
+            raise InvalidOptionError(
+                f"REST catalog at {uri} does not serve the warehouse {self.warehouse!r} (catalog option "
+                f"'warehouse'): {e}"
+            ) from None
         if not isinstance(config, Mapping):
             raise UnsupportedError(
                 f"REST catalog at {uri}: /v1/config answered {config!r}, not a ConfigResponse"

@@ -6,6 +6,7 @@ import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
 
+import org.apache.paimon.catalog.Identifier;
 import org.apache.paimon.rest.RESTCatalogServer;
 import org.apache.paimon.rest.auth.BearTokenAuthProvider;
 import org.apache.paimon.rest.responses.ConfigResponse;
@@ -21,8 +22,10 @@ import java.util.Map;
  * MockWebServer) on loopback, a free port, for the tests. Argument: one JSON object with "data_path" (the
  * warehouse directory the server keeps tables in), "warehouse" (the catalog name clients ask /v1/config
  * for), "token" (the bearer token it accepts), "defaults" and "overrides" (its config answer). Prints
- * {"url": ...} once listening; then each line "headers" on stdin prints the headers of every request it
- * received so far (lower-cased names, as the server records them); it stops when its stdin closes.
+ * {"url": ...} once listening; then each line on stdin is a command, answered by one line of JSON:
+ * "headers" (the headers of every request received so far, names lower-cased as the server records
+ * them), "deny-database NAME" and "deny-table DB.TABLE" (the server answers 403 for them from then on).
+ * It stops when its stdin closes.
  */
 public final class RestServer {
 
@@ -48,7 +51,16 @@ public final class RestServer {
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
         String line;
         while ((line = in.readLine()) != null) {
-            if (line.trim().equals("headers")) {
+            String[] words = line.trim().split(" ");
+            if (words.length == 2 && words[0].equals("deny-database")) {
+                server.addNoPermissionDatabase(words[1]);
+                System.out.println("{}");
+                System.out.flush();
+            } else if (words.length == 2 && words[0].equals("deny-table")) {
+                server.addNoPermissionTable(Identifier.fromString(words[1]));
+                System.out.println("{}");
+                System.out.flush();
+            } else if (line.trim().equals("headers")) {
                 JsonArray all = new JsonArray();
                 for (Map<String, String> headers : server.getReceivedHeaders()) {
                     JsonObject one = new JsonObject();
