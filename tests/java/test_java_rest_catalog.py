@@ -217,7 +217,7 @@ def test_permission_warehouse_and_paging_errors(tmp_path: Path) -> None:
         assert cat.list_databases() == names
         cat.create_table("d000.t", schema=SCHEMA)
         ep.deny("table", "d000.t")
-        with pytest.raises(NotAuthorizedError, match="no permission .HTTP 403."):
+        with pytest.raises(NotAuthorizedError, match=r"no permission \(HTTP 403\)"):
             cat.open_table("d000.t")
         ep.deny("database", "d001")
         with pytest.raises(NotAuthorizedError, match="'token'"):
