@@ -224,3 +224,32 @@ def test_permission_warehouse_and_paging_errors(tmp_path: Path) -> None:
             cat.list_tables("d001")
         with pytest.raises(InvalidOptionError, match="does not serve the warehouse 'elsewhere'"):
             lsmlake.Catalog("elsewhere", options={k: v for k, v in ep.options.items() if k != "warehouse"})
+
+
+def test_commits_carry_partition_statistics(tmp_path: Path) -> None:
+    """Each commit sends its delta's per-partition statistics; the server sums them into the table's
+    record, file and byte counts, which must then equal the live files' (compactions included)."""
+    schema = pa.schema(
+        [pa.field("id", pa.int64(), nullable=False), pa.field("dt", pa.string(), nullable=False)]
+    )
+    with rest_server(tmp_path / "data") as ep:
+        cat = lsmlake.Catalog(ep.warehouse, options=ep.options)
+        cat.create_database("db")
+        t = cat.create_table(
+            "db.t", schema=schema, primary_key=["id", "dt"], partition_keys=["dt"], options={"bucket": "2"}
+        )
+        for i in range(4):
+            t.write(pa.table({"id": [i, i + 1, i + 2], "dt": ["a", "b", "a"]}, schema=schema))
+        t.compact(full=True)
+        req = urllib.request.Request(
+            f"{ep.url}v1/paimon/databases/db/tables/t/snapshot",
+            headers={"Authorization": f"Bearer {ep.token}"},
+        )
+        with urllib.request.urlopen(req, timeout=30) as response:
+            recorded = json.loads(response.read())["snapshot"]
+        files = cat.get_table("db.t$files").read()
+        assert recorded["snapshot"]["id"] == t.latest_snapshot().id  # type: ignore[union-attr]
+        assert recorded["recordCount"] == sum(files.column("record_count").to_pylist())
+        assert recorded["fileCount"] == files.num_rows
+        assert recorded["fileSizeInBytes"] == sum(files.column("file_size_in_bytes").to_pylist())
+        assert recorded["lastFileCreationTime"] > 0

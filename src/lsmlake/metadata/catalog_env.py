@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 
 from lsmlake.core.schema import TableSchema
+from lsmlake.metadata.manifest import ManifestEntry
 from lsmlake.metadata.snapshot import Snapshot
 
 
@@ -15,9 +16,10 @@ class CatalogEnvironment(Protocol):
     through its FileIO, but the catalog publishes each new snapshot and schema. Implementations are
     plain picklable data (a table handle travels to Ray workers)."""
 
-    def commit_snapshot(self, root: str, snapshot: Snapshot) -> bool:
-        """Publish ``snapshot`` of the table (or branch) stored under ``root``; False when its id was
-        taken by another commit (the committer then rebases and retries)."""
+    def commit_snapshot(self, root: str, snapshot: Snapshot, delta: Sequence[ManifestEntry]) -> bool:
+        """Publish ``snapshot`` of the table (or branch) stored under ``root``, whose delta manifests
+        hold ``delta`` (for the catalog's per-partition statistics); False when its id was taken by
+        another commit (the committer then rebases and retries)."""
         ...
 
     def alter_table(self, root: str, changes: Sequence[Any]) -> TableSchema:

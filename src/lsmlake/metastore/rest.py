@@ -9,6 +9,7 @@ from typing import Any
 
 from lsmlake.catalog_options import REST_HEADER_PREFIX, TABLE_DEFAULT_PREFIX, WAREHOUSE, CatalogOptions
 from lsmlake.core.fileio import FileIO
+from lsmlake.core.options import CoreOptions
 from lsmlake.core.schema import TableSchema, schema_file_name
 from lsmlake.errors import (
     AlreadyExistsError,
@@ -17,9 +18,11 @@ from lsmlake.errors import (
     NoSuchTableError,
     UnsupportedError,
 )
+from lsmlake.metadata.manifest import ManifestEntry
 from lsmlake.metadata.snapshot import Snapshot, snapshot_to_json
 from lsmlake.metastore import rest_json as rj
 from lsmlake.metastore.rest_client import RestClient, encode
+from lsmlake.metastore.rest_stats import PartitionNaming, partition_statistics
 from lsmlake.schema_change.changes import CHANGE_TYPES
 from lsmlake.table import Table
 
@@ -67,6 +70,7 @@ class RestTableEnv:
     table: str
     table_id: str
     root: str
+    partitions: PartitionNaming
 
     @property
     def name(self) -> str:
@@ -79,9 +83,13 @@ class RestTableEnv:
                 "server's commit and alter endpoints are used for the main branch only"
             )
 
-    def commit_snapshot(self, root: str, snapshot: Snapshot) -> bool:
+    def commit_snapshot(self, root: str, snapshot: Snapshot, delta: Sequence[ManifestEntry]) -> bool:
         self._check_root(root, "commit a snapshot")
-        body = {"tableId": self.table_id, "snapshot": snapshot_to_json(snapshot), "statistics": []}
+        body = {
+            "tableId": self.table_id,
+            "snapshot": snapshot_to_json(snapshot),
+            "statistics": partition_statistics(delta, self.partitions),
+        }
         answer = self.client.post(
             self.paths.commit(self.database, self.table), body, what=f"table {self.name}"
         )
@@ -227,7 +235,16 @@ class RestCatalogClient:
                 f"table {name}: the REST catalog gives its path as {path}, which holds no schema-{schema.id} "
                 "file (the server's record and the table's files disagree)"
             )
-        env = RestTableEnv(self.client, self.paths, database, table, table_id, root)
+        table_options = CoreOptions.of(
+            dict(schema.effective_options), primary_key_table=bool(schema.primary_keys)
+        )
+        naming = PartitionNaming(
+            tuple(schema.partition_keys),
+            tuple(schema.field(k).type for k in schema.partition_keys),
+            table_options.partition_default_name,
+            table_options.partition_legacy_name,
+        )
+        env = RestTableEnv(self.client, self.paths, database, table, table_id, root, naming)
         return Table(name, io, root, schema, catalog_env=env)
 
     def create_table(self, database: str, table: str, schema: TableSchema) -> None:
