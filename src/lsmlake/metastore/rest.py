@@ -251,10 +251,6 @@ class RestCatalogClient:
         body = {"identifier": rj.identifier(database, table), "schema": rj.schema_request(schema)}
         self.client.post(self.paths.tables(database), body, what=f"database {database}")
 
-    def alter_table(self, database: str, table: str, changes: Sequence[Any]) -> Table:
-        opened = self.open_table(database, table)
-        return opened.alter(*changes)
-
     def drop_table(self, database: str, table: str) -> None:
         self.client.delete(self.paths.table(database, table), what=f"table {database}.{table}")
 
