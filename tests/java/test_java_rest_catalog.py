@@ -253,3 +253,30 @@ def test_commits_carry_partition_statistics(tmp_path: Path) -> None:
         assert recorded["fileCount"] == files.num_rows
         assert recorded["fileSizeInBytes"] == sum(files.column("file_size_in_bytes").to_pylist())
         assert recorded["lastFileCreationTime"] > 0
+
+
+def test_java_reads_a_partitioned_deletion_vector_table_lsmlake_wrote(tmp_path: Path) -> None:
+    schema = pa.schema(
+        [
+            pa.field("id", pa.int64(), nullable=False),
+            pa.field("dt", pa.string(), nullable=False),
+            ("n", pa.int32()),
+        ]
+    )
+    with rest_server(tmp_path / "data") as ep:
+        cat = lsmlake.Catalog(ep.warehouse, options=ep.options)
+        cat.create_database("db")
+        t = cat.create_table(
+            "db.dv",
+            schema=schema,
+            primary_key=["id", "dt"],
+            partition_keys=["dt"],
+            options={"bucket": "2", "deletion-vectors.enabled": "true"},
+        )
+        t.write(pa.table({"id": [1, 2, 3], "dt": ["a", "a", "b"], "n": [1, 2, 3]}, schema=schema))
+        t.write(pa.table({"id": [2, 4], "dt": ["a", "b"], "n": [20, 4]}, schema=schema))
+        t.delete("id = 1")
+        expected = sorted([str(r["id"]), r["dt"], str(r["n"])] for r in t.read().to_pylist())
+        assert expected == [["2", "a", "20"], ["3", "b", "3"], ["4", "b", "4"]]
+        answer = catalog_check(tmp_path, {"options": ep.options, "read": ["db.dv"]})
+        assert sorted(answer["rows"]["db.dv"]) == expected
