@@ -24,6 +24,7 @@ from lsmlake.errors import (
     MetastoreError,
     NoSuchDatabaseError,
     NoSuchTableError,
+    NoSuchTagError,
     NotAuthorizedError,
     UnsupportedError,
 )
@@ -155,22 +156,32 @@ def test_header_options_and_the_bearer_token_reach_the_server(tmp_path: Path) ->
         assert create["authorization"] == f"Bearer {ep.token}"
 
 
-def test_verbs_the_server_must_do_are_refused_not_done_on_the_files(tmp_path: Path) -> None:
+def test_rollback_goes_through_the_server_and_other_verbs_are_refused(tmp_path: Path) -> None:
     with rest_server(tmp_path / "data") as ep:
         cat = lsmlake.Catalog(ep.warehouse, options=ep.options)
         cat.create_database("db")
         t = cat.create_table("db.t", schema=SCHEMA, primary_key=["id"], options={"bucket": "1"})
         first = t.write(pa.table({"id": [1], "v": ["a"]}, schema=SCHEMA))
-        t.write(pa.table({"id": [2], "v": ["b"]}, schema=SCHEMA))
-        with pytest.raises(UnsupportedError, match="rollback_to is not available"):
-            t.rollback_to(first)
+        t.create_tag("one", first)
+        second = t.write(pa.table({"id": [2], "v": ["b"]}, schema=SCHEMA))
+        third = t.write(pa.table({"id": [3], "v": ["c"]}, schema=SCHEMA))
+        assert first is not None and second is not None and third is not None
+        result = t.rollback_to(second)
+        assert (result.snapshot_id, result.removed_snapshot_ids) == (second, (third,))
+        assert server_snapshot_id(ep, "t") == second  # the server's record moved, not only the files
+        assert by_id(t.read().to_pylist()) == [{"id": 1, "v": "a"}, {"id": 2, "v": "b"}]
+        assert t.rollback_to(tag="one").snapshot_id == first and server_snapshot_id(ep, "t") == first
+        java = catalog_check(tmp_path, {"options": ep.options, "read": ["db.t"]})
+        assert java["rows"]["db.t"] == [["1", "a"]]
+        after = t.write(pa.table({"id": [4], "v": ["d"]}, schema=SCHEMA))
+        assert after == first + 1 and server_snapshot_id(ep, "t") == after
+        with pytest.raises(NoSuchTagError, match="no tag 'nope'"):
+            t.rollback_to(tag="nope")
         branch = t.create_branch("b")
         with pytest.raises(UnsupportedError, match="on a branch"):
             branch.write(pa.table({"id": [3], "v": ["c"]}, schema=SCHEMA))
         with pytest.raises(UnsupportedError, match="fast_forward is not available"):
             t.fast_forward("b")
-        assert server_snapshot_id(ep, "t") == t.latest_snapshot().id  # type: ignore[union-attr]
-        assert by_id(t.read().to_pylist()) == [{"id": 1, "v": "a"}, {"id": 2, "v": "b"}]
         assert pickle.loads(pickle.dumps(t.catalog_env)) == t.catalog_env  # plain data: travels to workers
 
 

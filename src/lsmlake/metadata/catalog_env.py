@@ -22,6 +22,11 @@ class CatalogEnvironment(Protocol):
         another commit (the committer then rebases and retries)."""
         ...
 
+    def rollback(self, root: str, *, snapshot_id: int | None, tag: str | None, from_snapshot: int) -> None:
+        """Make a snapshot (``snapshot_id``) or a tag's the table's latest again, through the catalog,
+        only while ``from_snapshot`` is still the latest."""
+        ...
+
     def alter_table(self, root: str, changes: Sequence[Any]) -> TableSchema:
         """Apply schema changes to the table stored under ``root`` through the catalog; its new
         latest schema."""

@@ -55,6 +55,9 @@ class RestPaths:
     def commit(self, db: str, table: str) -> str:
         return self._join("databases", encode(db), "tables", encode(table), "commit")
 
+    def rollback(self, db: str, table: str) -> str:
+        return self._join("databases", encode(db), "tables", encode(table), "rollback")
+
     def rename_table(self) -> str:
         return self._join("tables", "rename")
 
@@ -98,6 +101,16 @@ class RestTableEnv:
                 f"table {self.name}: the REST catalog's commit answer is malformed: {answer!r}"
             )
         return bool(answer["success"])
+
+    def rollback(self, root: str, *, snapshot_id: int | None, tag: str | None, from_snapshot: int) -> None:
+        self._check_root(root, "roll back")
+        instant = (
+            {"type": "tag", "tagName": tag}
+            if tag is not None
+            else {"type": "snapshot", "snapshotId": snapshot_id}
+        )
+        body = {"instant": instant, "fromSnapshot": from_snapshot}
+        self.client.post(self.paths.rollback(self.database, self.table), body, what=f"table {self.name}")
 
     def alter_table(self, root: str, changes: Sequence[Any]) -> TableSchema:
         self._check_root(root, "alter the schema")
