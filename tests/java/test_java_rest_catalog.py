@@ -115,6 +115,8 @@ def test_server_defaults_and_errors(tmp_path: Path) -> None:
             cat.create_database("db")
         with pytest.raises(NoSuchDatabaseError, match="database nodb does not exist"):
             cat.list_tables("nodb")
+        by_url = lsmlake.Catalog(ep.url, options={k: v for k, v in ep.options.items() if k != "uri"})
+        assert by_url.list_databases() == ["db"]  # the server's URL first, the warehouse as an option
         with pytest.raises(NotAuthorizedError, match="'token'"):
             lsmlake.Catalog(ep.warehouse, options={**ep.options, "token": "wrong"})
         with pytest.raises(MetastoreError, match="cannot be reached"):
