@@ -6,10 +6,11 @@ import posixpath
 import re
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
 import pyarrow as pa
 
-from lsmlake.catalog_options import CatalogOptions
+from lsmlake.catalog_options import REST, CatalogOptions
 from lsmlake.core.fileio import FileIO
 from lsmlake.core.options import CoreOptions, validate_create_options
 from lsmlake.core.paths import is_inside
@@ -26,6 +27,7 @@ from lsmlake.errors import (
 from lsmlake.maintenance.branches import open_branch, parse_branch_suffix
 from lsmlake.mergetree.merge_function import validate_merge_engine
 from lsmlake.metastore import Metastore, open_metastore
+from lsmlake.metastore.rest import RestCatalogClient
 from lsmlake.schema_change import SchemaChange
 from lsmlake.system.registry import SystemTable
 from lsmlake.table import Table
@@ -56,20 +58,36 @@ def parse_identifier(identifier: str) -> tuple[str, str]:
 class Catalog:
     """Databases and tables of one warehouse: a local path, ``file://`` or a pyarrow filesystem URI."""
 
+    rest: RestCatalogClient | None = None
+    """The REST catalog's server, when ``metastore=rest``: every operation asks it (such a catalog has
+    no warehouse ``io``, ``root`` or ``metastore`` of its own: tables live where the server says)."""
+    io: FileIO
+    root: str
+    metastore: Metastore
+
     def __init__(self, warehouse: str, *, options: Mapping[str, str] | None = None) -> None:
         """``options``: Paimon catalog options -- storage settings for object stores (``s3.endpoint``,
         ``s3.access-key``, ...), ``table-default.<option>`` for the tables it creates, ``metastore``
-        (``filesystem``, or ``jdbc`` with ``uri``, ``catalog-key``, ``jdbc.<property>``, ``lock.enabled``,
-        ``lock-acquire-timeout``, ``lock-check-max-sleep``, ``sync-all-properties``) and ``warehouse``;
-        anything else is refused."""
+        (``filesystem``; ``jdbc`` with ``uri``, ``catalog-key``, ``jdbc.<property>``, ``lock.enabled``,
+        ``lock-acquire-timeout``, ``lock-check-max-sleep``, ``sync-all-properties``; or ``rest`` with
+        ``uri``, ``token.provider``, ``token``, ``header.<name>``) and ``warehouse``; anything else is
+        refused. A REST catalog's ``warehouse`` is the name its server resolves (``/v1/config``), and
+        the server gives each table's path."""
         self.warehouse = warehouse
         self.options = CatalogOptions.of(str(warehouse), options)
+        if self.options.metastore == REST:
+            given = {str(k): str(v) for k, v in (options or {}).items()}
+            self.rest = RestCatalogClient(str(warehouse), self.options, given)
+            # the server's table-default.* (its /v1/config defaults and overrides) apply to new tables
+            self.options = replace(self.options, table_defaults=self.rest.table_defaults)
+            return
         self.io, self.root = FileIO.for_uri(str(warehouse), self.options.storage)
-        self.metastore: Metastore = open_metastore(self.options, self.io, self.root)
+        self.metastore = open_metastore(self.options, self.io, self.root)
 
     def close(self) -> None:
         """Close the metastore's connections (the JDBC catalog's); the catalog reconnects on next use."""
-        self.metastore.close()
+        if self.rest is None:
+            self.metastore.close()
 
     # -- paths
     def _db_path(self, database: str) -> str:
@@ -91,30 +109,50 @@ class Catalog:
 
     # -- databases
     def create_database(self, name: str, *, exist_ok: bool = False) -> None:
+        if self.rest is not None:
+            if not self.rest.create_database(_check_name(name, "database")) and not exist_ok:
+                raise AlreadyExistsError(f"database {name} already exists")
+            return
         self._db_path(name)
         if not self.metastore.create_database(name) and not exist_ok:
             raise AlreadyExistsError(f"database {name} already exists")
 
     def list_databases(self) -> list[str]:
+        if self.rest is not None:
+            return self.rest.list_databases()
         return self.metastore.list_databases()
 
-    def drop_database(self, name: str, *, ignore_missing: bool = False, cascade: bool = False) -> None:
+    def _database_exists(self, name: str) -> bool:
+        if self.rest is not None:
+            return self.rest.database_exists(_check_name(name, "database"))
         self._db_path(name)
-        if not self.metastore.database_exists(name):
+        return self.metastore.database_exists(name)
+
+    def drop_database(self, name: str, *, ignore_missing: bool = False, cascade: bool = False) -> None:
+        if not self._database_exists(name):
             if ignore_missing:
                 return
             raise NoSuchDatabaseError(f"database {name} does not exist")
         if self.list_tables(name) and not cascade:
             raise AlreadyExistsError(f"database {name} is not empty (use cascade=True)")
+        if self.rest is not None:
+            for table in self.list_tables(name):  # each through the server, which deletes its files
+                self.rest.drop_table(name, table)
+            self.rest.drop_database(name)
+            return
         self.metastore.drop_database(name)
 
     # -- tables
     def list_tables(self, database: str) -> list[str]:
+        if self.rest is not None:
+            return self.rest.list_tables(_check_name(database, "database"))  # 404: NoSuchDatabaseError
         self._require_database(database)
         return self.metastore.list_tables(database)
 
     def table_exists(self, identifier: str) -> bool:
         db, name = parse_identifier(identifier)
+        if self.rest is not None:
+            return self.rest.table_exists(db, name)
         self._table_path(db, name)
         return self.metastore.table_exists(db, name)
 
@@ -138,6 +176,8 @@ class Catalog:
 
     def _open_main(self, identifier: str) -> Table:
         db, name = parse_identifier(identifier)
+        if self.rest is not None:
+            return self.rest.open_table(db, name)
         path = self._table_path(db, name)
         if not self.metastore.table_exists(db, name):
             raise NoSuchTableError(f"table {db}.{name} does not exist")
@@ -173,9 +213,12 @@ class Catalog:
         """Create a table from an Arrow schema; returns it. Nothing is written when validation fails.
         The catalog's ``table-default.*`` options apply under ``options``."""
         db, name = parse_identifier(identifier)
-        if not self.metastore.database_exists(db):
-            self._db_path(db)
+        if not self._database_exists(db):
             raise NoSuchDatabaseError(f"database {db} does not exist (create it with create_database)")
+        if self.rest is not None:
+            return self._create_rest_table(
+                identifier, schema, primary_key, partition_keys, options, comment, exist_ok
+            )
         path = self._table_path(db, name)
         with self.metastore.lock(db, name):
             if self.metastore.table_exists(db, name):
@@ -206,6 +249,34 @@ class Catalog:
                 raise
         return Table(f"{db}.{name}", self.io, path, table_schema)
 
+    def _create_rest_table(
+        self,
+        identifier: str,
+        schema: pa.Schema,
+        primary_key: Sequence[str] | None,
+        partition_keys: Sequence[str] | None,
+        options: Mapping[str, str] | None,
+        comment: str | None,
+        exist_ok: bool,
+    ) -> Table:
+        """CREATE TABLE through the REST server: checked here as on any catalog, written by the server."""
+        assert self.rest is not None
+        db, name = parse_identifier(identifier)
+        table_schema = build_schema(
+            schema,
+            primary_key=list(primary_key or []),
+            partition_keys=list(partition_keys or []),
+            options=self.options.table_options(options),
+            comment=comment,
+            table_name=identifier,
+        )
+        try:
+            self.rest.create_table(db, name, table_schema)
+        except AlreadyExistsError:
+            if not exist_ok:
+                raise AlreadyExistsError(f"table {db}.{name} already exists") from None
+        return self.rest.open_table(db, name)
+
     def alter_table(
         self, identifier: str, *changes: SchemaChange, ignore_missing: bool = False
     ) -> Table | None:
@@ -216,6 +287,8 @@ class Catalog:
         if ignore_missing and not self.table_exists(identifier):
             return None
         db, name = parse_identifier(identifier)
+        if self.rest is not None:
+            return self.rest.open_table(db, name).alter(*changes)
         with self.metastore.lock(db, name):
             table = self.open_table(identifier)
             altered = table.alter(*changes)
@@ -231,6 +304,9 @@ class Catalog:
         """
         db, name = parse_identifier(identifier)
         new_db, new_name = parse_identifier(new_identifier)
+        if self.rest is not None:
+            self._rename_rest_table((db, name), (new_db, new_name), ignore_missing=ignore_missing)
+            return
         self._table_path(db, name)
         target = self._table_path(new_db, new_name)
         first, second = sorted([(db, name), (new_db, new_name)])
@@ -245,8 +321,29 @@ class Catalog:
                 raise AlreadyExistsError(f"table {new_db}.{new_name} already exists (or its directory does)")
             self.metastore.rename_table((db, name), (new_db, new_name))
 
+    def _rename_rest_table(
+        self, source: tuple[str, str], target: tuple[str, str], *, ignore_missing: bool
+    ) -> None:
+        assert self.rest is not None
+        if not self.rest.table_exists(*source):
+            if ignore_missing:
+                return
+            raise NoSuchTableError(f"table {'.'.join(source)} does not exist")
+        if not self.rest.database_exists(target[0]):
+            raise NoSuchDatabaseError(f"database {target[0]} does not exist")
+        if self.rest.table_exists(*target):
+            raise AlreadyExistsError(f"table {'.'.join(target)} already exists")
+        self.rest.rename_table(source, target)
+
     def drop_table(self, identifier: str, *, ignore_missing: bool = False) -> None:
         db, name = parse_identifier(identifier)
+        if self.rest is not None:
+            try:
+                self.rest.drop_table(db, name)
+            except (NoSuchTableError, NoSuchDatabaseError):
+                if not ignore_missing:
+                    raise NoSuchTableError(f"table {db}.{name} does not exist") from None
+            return
         self._table_path(db, name)
         with self.metastore.lock(db, name):
             if not self.metastore.table_exists(db, name):

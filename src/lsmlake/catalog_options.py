@@ -13,9 +13,10 @@ WAREHOUSE = "warehouse"
 TABLE_DEFAULT_PREFIX = "table-default."
 FILESYSTEM = "filesystem"
 JDBC = "jdbc"
+REST = "rest"
 # Paimon's other metastores: named so that asking for one says it is not available, instead of
 # silently opening a filesystem catalog on the same warehouse
-OTHER_METASTORES = ("rest", "hive")
+OTHER_METASTORES = ("hive",)
 # the options of Paimon's JDBC catalog (JdbcCatalogOptions and the lock options of CatalogOptions);
 # ``jdbc.<property>`` goes to the database driver
 JDBC_PREFIX = "jdbc."
@@ -28,13 +29,17 @@ JDBC_OPTIONS = (
     "lock-key-max-length",
     "sync-all-properties",
 )
+# the options of Paimon's REST catalog (RESTCatalogOptions) that lsmlake's client honours: the server's
+# ``uri``, bearer-token auth, and ``header.<name>`` headers sent with every request
+REST_HEADER_PREFIX = "header."
+REST_OPTIONS = ("uri", "token.provider", "token")
 KNOWN = (METASTORE, WAREHOUSE, f"{TABLE_DEFAULT_PREFIX}<table option>", *S3_OPTIONS)
 
 
 @dataclass(frozen=True)
 class CatalogOptions:
     """A catalog's checked options: ``storage`` for the FileIO, ``table_defaults`` for new tables,
-    ``metastore`` and its own options (``metastore_options``: the JDBC catalog's, unparsed)."""
+    ``metastore`` and its own options (``metastore_options``: the JDBC or REST catalog's, unparsed)."""
 
     storage: dict[str, str] = field(default_factory=dict)
     table_defaults: dict[str, str] = field(default_factory=dict)
@@ -55,7 +60,11 @@ class CatalogOptions:
             if key == METASTORE:
                 continue
             if key == WAREHOUSE:
-                if value.rstrip("/") != str(warehouse).rstrip("/"):
+                if metastore == REST:
+                    own[key] = value  # a REST catalog's warehouse is a name the server resolves
+                if value.rstrip("/") != str(warehouse).rstrip("/") and not (
+                    metastore == REST and _is_http(str(warehouse))
+                ):
                     raise InvalidOptionError(
                         f"catalog option 'warehouse' is {value!r}, but the catalog opens {warehouse!r}"
                     )
@@ -63,13 +72,17 @@ class CatalogOptions:
                 defaults[key[len(TABLE_DEFAULT_PREFIX) :]] = value
             elif key.startswith("s3."):
                 storage[key] = value
-            elif metastore == JDBC and (key in JDBC_OPTIONS or key.startswith(JDBC_PREFIX)):
+            elif _own_option(metastore, key):
                 own[key] = value
             else:
                 unknown.append(key)
         if unknown:
-            known = KNOWN + ((*JDBC_OPTIONS, f"{JDBC_PREFIX}<driver property>") if metastore == JDBC else ())
-            hint = "" if metastore == JDBC else f" (the JDBC catalog's options need {METASTORE}={JDBC})"
+            known = KNOWN + _METASTORE_KNOWN.get(metastore, ())
+            hint = (
+                ""
+                if metastore != FILESYSTEM
+                else f" (the JDBC and REST catalogs' options need {METASTORE}={JDBC} or {METASTORE}={REST})"
+            )
             raise InvalidOptionError(
                 f"unknown catalog option(s) {sorted(unknown)}; known: {', '.join(known)}{hint}"
             )
@@ -81,16 +94,35 @@ class CatalogOptions:
         return {**self.table_defaults, **{str(k): str(v) for k, v in (options or {}).items()}}
 
 
+_METASTORE_KNOWN = {
+    JDBC: (*JDBC_OPTIONS, f"{JDBC_PREFIX}<driver property>"),
+    REST: (*REST_OPTIONS, f"{REST_HEADER_PREFIX}<HTTP header>"),
+}
+
+
+def _is_http(text: str) -> bool:
+    return text.startswith(("http://", "https://"))
+
+
+def _own_option(metastore: str, key: str) -> bool:
+    """Whether ``key`` is an option of the ``metastore`` catalog itself."""
+    if metastore == JDBC:
+        return key in JDBC_OPTIONS or key.startswith(JDBC_PREFIX)
+    if metastore == REST:
+        return key in REST_OPTIONS or key.startswith(REST_HEADER_PREFIX)
+    return False
+
+
 def _check_metastore(value: str) -> str:
     name = value.strip().lower()
-    if name in (FILESYSTEM, JDBC):
+    if name in (FILESYSTEM, JDBC, REST):
         return name
     if name in OTHER_METASTORES:
         raise UnsupportedError(
-            f"catalog option 'metastore' = {value!r}: lsmlake offers the filesystem and jdbc metastores "
-            "only (the REST and Hive catalogs are not implemented)"
+            f"catalog option 'metastore' = {value!r}: lsmlake offers the filesystem, jdbc and rest "
+            "metastores only (the Hive catalog is not implemented)"
         )
     raise InvalidOptionError(
         f"catalog option 'metastore' = {value!r} is not a metastore; Paimon's are "
-        f"{', '.join((FILESYSTEM, JDBC, *OTHER_METASTORES))}"
+        f"{', '.join((FILESYSTEM, JDBC, REST, *OTHER_METASTORES))}"
     )

@@ -60,6 +60,11 @@ class MetastoreError(LsmlakeError):
     """The catalog's metastore (the JDBC database) failed or cannot be reached; the message names it."""
 
 
+class NotAuthorizedError(MetastoreError):
+    """A REST catalog's server refused the request (HTTP 401: the credentials, HTTP 403: the
+    permission); the message names the option that holds the credentials."""
+
+
 class PartiallyPublishedError(LsmlakeError):
     """A write published some snapshots (its APPEND or OVERWRITE first), then failed with an error that
     is not an lsmlake one or that would read as "nothing published" (a commit conflict): the write is

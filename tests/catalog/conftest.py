@@ -1,4 +1,5 @@
-"""Catalogs to run the behaviour suite on: filesystem, JDBC on SQLite, JDBC on PostgreSQL.
+"""Catalogs to run the behaviour suite on: filesystem, JDBC on SQLite, JDBC on PostgreSQL, and REST (Paimon's
+own RESTCatalogServer from the Java harness, one per test; those cases are marked ``java``).
 
 PostgreSQL comes from LSMLAKE_TEST_POSTGRES_URI (.ci/run starts a server and sets it); without it those
 cases skip, saying so -- unless LSMLAKE_REQUIRE_POSTGRES is set (CI), where they fail."""
@@ -7,15 +8,16 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from rest_server import rest_server
 
 import lsmlake
 
 POSTGRES_ENV = "LSMLAKE_TEST_POSTGRES_URI"
-KINDS = ["filesystem", "jdbc-sqlite", "jdbc-postgresql"]
+KINDS = ["filesystem", "jdbc-sqlite", "jdbc-postgresql", pytest.param("rest", marks=pytest.mark.java)]
 
 CatalogFactory = Callable[..., lsmlake.Catalog]
 
@@ -46,9 +48,17 @@ def kind(request: pytest.FixtureRequest) -> str:
 
 
 @pytest.fixture
-def open_catalog(kind: str, tmp_path: Path) -> CatalogFactory:
+def open_catalog(kind: str, tmp_path: Path) -> Iterator[CatalogFactory]:
     """``open_catalog(**extra_options)``: a catalog of this case's kind on one warehouse and metastore
     (each call a new Catalog, as another process would open it)."""
+    if kind == "rest":
+        with rest_server(tmp_path / "rest-data") as endpoint:
+
+            def rest(**extra: str) -> lsmlake.Catalog:
+                return lsmlake.Catalog(endpoint.warehouse, options={**endpoint.options, **extra})
+
+            yield rest
+        return
     key = f"k{uuid.uuid4().hex[:12]}"
     base = catalog_options(kind, tmp_path, key)
     warehouse = str(tmp_path / "warehouse")
@@ -56,4 +66,4 @@ def open_catalog(kind: str, tmp_path: Path) -> CatalogFactory:
     def make(**extra: str) -> lsmlake.Catalog:
         return lsmlake.Catalog(warehouse, options={**base, **extra})
 
-    return make
+    yield make

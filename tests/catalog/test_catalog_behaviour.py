@@ -1,5 +1,6 @@
-"""The catalog behaviour suite, run alike on the filesystem catalog and the JDBC catalog (SQLite, PostgreSQL):
-databases, tables, rename, ALTER, concurrent commits and the errors each gives."""
+"""The catalog behaviour suite, run alike on the filesystem catalog, the JDBC catalog (SQLite, PostgreSQL) and
+the REST catalog (Paimon's own server): databases, tables, rename, ALTER, concurrent commits and the errors
+each gives."""
 
 from __future__ import annotations
 
@@ -92,7 +93,12 @@ def test_drop_database_needs_cascade_when_not_empty(open_catalog: CatalogFactory
     assert cat.create_table("db.t", schema=SCHEMA).read().num_rows == 0
 
 
-def test_rename_table(open_catalog: CatalogFactory) -> None:
+def test_rename_table(open_catalog: CatalogFactory, kind: str) -> None:
+    if kind == "rest":
+        pytest.skip(
+            "Paimon 1.4.2's RESTCatalogServer keeps a renamed table's old path in its record, so the renamed "
+            "table cannot be read (tests/java/test_java_rest_catalog.py checks what lsmlake does then)"
+        )
     cat = open_catalog()
     cat.create_database("db")
     cat.create_database("other")
@@ -139,7 +145,8 @@ def test_alter_table(open_catalog: CatalogFactory) -> None:
 def test_two_writers_commit_concurrently(open_catalog: CatalogFactory, kind: str) -> None:
     """Two writers (each its own catalog, as two processes would be) commit to one table at once:
     every commit lands. The JDBC cases hold the catalog lock around each publish."""
-    extra = {} if kind == "filesystem" else {"lock.enabled": "true", "lock-check-max-sleep": "20 ms"}
+    jdbc = kind.startswith("jdbc")
+    extra = {"lock.enabled": "true", "lock-check-max-sleep": "20 ms"} if jdbc else {}
     setup = open_catalog(**extra)
     setup.create_database("db")
     setup.create_table("db.t", schema=SCHEMA, primary_key=["id"], options={"bucket": "2"})

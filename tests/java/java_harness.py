@@ -219,7 +219,9 @@ class JavaPaimon:
         )["rows"]
         return rows
 
-    def read_equal(self, warehouse: str, table: str, column: str, value: str) -> tuple[list[dict[str, Any]], int]:
+    def read_equal(
+        self, warehouse: str, table: str, column: str, value: str
+    ) -> tuple[list[dict[str, Any]], int]:
         """Rows Java reads with the filter ``column = value`` (a string), and the data files its plan kept."""
         answer = self.call("read", warehouse=warehouse, table=table, options={}, equal=[column, value])
         return answer["rows"], int(answer["files"])
@@ -355,3 +357,21 @@ def java_rows(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
 
 def sort_rows(rows: Sequence[Mapping[str, Any]], key: Sequence[str]) -> list[dict[str, Any]]:
     return sorted((dict(r) for r in rows), key=lambda r: tuple(str(r[k]) for k in key))
+
+
+def catalog_check(work_dir: Path, spec: Mapping[str, Any]) -> dict[str, Any]:
+    """Run CatalogCheck (its own JVM on the harness's classpath: a catalog opened with ``spec["options"]``,
+    the tables of ``spec["write"]`` written, those of ``spec["read"]`` read); its JSON answer."""
+    spec_file = work_dir / "catalog-check.json"
+    spec_file.write_text(json.dumps(spec))
+    done = subprocess.run(
+        ["java", "-Xmx512m", "-cp", build_harness(), "lsmlake.harness.CatalogCheck", str(spec_file)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise JavaError("CatalogCheck", f"exit {done.returncode}", done.stderr[-4000:])
+    answer: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return answer

@@ -3,15 +3,13 @@ and writes the same tables (the catalog rows, properties and table files are one
 
 from __future__ import annotations
 
-import json
 import sqlite3
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 import pytest
-from java_harness import build_harness, tools_missing
+from java_harness import catalog_check, tools_missing
 
 import lsmlake
 
@@ -21,22 +19,11 @@ SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.string(
 
 
 def java_check(tmp_path: Path, spec: dict[str, Any]) -> dict[str, Any]:
-    """Run JdbcCatalogCheck (its own JVM, the harness's classpath) on ``spec``; its JSON answer."""
+    """Run CatalogCheck (its own JVM, the harness's classpath) on ``spec``; its JSON answer."""
     missing = tools_missing()
     if missing:
         pytest.skip(f"Java Paimon harness: {missing}")
-    spec_file = tmp_path / "spec.json"
-    spec_file.write_text(json.dumps(spec))
-    done = subprocess.run(
-        ["java", "-Xmx512m", "-cp", build_harness(), "lsmlake.harness.JdbcCatalogCheck", str(spec_file)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-4000:]
-    answer: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
-    return answer
+    return catalog_check(tmp_path, spec)
 
 
 def test_java_and_lsmlake_share_a_jdbc_catalog(tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""Catalog options: unknown keys and unavailable metastores (rest, hive) are refused (never a silent filesystem catalog),
+"""Catalog options: unknown keys and unavailable metastores (hive) are refused (never a silent filesystem catalog),
 ``table-default.*`` applies to new tables, and the CLI passes ``--catalog-option``."""
 
 from __future__ import annotations
@@ -17,10 +17,21 @@ from lsmlake.errors import InvalidOptionError, UnsupportedError
 SCHEMA = pa.schema([("id", pa.int64()), ("v", pa.string())])
 
 
-@pytest.mark.parametrize("metastore", ["rest", "hive", "REST"])
+@pytest.mark.parametrize("metastore", ["hive", "HIVE"])
 def test_another_metastore_is_refused_not_replaced_by_the_filesystem(tmp_path: Path, metastore: str) -> None:
     with pytest.raises(UnsupportedError, match=f"'metastore' = '{metastore}'"):
         lsmlake.Catalog(str(tmp_path), options={"metastore": metastore, "uri": "jdbc:sqlite:x.db"})
+    assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("metastore", ["rest", "REST"])
+def test_a_rest_catalog_needs_an_http_uri_and_writes_no_local_files(tmp_path: Path, metastore: str) -> None:
+    with pytest.raises(InvalidOptionError, match=r"'uri' = 'jdbc:sqlite:x\.db' is not an http"):
+        lsmlake.Catalog(str(tmp_path), options={"metastore": metastore, "uri": "jdbc:sqlite:x.db"})
+    with pytest.raises(InvalidOptionError, match=r"unknown catalog option\(s\) \['catalog-key'\]"):
+        lsmlake.Catalog("wh", options={"metastore": metastore, "uri": "http://x", "catalog-key": "k"})
+    with pytest.raises(InvalidOptionError, match="'uri' is 'http://a', but the catalog opens 'http://b'"):
+        lsmlake.Catalog("http://b", options={"metastore": metastore, "uri": "http://a"})
     assert os.listdir(tmp_path) == []
 
 
@@ -66,8 +77,10 @@ def test_cli_catalog_options(tmp_path: Path) -> None:
     made = CliRunner().invoke(main, ["-w", wh, "-C", "table-default.bucket=5", "sql", sql])
     assert made.exit_code == 0, made.output
     assert lsmlake.Catalog(wh).open_table("db.t").options.raw["bucket"] == "5"
-    refused = CliRunner().invoke(main, ["-w", wh, "-C", "metastore=rest", "compact", "db.t"])
-    assert refused.exit_code != 0 and "the REST and Hive catalogs are not implemented" in refused.output
+    refused = CliRunner().invoke(main, ["-w", wh, "-C", "metastore=hive", "compact", "db.t"])
+    assert refused.exit_code != 0 and "the Hive catalog is not implemented" in refused.output
+    rest = CliRunner().invoke(main, ["-w", "lake", "-C", "metastore=rest", "compact", "db.t"])
+    assert rest.exit_code != 0 and "metastore=rest needs the catalog option 'uri'" in rest.output
     no_uri = CliRunner().invoke(main, ["-w", wh, "-C", "metastore=jdbc", "compact", "db.t"])
     assert no_uri.exit_code != 0 and "needs the catalog option 'uri'" in no_uri.output
     malformed = CliRunner().invoke(main, ["-w", wh, "-C", "bucket", "compact", "db.t"])

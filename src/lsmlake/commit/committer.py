@@ -313,7 +313,7 @@ class FileStoreCommit:
                     self.io.delete_file(self.paths.manifest(m.file_name))
                 raise
             snapshot = self._build_snapshot(current, latest, delta_metas, identifier, written)
-            if self.snapshots.try_publish(snapshot):
+            if self.snapshots.try_publish(snapshot, current.entries):
                 self._write_hints(snapshot.id, first=latest is None)
                 return snapshot.id
             for name in written:

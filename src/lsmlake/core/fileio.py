@@ -192,10 +192,12 @@ class FileIO:
         ``s3://bucket/prefix`` (or ``s3a://``) uses ``options`` (``s3.endpoint``, ``s3.access-key``,
         ``s3.secret-key``, ``s3.region``) or the usual AWS environment variables.
         """
-        if "://" not in uri:
+        if "://" not in uri and not uri.startswith("file:/"):
             return FileIO(pafs.LocalFileSystem(), local=True), os.path.abspath(uri)
         if uri.startswith("file://"):
             return FileIO(pafs.LocalFileSystem(), local=True), os.path.abspath(uri[len("file://") :])
+        if uri.startswith("file:/"):  # Java's Path.toString() of a local path: file:/tmp/x
+            return FileIO(pafs.LocalFileSystem(), local=True), os.path.abspath(uri[len("file:") :])
         scheme, _, rest = uri.partition("://")
         if scheme in ("s3", "s3a"):
             settings = S3Settings.of(options or {})

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from lsmlake.core.fileio import FileIO
 from lsmlake.errors import NoSuchSnapshotError
+from lsmlake.metadata.catalog_env import CatalogEnvironment
+from lsmlake.metadata.manifest import ManifestEntry
 from lsmlake.metadata.snapshot import (
     SNAPSHOT_PREFIX,
     Snapshot,
@@ -25,8 +27,9 @@ _NO_WATERMARK = -(2**63)
 class SnapshotManager:
     """Snapshot ids and files under ``<table_root>/snapshot/``, with Java's hint-file rules (§3)."""
 
-    def __init__(self, io: FileIO, table_root: str) -> None:
+    def __init__(self, io: FileIO, table_root: str, *, catalog_env: CatalogEnvironment | None = None) -> None:
         self.io = io
+        self.catalog_env = catalog_env
         self.table_root = table_root.rstrip("/")
         self.snapshot_dir = f"{self.table_root}/snapshot"
 
@@ -162,12 +165,16 @@ class SnapshotManager:
         return None
 
     # -- publishing
-    def try_publish(self, snapshot: Snapshot) -> bool:
+    def try_publish(self, snapshot: Snapshot, delta: Sequence[ManifestEntry] = ()) -> bool:
         """Create `snapshot-<id>` only if absent; False when another commit claimed the id first.
 
         As in Java's RenamingSnapshotCommit, an existing file whose bytes equal this snapshot
-        (a retried publish of the same commit) counts as success.
+        (a retried publish of the same commit) counts as success. A table whose catalog publishes
+        its commits (``catalog_env``, the REST catalog) sends the snapshot there instead, with the
+        snapshot's ``delta`` entries (the catalog keeps per-partition statistics from them).
         """
+        if self.catalog_env is not None:
+            return self.catalog_env.commit_snapshot(self.table_root, snapshot, delta)
         path = self.snapshot_path(snapshot.id)
         data = encode_snapshot(snapshot).encode("utf-8")
         if self.io.write_if_absent(path, data):

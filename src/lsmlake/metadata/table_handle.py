@@ -10,6 +10,7 @@ from lsmlake.core.fileio import FileIO
 from lsmlake.core.options import CoreOptions
 from lsmlake.core.paths import TablePaths
 from lsmlake.core.schema import TableSchema
+from lsmlake.metadata.catalog_env import CatalogEnvironment
 from lsmlake.metadata.snapshot_manager import SnapshotManager
 
 H = TypeVar("H", bound="TableHandle")
@@ -27,6 +28,9 @@ class TableHandle:
     root: str
     schema: TableSchema
     dynamic_options: Mapping[str, str] = field(default_factory=dict)
+    catalog_env: CatalogEnvironment | None = None
+    """Set when the catalog publishes the table's snapshots and schemas (a REST catalog); None when
+    they are published straight to the table's files."""
 
     @property
     def options(self) -> CoreOptions:
@@ -41,7 +45,7 @@ class TableHandle:
 
     @property
     def snapshot_manager(self) -> SnapshotManager:
-        return SnapshotManager(self.io, self.root)
+        return SnapshotManager(self.io, self.root, catalog_env=self.catalog_env)
 
     @property
     def primary_keys(self) -> list[str]:

@@ -1,4 +1,5 @@
-"""Metastores: where a catalog records databases and tables -- the warehouse directories, or a JDBC database."""
+"""Metastores: where a catalog records databases and tables -- the warehouse directories, a JDBC database
+(here), or a REST catalog server (``rest``: the catalog asks its client instead)."""
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from lsmlake.catalog import SYSTEM_TABLE_SPLITTER, Catalog
 from lsmlake.errors import SqlError, UnsupportedError
@@ -12,6 +12,7 @@ from lsmlake.system.registry import SYSTEM_TABLES
 from lsmlake.table import Table
 
 DEFAULT_DATABASE = "default"
+DEFAULT_CATALOG = "default_catalog"  # Flink's name for the catalog a session starts in
 
 
 def open_data_table(catalog: Catalog, identifier: str) -> Table:
@@ -40,15 +41,27 @@ class TableName:
 
 @dataclass
 class SqlContext:
-    """Catalog plus the database unqualified names refer to (changed by ``USE``)."""
+    """Catalog plus the database unqualified names refer to (changed by ``USE``); ``catalogs`` are the
+    session's catalogs by name (``CREATE CATALOG``), ``catalog_name`` the one in use (``USE CATALOG``)."""
 
     catalog: Catalog
     database: str = DEFAULT_DATABASE
+    catalog_name: str = DEFAULT_CATALOG
+    catalogs: dict[str, Catalog] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.catalogs.setdefault(self.catalog_name, self.catalog)
 
     def name(self, parts: Sequence[str], *, allow_system: bool = True) -> TableName:
-        """Resolve ``t``, ``db.t`` or ``catalog.db.t`` (the catalog part is ignored), maybe ``t$files``."""
+        """Resolve ``t``, ``db.t`` or ``catalog.db.t``, maybe ``t$files``; the catalog part is ignored
+        unless it names another catalog of the session (refused: ``USE CATALOG`` it first)."""
         if not 1 <= len(parts) <= 3 or not all(parts):
             raise SqlError(f"bad table name {'.'.join(parts)!r}: expected [database.]table")
+        if len(parts) == 3 and parts[0] != self.catalog_name and parts[0] in self.catalogs:
+            raise UnsupportedError(
+                f"table {'.'.join(parts)} is in catalog {parts[0]}, not in the current one "
+                f"({self.catalog_name}): USE CATALOG {parts[0]} first"
+            )
         database = parts[-2] if len(parts) >= 2 else self.database
         table, system = parts[-1], None
         if SYSTEM_TABLE_SPLITTER in table:

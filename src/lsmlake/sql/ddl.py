@@ -226,8 +226,6 @@ def drop(ctx: SqlContext, stmt: Statement) -> Result:
 
 def use(ctx: SqlContext, stmt: Statement) -> Result:
     cur = Cursor(stmt, 1)
-    if cur.accept("CATALOG"):
-        raise UnsupportedError("USE CATALOG: lsmlake has one catalog per warehouse")
     if not cur.accept("DATABASE"):
         cur.accept("SCHEMA")
     db = cur.qualified("a database name")[-1]

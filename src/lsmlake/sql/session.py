@@ -11,7 +11,7 @@ from sqlglot import exp
 from lsmlake.catalog import Catalog
 from lsmlake.core.sql_lexer import Statement, rewrite_for_sqlglot, split_statements
 from lsmlake.errors import LsmlakeError, SqlError
-from lsmlake.sql import alter, ddl, dml, export, merge, procedures
+from lsmlake.sql import alter, catalogs, ddl, dml, export, merge, procedures
 from lsmlake.sql.common import Result, short
 from lsmlake.sql.context import DEFAULT_DATABASE, SqlContext
 from lsmlake.sql.query import QueryEngine, parse_error_text, parse_query
@@ -57,6 +57,14 @@ class Session:
         words = stmt.words(3)
         if key == "CREATE" and len(words) > 1 and words[1] in ("DATABASE", "SCHEMA"):
             return ddl.create_database(self.ctx, stmt)
+        if key in ("CREATE", "USE", "DROP") and len(words) > 1 and words[1] == "CATALOG":
+            return {
+                "CREATE": catalogs.create_catalog,
+                "USE": catalogs.use_catalog,
+                "DROP": catalogs.drop_catalog,
+            }[key](self.ctx, stmt)
+        if key == "SHOW" and len(words) > 1 and words[1] == "CATALOGS":
+            return catalogs.show_catalogs(self.ctx, stmt)
         if key == "CREATE":
             return ddl.create_table(self.ctx, stmt)
         simple = {

@@ -11,7 +11,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from lsmlake.core.schema import TableSchema
-from lsmlake.errors import ImmutableColumnError, NoSuchColumnError
+from lsmlake.errors import (
+    ImmutableColumnError,
+    NoSuchColumnError,
+    NoSuchSnapshotError,
+    NoSuchTagError,
+    UnsupportedError,
+)
 from lsmlake.expr import FilterInput
 from lsmlake.maintenance.branches import (
     create_branch,
@@ -29,7 +35,7 @@ from lsmlake.metadata.tags import Tag, create_tag, list_tags
 from lsmlake.read.options import ReadOptions
 from lsmlake.read.table_read import Scan, read_table, scan_table
 from lsmlake.schema_change import SchemaChange, commit_changes, latest_schema
-from lsmlake.schema_change.apply import check_dynamic_options
+from lsmlake.schema_change.apply import apply_changes, check_changes, check_dynamic_options
 from lsmlake.stream.batch_incremental import is_incremental, read_incremental
 from lsmlake.stream.options import StreamOptions
 from lsmlake.table.arrow_dataset import TableDataset
@@ -62,10 +68,28 @@ class Table(TableHandle):
 
         Changes apply to the latest schema on storage. Refused changes raise and write nothing; an ALTER
         that loses the race for the next schema id to a concurrent one is re-applied on top of it, or
-        raises CommitConflictError when it no longer applies.
+        raises CommitConflictError when it no longer applies. A table of a REST catalog sends the
+        changes to the catalog's server, which writes the new schema.
         """
-        schema = commit_changes(self.io, self.root, changes, table_name=self.name)
-        return Table(self.name, self.io, self.root, schema, self.dynamic_options)
+        if self.catalog_env is not None:
+            # checked here first, against the latest schema the server wrote, as on any catalog
+            checked = check_changes(changes)
+            current = latest_schema(self.io, self.root, table_name=self.name)
+            manager = self.snapshot_manager
+            if (
+                apply_changes(
+                    current,
+                    checked,
+                    table_name=self.name,
+                    has_snapshots=lambda: manager.latest_id() is not None,
+                )
+                is None
+            ):
+                return Table(self.name, self.io, self.root, current, self.dynamic_options, self.catalog_env)
+            schema = self.catalog_env.alter_table(self.root, checked)
+        else:
+            schema = commit_changes(self.io, self.root, changes, table_name=self.name)
+        return Table(self.name, self.io, self.root, schema, self.dynamic_options, self.catalog_env)
 
     def latest_schema(self) -> TableSchema:
         """The newest schema on storage (newer than ``self.schema`` if the table was altered since)."""
@@ -276,8 +300,27 @@ class Table(TableHandle):
         return list_tags(self)
 
     def rollback_to(self, snapshot_id: int | None = None, *, tag: str | None = None) -> RollbackResult:
-        """Make a snapshot (or a tag's) the latest again; newer snapshots and their files go."""
-        return rollback_to(self, snapshot_id, tag)
+        """Make a snapshot (or a tag's) the latest again; newer snapshots and their files go. A table of
+        a REST catalog asks the server, which removes them (the result then lists the snapshots only)."""
+        if self.catalog_env is None:
+            return rollback_to(self, snapshot_id, tag)
+        if (snapshot_id is None) == (tag is None):
+            raise ValueError("rollback_to needs exactly one of snapshot_id and tag")
+        manager = self.snapshot_manager
+        latest = manager.latest_id()
+        if latest is None:
+            raise NoSuchSnapshotError(f"table {self.name} has no snapshots to roll back")
+        if tag is None:
+            assert snapshot_id is not None
+            target = snapshot_id
+        else:
+            tagged = [t for t in list_tags(self) if t.name == tag]
+            if not tagged:
+                raise NoSuchTagError(f"table {self.name} has no tag {tag!r}")
+            target = tagged[0].snapshot.id
+        above = tuple(i for i in manager.listed_ids() if i > target)
+        self.catalog_env.rollback(self.root, snapshot_id=snapshot_id, tag=tag, from_snapshot=latest)
+        return RollbackResult(target, tuple(reversed(above)))
 
     def expire_snapshots(
         self,
@@ -344,7 +387,17 @@ class Table(TableHandle):
 
     def fast_forward(self, name: str) -> None:
         """Make the main table equal to branch ``name`` (Paimon's fast-forward)."""
+        self._refuse_in_rest_catalog("fast_forward")
         fast_forward(self, name)
+
+    def _refuse_in_rest_catalog(self, verb: str) -> None:
+        """Verbs that replace the latest snapshot in place: a REST catalog's server records the latest
+        snapshot from its commits, so doing them on the files would leave it pointing elsewhere."""
+        if self.catalog_env is not None:
+            raise UnsupportedError(
+                f"table {self.name}: {verb} is not available for a table of a REST catalog (its server keeps "
+                "the latest snapshot; lsmlake's client does not call its endpoint for this yet)"
+            )
 
     # -- snapshots
     def latest_snapshot(self) -> Snapshot | None:

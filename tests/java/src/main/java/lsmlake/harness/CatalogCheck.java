@@ -31,13 +31,13 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Opens a catalog with the given options (a JDBC one in the tests), lists every database and table,
+ * Opens a catalog with the given options (JDBC or REST in the tests), lists every database and table,
  * reads the tables named in "read", and writes (id BIGINT primary key, v STRING) rows to the tables in
  * "write" (creating them first when "create" is true). Argument: a JSON file; prints one JSON object.
  */
-public final class JdbcCatalogCheck {
+public final class CatalogCheck {
 
-    private JdbcCatalogCheck() {}
+    private CatalogCheck() {}
 
     public static void main(String[] args) throws Exception {
         JsonObject spec =

@@ -1,0 +1,33 @@
+"""The catalog environment of a table whose catalog publishes its commits (Paimon's REST catalog)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+from lsmlake.core.schema import TableSchema
+from lsmlake.metadata.manifest import ManifestEntry
+from lsmlake.metadata.snapshot import Snapshot
+
+
+class CatalogEnvironment(Protocol):
+    """What a table asks of a catalog that owns its snapshot and schema commits (Java Paimon's
+    CatalogEnvironment with a RESTSnapshotCommit): the table's files are still read and written
+    through its FileIO, but the catalog publishes each new snapshot and schema. Implementations are
+    plain picklable data (a table handle travels to Ray workers)."""
+
+    def commit_snapshot(self, root: str, snapshot: Snapshot, delta: Sequence[ManifestEntry]) -> bool:
+        """Publish ``snapshot`` of the table (or branch) stored under ``root``, whose delta manifests
+        hold ``delta`` (for the catalog's per-partition statistics); False when its id was taken by
+        another commit (the committer then rebases and retries)."""
+        ...
+
+    def rollback(self, root: str, *, snapshot_id: int | None, tag: str | None, from_snapshot: int) -> None:
+        """Make a snapshot (``snapshot_id``) or a tag's the table's latest again, through the catalog,
+        only while ``from_snapshot`` is still the latest."""
+        ...
+
+    def alter_table(self, root: str, changes: Sequence[Any]) -> TableSchema:
+        """Apply schema changes to the table stored under ``root`` through the catalog; its new
+        latest schema."""
+        ...

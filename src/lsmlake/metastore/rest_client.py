@@ -1,0 +1,138 @@
+"""HTTP for the REST catalog: JSON requests to Paimon's REST catalog API, and HTTP errors as lsmlake errors."""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from lsmlake.errors import (
+    AlreadyExistsError,
+    LsmlakeError,
+    MetastoreError,
+    NoSuchColumnError,
+    NoSuchDatabaseError,
+    NoSuchSnapshotError,
+    NoSuchTableError,
+    NotAuthorizedError,
+    UnsupportedError,
+)
+
+TIMEOUT_S = 60.0
+_NOT_FOUND: dict[str, type[LsmlakeError]] = {
+    "DATABASE": NoSuchDatabaseError,
+    "TABLE": NoSuchTableError,
+    "COLUMN": NoSuchColumnError,
+    "SNAPSHOT": NoSuchSnapshotError,
+}
+
+
+def encode(segment: str) -> str:
+    """A path segment or query value as Paimon's RESTUtil.encodeString spells it (Java's URLEncoder)."""
+    return urllib.parse.quote_plus(segment, safe="")
+
+
+@dataclass(frozen=True)
+class RestClient:
+    """Requests to one REST catalog server (``uri``) with fixed headers (auth and ``header.*``).
+    Plain data: a table's commit environment carries it to other processes."""
+
+    uri: str
+    headers: tuple[tuple[str, str], ...] = ()
+    timeout: float = TIMEOUT_S
+
+    def with_headers(self, headers: Mapping[str, str]) -> RestClient:
+        merged = dict(self.headers)
+        merged.update(headers)
+        return RestClient(self.uri, tuple(sorted(merged.items())), self.timeout)
+
+    def get(self, path: str, query: Mapping[str, str] | None = None, *, what: str = "") -> Any:
+        return self.request("GET", path, query=query, what=what)
+
+    def post(self, path: str, body: Any, *, what: str = "") -> Any:
+        return self.request("POST", path, body=body, what=what)
+
+    def delete(self, path: str, *, what: str = "") -> Any:
+        return self.request("DELETE", path, what=what)
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        body: Any = None,
+        query: Mapping[str, str] | None = None,
+        what: str = "",
+    ) -> Any:
+        """Send one request; the response's JSON (None when it has no body). ``what`` names the object
+        asked for (``table db.t``) in the error raised for a 404 without a resource type."""
+        url = self.uri.rstrip("/") + path
+        if query:
+            url += "?" + "&".join(f"{encode(k)}={encode(v)}" for k, v in query.items())
+        data = None if body is None else json.dumps(body).encode("utf-8")
+        headers = dict(self.headers)
+        if data is not None:
+            headers["Content-Type"] = "application/json"
+        req = urllib.request.Request(url, data=data, method=method, headers=headers)
+        try:
+            with urllib.request.urlopen(req, timeout=self.timeout) as response:
+                text = response.read().decode("utf-8")
+        except urllib.error.HTTPError as e:
+            raise http_error(e.code, e.read().decode("utf-8", "replace"), method, path, what) from None
+        except (urllib.error.URLError, OSError) as e:
+            reason = getattr(e, "reason", e)
+            raise MetastoreError(
+                f"REST catalog at {self.uri} (catalog option 'uri') cannot be reached: {method} {path}: {reason}"
+            ) from None
+        if not text.strip():
+            return None
+        try:
+            return json.loads(text)
+        except ValueError:
+            raise MetastoreError(
+                f"REST catalog at {self.uri}: {method} {path} answered with text that is not JSON: {text[:200]!r}"
+            ) from None
+
+
+def http_error(status: int, text: str, method: str, path: str, what: str) -> LsmlakeError:
+    """The lsmlake error for an HTTP error answer (Paimon's ErrorResponse: resourceType, resourceName,
+    message, code)."""
+    try:
+        body = json.loads(text) if text.strip() else {}
+    except ValueError:
+        body = {}
+    if not isinstance(body, dict):
+        body = {}
+    message = str(body.get("message") or text.strip() or f"HTTP {status}")
+    resource = str(body.get("resourceType") or "").upper()
+    request = f"{method} {path}"
+    if status == 401:
+        return NotAuthorizedError(
+            f"REST catalog refused the credentials (HTTP 401) for {request}: check the catalog options "
+            f"'token' and 'token.provider'{f' ({message})' if body else ''}"
+        )
+    if status == 403:
+        return NotAuthorizedError(
+            f"REST catalog: no permission (HTTP 403) for {request}: {message} (the catalog option "
+            "'token' names who asks)"
+        )
+    if status == 404:
+        error = _NOT_FOUND.get(resource, NoSuchTableError)
+        kind = resource.lower() or "table"
+        name = body.get("resourceName")
+        subject = what if what.startswith(kind + " ") or not name else f"{kind} {name}"
+        return error(f"{subject or request} does not exist (REST catalog, HTTP 404: {message})")
+    if status == 409:
+        kind = resource.lower()
+        name = body.get("resourceName")
+        subject = what if what.startswith(kind + " ") or not name else f"{kind} {name}"
+        return AlreadyExistsError(f"{subject or request} already exists (REST catalog, HTTP 409: {message})")
+    if status == 501:
+        return UnsupportedError(f"REST catalog does not support {request} (HTTP 501): {message}")
+    if status == 400:
+        return MetastoreError(f"REST catalog refused {request} as a bad request (HTTP 400): {message}")
+    return MetastoreError(f"REST catalog failed {request} (HTTP {status}): {message}")

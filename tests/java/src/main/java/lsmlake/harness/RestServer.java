@@ -1,0 +1,86 @@
+package lsmlake.harness;
+
+import com.google.gson.Gson;
+import com.google.gson.JsonArray;
+import com.google.gson.JsonElement;
+import com.google.gson.JsonObject;
+import com.google.gson.JsonParser;
+
+import org.apache.paimon.catalog.Identifier;
+import org.apache.paimon.rest.RESTCatalogServer;
+import org.apache.paimon.rest.auth.BearTokenAuthProvider;
+import org.apache.paimon.rest.responses.ConfigResponse;
+
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.util.HashMap;
+import java.util.Map;
+
+/**
+ * Runs Paimon's own REST catalog server (RESTCatalogServer from the paimon-core tests jar, on okhttp's
+ * MockWebServer) on loopback, a free port, for the tests. Argument: one JSON object with "data_path" (the
+ * warehouse directory the server keeps tables in), "warehouse" (the catalog name clients ask /v1/config
+ * for), "token" (the bearer token it accepts), "defaults" and "overrides" (its config answer). Prints
+ * {"url": ...} once listening; then each line on stdin is a command, answered by one line of JSON:
+ * "headers" (the headers of every request received so far, names lower-cased as the server records
+ * them), "deny-database NAME" and "deny-table DB.TABLE" (the server answers 403 for them from then on).
+ * It stops when its stdin closes.
+ */
+public final class RestServer {
+
+    private RestServer() {}
+
+    public static void main(String[] args) throws Exception {
+        JsonObject spec = JsonParser.parseString(args[0]).getAsJsonObject();
+        String warehouse = spec.get("warehouse").getAsString();
+        Map<String, String> defaults = strings(spec, "defaults");
+        defaults.putIfAbsent("warehouse", warehouse);
+        ConfigResponse config = new ConfigResponse(defaults, strings(spec, "overrides"));
+        RESTCatalogServer server =
+                new RESTCatalogServer(
+                        spec.get("data_path").getAsString(),
+                        new BearTokenAuthProvider(spec.get("token").getAsString()),
+                        config,
+                        warehouse);
+        server.start();
+        JsonObject out = new JsonObject();
+        out.addProperty("url", server.getUrl());
+        System.out.println(new Gson().toJson(out));
+        System.out.flush();
+        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+        String line;
+        while ((line = in.readLine()) != null) {
+            String[] words = line.trim().split(" ");
+            if (words.length == 2 && words[0].equals("deny-database")) {
+                server.addNoPermissionDatabase(words[1]);
+                System.out.println("{}");
+                System.out.flush();
+            } else if (words.length == 2 && words[0].equals("deny-table")) {
+                server.addNoPermissionTable(Identifier.fromString(words[1]));
+                System.out.println("{}");
+                System.out.flush();
+            } else if (line.trim().equals("headers")) {
+                JsonArray all = new JsonArray();
+                for (Map<String, String> headers : server.getReceivedHeaders()) {
+                    JsonObject one = new JsonObject();
+                    headers.forEach(one::addProperty);
+                    all.add(one);
+                }
+                System.out.println(new Gson().toJson(all));
+                System.out.flush();
+            }
+        }
+        server.shutdown();
+    }
+
+    private static Map<String, String> strings(JsonObject spec, String key) {
+        Map<String, String> out = new HashMap<>();
+        if (spec.has(key)) {
+            for (Map.Entry<String, JsonElement> e : spec.getAsJsonObject(key).entrySet()) {
+                out.put(e.getKey(), e.getValue().getAsString());
+            }
+        }
+        return out;
+    }
+}
