@@ -21,6 +21,7 @@ from lsmlake.commit.conflicts import (
 from lsmlake.commit.hash_index_conflicts import hash_index_conflicts
 from lsmlake.commit.manifest_files import ManifestWriter
 from lsmlake.commit.rebase import AppendRebase, FileRebaser
+from lsmlake.core import clock
 from lsmlake.core.options import CoreOptions
 from lsmlake.errors import CommitConflictError
 from lsmlake.metadata.commit_message import CommitMessage
@@ -530,7 +531,7 @@ class FileStoreCommit:
             commit_user=self.commit_user,
             commit_identifier=identifier,
             commit_kind=changes.kind,
-            time_millis=int(time.time() * 1000),
+            time_millis=clock.epoch_millis(),
             total_record_count=((latest.total_record_count or 0) if latest else 0) + delta_count,
             delta_record_count=delta_count,
             watermark=latest.watermark if latest else None,

@@ -151,6 +151,24 @@ class SnapshotManager:
                 return snapshot
         return None
 
+    def later_or_equal_time_millis(self, millis: int) -> Snapshot | None:
+        """The oldest snapshot committed at or after ``millis`` (epoch ms), by binary search over the ids
+        as Paimon's laterOrEqualTimeMills; None if all are older."""
+        low, high = self.earliest_id(), self.latest_id()
+        if low is None or high is None or self.snapshot(high).time_millis < millis:
+            return None
+        found = None
+        while low <= high:
+            mid = (low + high) // 2
+            snapshot = self.snapshot(mid)
+            if snapshot.time_millis > millis:
+                high, found = mid - 1, snapshot
+            elif snapshot.time_millis < millis:
+                low = mid + 1
+            else:
+                return snapshot
+        return found
+
     def later_or_equal_watermark(self, watermark: int) -> Snapshot | None:
         """The oldest snapshot whose watermark is at least ``watermark`` (snapshots without one, or with
         Java's Long.MIN_VALUE placeholder, skipped); None if there is none."""

@@ -9,8 +9,11 @@ import pyarrow as pa
 
 from lsmlake.core.options import parse_duration_ms
 from lsmlake.core.sql_lexer import Cursor, Statement, Token
+from lsmlake.core.tag_period import local_time
 from lsmlake.errors import SqlError, UnsupportedError
 from lsmlake.maintenance import create_tag, delete_tag, expire_snapshots, remove_orphan_files, rollback_to
+from lsmlake.maintenance.auto_tags import create_auto_tags, expire_tags
+from lsmlake.metadata.tags import create_tag_from_timestamp, rename_tag, replace_tag
 from lsmlake.sql.common import Result, parse_time_millis
 from lsmlake.sql.context import SqlContext, open_data_table
 from lsmlake.sql.partitions import drop_partition_call, expire_partitions_call
@@ -123,14 +126,60 @@ def _create_tag(ctx: SqlContext, args: Args) -> tuple[pa.Table, str]:
     name = args.get("tag")
     if not isinstance(name, str):
         raise SqlError("create_tag needs tag => 'name'")
-    retained = args.get("time_retained")
-    tag = create_tag(
-        table,
-        name,
-        _int(args, "snapshot_id"),
-        time_retained_ms=None if not retained else parse_duration_ms("time_retained", str(retained)),
-    )
+    tag = create_tag(table, name, _int(args, "snapshot_id"), time_retained_ms=_retained(args))
     return pa.table({"result": [True]}), f"created tag {name} of {table.name} at snapshot {tag.snapshot.id}"
+
+
+def _retained(args: Args) -> int | None:
+    retained = args.get("time_retained")
+    return None if retained in (None, "") else parse_duration_ms("time_retained", str(retained))
+
+
+def _create_tag_from_timestamp(ctx: SqlContext, args: Args) -> tuple[pa.Table, str]:
+    table, name = _table(ctx, args), _name(args, "tag", "create_tag_from_timestamp")
+    timestamp = _int(args, "timestamp")
+    if timestamp is None:
+        raise SqlError("create_tag_from_timestamp needs timestamp => epoch milliseconds")
+    tag = create_tag_from_timestamp(table, name, timestamp, time_retained_ms=_retained(args))
+    s = tag.snapshot
+    out = pa.table(
+        {
+            "tagName": [name],
+            "snapshot": pa.array([s.id], pa.int64()),
+            "commit_time": pa.array([s.time_millis], pa.int64()),
+            "watermark": [str(s.watermark)],  # Java prints String.valueOf: 'null' when unset
+        }
+    )
+    return out, f"created tag {name} of {table.name} at snapshot {s.id}"
+
+
+def _rename_tag(ctx: SqlContext, args: Args) -> tuple[pa.Table, str]:
+    table = _table(ctx, args)
+    name, target = _name(args, "tag", "rename_tag"), _name(args, "target_tag", "rename_tag")
+    rename_tag(table, name, target)
+    message = f"Rename [{name}] to [{target}] successfully."
+    return pa.table({"result": [message]}), message
+
+
+def _replace_tag(ctx: SqlContext, args: Args) -> tuple[pa.Table, str]:
+    table, name = _table(ctx, args), _name(args, "tag", "replace_tag")
+    tag = replace_tag(table, name, _int(args, "snapshot_id"), time_retained_ms=_retained(args))
+    return pa.table({"result": [True]}), f"tag {name} of {table.name} now points at snapshot {tag.snapshot.id}"
+
+
+def _expire_tags(ctx: SqlContext, args: Args) -> tuple[pa.Table, str]:
+    table = _table(ctx, args)
+    older = args.get("older_than")
+    older_than = None if older in (None, "") else local_time(parse_time_millis(older, what="older_than"), None)
+    expired = expire_tags(table, older_than=older_than)
+    rows = expired or ["No expired tags."]
+    return pa.table({"expired_tags": rows}), "\n".join(rows)
+
+
+def _trigger_auto_tags(ctx: SqlContext, args: Args) -> tuple[pa.Table, str]:
+    table = _table(ctx, args)
+    created = create_auto_tags(table)
+    return pa.table({"result": [True]}), f"created tag(s) {', '.join(created) or 'none'} of {table.name}"
 
 
 def _delete_tag(ctx: SqlContext, args: Args) -> tuple[pa.Table, str]:
@@ -257,6 +306,17 @@ PROCEDURES: dict[str, Procedure] = {
         ("table", "tag", "snapshot_id", "time_retained"), _create_tag, aliases=(("snapshot", "snapshot_id"),)
     ),
     "delete_tag": Procedure(("table", "tag"), _delete_tag),
+    "create_tag_from_timestamp": Procedure(("table", "tag", "timestamp", "time_retained"), _create_tag_from_timestamp),
+    "rename_tag": Procedure(
+        ("table", "tag", "target_tag"),
+        _rename_tag,
+        aliases=(("tagname", "tag"), ("targettagname", "target_tag")),
+    ),
+    "replace_tag": Procedure(
+        ("table", "tag", "snapshot_id", "time_retained"), _replace_tag, aliases=(("snapshot", "snapshot_id"),)
+    ),
+    "expire_tags": Procedure(("table", "older_than"), _expire_tags),
+    "trigger_tag_automatic_creation": Procedure(("table",), _trigger_auto_tags),
     "rollback_to": Procedure(
         ("table", "tag", "snapshot_id"), _rollback, aliases=(("snapshot", "snapshot_id"),)
     ),

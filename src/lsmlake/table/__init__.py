@@ -10,9 +10,11 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from lsmlake.core.options import CoreOptions
 from lsmlake.core.schema import TableSchema
 from lsmlake.errors import ImmutableColumnError, NoSuchColumnError
 from lsmlake.expr import FilterInput
+from lsmlake.maintenance.auto_tags import create_auto_tags, expire_tags
 from lsmlake.maintenance.branches import (
     create_branch,
     delete_branch,
@@ -25,7 +27,14 @@ from lsmlake.maintenance.expire import ExpireResult, expire_snapshots
 from lsmlake.maintenance.orphans import remove_orphan_files
 from lsmlake.metadata.snapshot import Snapshot
 from lsmlake.metadata.table_handle import TableHandle
-from lsmlake.metadata.tags import Tag, create_tag, list_tags
+from lsmlake.metadata.tags import (
+    Tag,
+    create_tag,
+    create_tag_from_timestamp,
+    list_tags,
+    rename_tag,
+    replace_tag,
+)
 from lsmlake.read.options import ReadOptions
 from lsmlake.read.table_read import Scan, read_table, scan_table
 from lsmlake.schema_change import SchemaChange, commit_changes, latest_schema
@@ -265,9 +274,37 @@ class Table(TableHandle):
         return compact_table(self, full=full, executor=executor)
 
     # -- maintenance
-    def create_tag(self, name: str, snapshot_id: int | None = None) -> Tag:
-        """Tag a snapshot (the latest by default); tagged files survive expiry."""
-        return create_tag(self, name, snapshot_id)
+    def create_tag(self, name: str, snapshot_id: int | None = None, *, time_retained_ms: int | None = None) -> Tag:
+        """Tag a snapshot (the latest by default; an expired one a tag still holds); tagged files survive
+        expiry. The tag is deleted after commits once ``time_retained_ms`` (default
+        `tag.default-time-retained`, unset: never) has passed."""
+        if time_retained_ms is None:
+            time_retained_ms = self.options.get(CoreOptions.TAG_DEFAULT_TIME_RETAINED)
+        return create_tag(self, name, snapshot_id, time_retained_ms=time_retained_ms)
+
+    def create_tag_from_timestamp(
+        self, name: str, timestamp_millis: int, *, time_retained_ms: int | None = None
+    ) -> Tag:
+        """Tag the oldest snapshot (or tagged snapshot) committed at or after ``timestamp_millis``."""
+        return create_tag_from_timestamp(self, name, timestamp_millis, time_retained_ms=time_retained_ms)
+
+    def rename_tag(self, name: str, target: str) -> None:
+        rename_tag(self, name, target)
+
+    def replace_tag(
+        self, name: str, snapshot_id: int | None = None, *, time_retained_ms: int | None = None
+    ) -> Tag:
+        """Point an existing tag at another snapshot (the latest by default)."""
+        return replace_tag(self, name, snapshot_id, time_retained_ms=time_retained_ms)
+
+    def expire_tags(self, *, older_than: dt.datetime | None = None) -> list[str]:
+        """Delete tags past their time retained, and with ``older_than`` (local time) those created
+        before it; the names deleted."""
+        return expire_tags(self, older_than=older_than)
+
+    def create_auto_tags(self) -> list[str]:
+        """Run `tag.automatic-creation` now (writers run it after each commit); the tags created."""
+        return create_auto_tags(self)
 
     def delete_tag(self, name: str) -> None:
         delete_tag(self, name)

@@ -85,6 +85,12 @@ def validate_create_options(options: Mapping[str, str], *, primary_key_table: bo
         raise InvalidOptionError(f"option 'merge-engine': unknown engine {opts.merge_engine!r}")
     _validate_merge_options(opts, primary_key_table=primary_key_table)
     validate_write_buffer(opts)
+    period = opts.auto_tag_period
+    if period is not None and opts.get(CoreOptions.TAG_CREATION_DELAY) >= period.period_ms:
+        raise InvalidOptionError(
+            f"option 'tag.creation-delay' ({opts.raw.get(CoreOptions.TAG_CREATION_DELAY.key)}) must be shorter "
+            "than the tag creation period"
+        )
 
 
 def validate_write_buffer(opts: CoreOptions) -> None:

@@ -1,0 +1,35 @@
+"""What a writer runs after its commit, in Paimon's order (TableCommitImpl.maintain, then the batch
+writer's tag): automatic tags, tag expiry, partition expiry, snapshot expiry, the batch tag."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+
+from lsmlake.core.options import CoreOptions
+from lsmlake.maintenance.auto_tags import create_auto_tags, create_batch_tag, expire_tags
+from lsmlake.maintenance.expire import expire_after_commit
+from lsmlake.metadata.table_handle import TableHandle
+from lsmlake.table.partition_expire import expire_partitions_after_commit
+
+
+def _warned(table: TableHandle, what: str, step: Callable[[], object]) -> None:
+    """Run one step; a failure is only warned about: the commit stands, the next commit tries again."""
+    try:
+        step()
+    except Exception as e:
+        warnings.warn(f"table {table.name}: {what} after commit failed: {e}", stacklevel=4)
+
+
+def maintain_after_commit(table: TableHandle, *, latest: int | None = None) -> None:
+    """Everything the options ask for after a commit that published snapshots (`write-only` skips all
+    but the batch tag, as in Paimon)."""
+    o = table.options
+    if not o.get(CoreOptions.WRITE_ONLY):
+        _warned(table, "automatic tag creation", lambda: create_auto_tags(table))
+        if o.get(CoreOptions.TAG_TIME_EXPIRE_ENABLED):
+            _warned(table, "tag expiry", lambda: expire_tags(table))
+        expire_partitions_after_commit(table)
+        expire_after_commit(table, latest=latest)
+    if o.get(CoreOptions.TAG_AUTOMATIC_CREATION) == "batch":
+        _warned(table, "batch tag creation", lambda: create_batch_tag(table))
