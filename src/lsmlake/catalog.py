@@ -27,6 +27,7 @@ from lsmlake.maintenance.branches import open_branch, parse_branch_suffix
 from lsmlake.mergetree.merge_function import validate_merge_engine
 from lsmlake.metastore import Metastore, open_metastore
 from lsmlake.schema_change import SchemaChange
+from lsmlake.schema_change.apply import check_record_level_time_field
 from lsmlake.system.registry import SystemTable
 from lsmlake.table import Table
 
@@ -330,4 +331,7 @@ def build_schema(
         time_millis=int(time.time() * 1000),
     )
     validate_merge_engine(table_schema)
+    check_record_level_time_field(
+        table_schema, CoreOptions.of(options, primary_key_table=bool(primary_key)), table=table_name
+    )
     return table_schema

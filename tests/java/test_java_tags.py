@@ -1,9 +1,11 @@
-"""Automatic tags and tag expiry across Java Paimon and lsmlake: each side's commits continue the other's
-automatic tags, expire the other's tags by time retained, and show the same `$tags` rows."""
+"""Automatic tags, tag expiry and record-level expiry across Java Paimon and lsmlake: each side's commits
+continue the other's automatic tags and expire its tags by time retained, `$tags` reads the same, and both
+sides' compactions drop the same expired rows."""
 
 from __future__ import annotations
 
 import datetime as dt
+import shutil
 from pathlib import Path
 
 import pyarrow as pa
@@ -94,3 +96,58 @@ def test_each_side_expires_the_others_tags(java_paimon: JavaPaimon, tmp_path: Pa
     with clock.fixed_clock(clock.epoch_millis() + 2 * 86_400_000):
         _ours(t, 3)  # two days later, lsmlake's commit expires Java's tag and its own
     assert {x.name for x in t.list_tags()} & {"java-tag", "ours-young"} == set()
+
+
+def test_record_level_expiry_compacts_to_the_same_rows(java_paimon: JavaPaimon, tmp_path: Path) -> None:
+    """Java's full compaction and lsmlake's drop the same expired rows (times far from the real clock)."""
+    schema = pa.schema([pa.field("id", pa.int32(), nullable=False), ("ts", pa.int64()), ("v", pa.string())])
+    now_ms = clock.epoch_millis()
+    day = 86_400_000
+    sides = {}
+    for side in ("java", "ours"):
+        warehouse = str(tmp_path / side)
+        catalog = lsmlake.Catalog(warehouse)
+        catalog.create_database("db")
+        sides[side] = (warehouse, catalog)
+    warehouse, catalog = sides["java"]
+    t = catalog.create_table(
+        "db.r",
+        schema=schema,
+        primary_key=["id"],
+        options={
+            "bucket": "1",
+            "record-level.expire-time": "1 d",
+            "record-level.time-field": "ts",
+            "num-sorted-run.compaction-trigger": "50",
+        },
+    )
+    t.write(
+        pa.table(
+            {
+                "id": pa.array([1, 2, 3, 4], pa.int32()),
+                "ts": [now_ms - 10 * day, now_ms, None, 5],
+                "v": ["old", "fresh", "null", "seconds, 1970"],
+            },
+            schema=schema,
+        )
+    )
+    t.write(
+        pa.table(
+            {
+                "id": pa.array([5, 2], pa.int32()),
+                "ts": [now_ms + day, now_ms - 3 * day],
+                "v": ["future", "fresh key, expired version"],
+            },
+            schema=schema,
+        )
+    )
+    shutil.rmtree(sides["ours"][0])
+    shutil.copytree(warehouse, sides["ours"][0])
+    java_paimon.compact(warehouse, "db.r", full=True)
+    ours = sides["ours"][1].get_table("db.r")
+    assert isinstance(ours, Table)
+    ours.compact(full=True)
+    expected = [{"id": 2, "v": "fresh"}, {"id": 3, "v": "null"}, {"id": 5, "v": "future"}]
+    for w, cat in sides.values():
+        got = cat.get_table("db.r").read(columns=["id", "v"]).sort_by("id").to_pylist()
+        assert got == expected, w

@@ -318,6 +318,15 @@ class OptionDeclarations:
     CHANGELOG_TIME_RETAINED = optional_duration(
         "changelog.time-retained", "Age beyond which changelogs expire (default: snapshot.time-retained)."
     )
+    RECORD_LEVEL_EXPIRE_TIME = optional_duration(
+        "record-level.expire-time",
+        "Compaction drops rows whose record-level.time-field is older than this (no guarantee of timeliness).",
+    )
+    RECORD_LEVEL_TIME_FIELD = optional_string(
+        "record-level.time-field",
+        "Column that ages rows for record-level.expire-time: INT seconds, BIGINT seconds or milliseconds, "
+        "or a TIMESTAMP.",
+    )
     # -- tags
     TAG_AUTOMATIC_CREATION = enum_option(
         "tag.automatic-creation",
