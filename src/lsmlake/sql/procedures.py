@@ -182,6 +182,37 @@ def _trigger_auto_tags(ctx: SqlContext, args: Args) -> tuple[pa.Table, str]:
     return pa.table({"result": [True]}), f"created tag(s) {', '.join(created) or 'none'} of {table.name}"
 
 
+def _reset_consumer(ctx: SqlContext, args: Args) -> tuple[pa.Table, str]:
+    table, consumer = _table(ctx, args), _name(args, "consumer_id", "reset_consumer")
+    next_id = _int(args, "next_snapshot_id")
+    table.reset_consumer(consumer, next_id)
+    done = "deleted" if next_id is None else f"reset to snapshot {next_id}"
+    return pa.table({"result": ["Success"]}), f"consumer {consumer} of {table.name} {done}"
+
+
+def _clear_consumers(ctx: SqlContext, args: Args) -> tuple[pa.Table, str]:
+    table = _table(ctx, args)
+    including, excluding = args.get("including_consumers"), args.get("excluding_consumers")
+    cleared = table.clear_consumers(
+        None if including is None else str(including), None if excluding is None else str(excluding)
+    )
+    return pa.table({"result": ["Success"]}), f"cleared consumer(s) {', '.join(cleared) or 'none'} of {table.name}"
+
+
+def _expire_changelogs(ctx: SqlContext, args: Args) -> tuple[pa.Table, str]:
+    table = _table(ctx, args)
+    older = args.get("older_than")
+    expired = table.expire_changelogs(
+        retain_max=_int(args, "retain_max"),
+        retain_min=_int(args, "retain_min"),
+        older_than_ms=None if older in (None, "") else parse_time_millis(older, what="older_than"),
+        max_deletes=_int(args, "max_deletes"),
+        delete_all=_bool(args, "delete_all"),
+    )
+    text = "Delete all separated changelogs success." if _bool(args, "delete_all") else str(len(expired))
+    return pa.table({"result": [text]}), f"expired {len(expired)} changelog(s) of {table.name}"
+
+
 def _delete_tag(ctx: SqlContext, args: Args) -> tuple[pa.Table, str]:
     table = _table(ctx, args)
     names = [n.strip() for n in str(args.get("tag") or "").split(",") if n.strip()]
@@ -306,6 +337,11 @@ PROCEDURES: dict[str, Procedure] = {
         ("table", "tag", "snapshot_id", "time_retained"), _create_tag, aliases=(("snapshot", "snapshot_id"),)
     ),
     "delete_tag": Procedure(("table", "tag"), _delete_tag),
+    "reset_consumer": Procedure(("table", "consumer_id", "next_snapshot_id"), _reset_consumer),
+    "clear_consumers": Procedure(("table", "including_consumers", "excluding_consumers"), _clear_consumers),
+    "expire_changelogs": Procedure(
+        ("table", "retain_max", "retain_min", "older_than", "max_deletes", "delete_all"), _expire_changelogs
+    ),
     "create_tag_from_timestamp": Procedure(("table", "tag", "timestamp", "time_retained"), _create_tag_from_timestamp),
     "rename_tag": Procedure(
         ("table", "tag", "target_tag"),

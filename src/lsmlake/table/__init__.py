@@ -22,9 +22,11 @@ from lsmlake.maintenance.branches import (
     list_branches,
     open_branch,
 )
+from lsmlake.maintenance.changelog_expire import expire_table_changelogs
 from lsmlake.maintenance.cleanup import RollbackResult, delete_tag, rollback_to
 from lsmlake.maintenance.expire import ExpireResult, expire_snapshots
 from lsmlake.maintenance.orphans import remove_orphan_files
+from lsmlake.metadata.consumers import clear_consumers, delete_consumer, write_consumer
 from lsmlake.metadata.snapshot import Snapshot
 from lsmlake.metadata.table_handle import TableHandle
 from lsmlake.metadata.tags import (
@@ -274,7 +276,9 @@ class Table(TableHandle):
         return compact_table(self, full=full, executor=executor)
 
     # -- maintenance
-    def create_tag(self, name: str, snapshot_id: int | None = None, *, time_retained_ms: int | None = None) -> Tag:
+    def create_tag(
+        self, name: str, snapshot_id: int | None = None, *, time_retained_ms: int | None = None
+    ) -> Tag:
         """Tag a snapshot (the latest by default; an expired one a tag still holds); tagged files survive
         expiry. The tag is deleted after commits once ``time_retained_ms`` (default
         `tag.default-time-retained`, unset: never) has passed."""
@@ -331,6 +335,40 @@ class Table(TableHandle):
     def remove_orphan_files(self, *, older_than_ms: int | None = None, dry_run: bool = False) -> list[str]:
         """Delete files no snapshot, tag or changelog uses and older than the guard (default: one day)."""
         return remove_orphan_files(self, older_than_ms=older_than_ms, dry_run=dry_run)
+
+    # -- consumers and changelogs
+    def reset_consumer(self, consumer_id: str, next_snapshot_id: int | None = None) -> None:
+        """Set a stream consumer's next snapshot (it must exist), or delete the consumer (None)."""
+        if next_snapshot_id is None:
+            delete_consumer(self.io, self.root, consumer_id)
+            return
+        self.snapshot_manager.snapshot(next_snapshot_id)  # NoSuchSnapshotError when it does not exist
+        write_consumer(self.io, self.root, consumer_id, next_snapshot_id)
+
+    def clear_consumers(self, including: str | None = None, excluding: str | None = None) -> list[str]:
+        """Delete consumers whose id fully matches regex ``including`` (all by default) and not
+        ``excluding``; the ids deleted."""
+        return clear_consumers(self.io, self.root, including, excluding)
+
+    def expire_changelogs(
+        self,
+        *,
+        retain_max: int | None = None,
+        retain_min: int | None = None,
+        older_than_ms: int | None = None,
+        max_deletes: int | None = None,
+        delete_all: bool = False,
+    ) -> list[int]:
+        """Expire long-lived changelogs by the changelog retention options (or these overrides), or all
+        of them; the changelog ids removed."""
+        return expire_table_changelogs(
+            self,
+            retain_max=retain_max,
+            retain_min=retain_min,
+            older_than_ms=older_than_ms,
+            max_deletes=max_deletes,
+            delete_all=delete_all,
+        )
 
     # -- partitions
     def drop_partitions(self, *specs: Mapping[str, object]) -> int | None:

@@ -1,14 +1,16 @@
 """What a writer runs after its commit, in Paimon's order (TableCommitImpl.maintain, then the batch
-writer's tag): automatic tags, tag expiry, partition expiry, snapshot expiry, the batch tag."""
+writer's tag): automatic tags, tag expiry, partition expiry, consumer expiry, snapshot expiry, the batch tag."""
 
 from __future__ import annotations
 
 import warnings
 from collections.abc import Callable
 
+from lsmlake.core import clock
 from lsmlake.core.options import CoreOptions
 from lsmlake.maintenance.auto_tags import create_auto_tags, create_batch_tag, expire_tags
 from lsmlake.maintenance.expire import expire_after_commit
+from lsmlake.metadata.consumers import expire_consumers
 from lsmlake.metadata.table_handle import TableHandle
 from lsmlake.table.partition_expire import expire_partitions_after_commit
 
@@ -30,6 +32,10 @@ def maintain_after_commit(table: TableHandle, *, latest: int | None = None) -> N
         if o.get(CoreOptions.TAG_TIME_EXPIRE_ENABLED):
             _warned(table, "tag expiry", lambda: expire_tags(table))
         expire_partitions_after_commit(table)
+        consumer_ttl = o.get(CoreOptions.CONSUMER_EXPIRATION_TIME)
+        if consumer_ttl is not None:  # before snapshot expiry, which consumers hold back
+            cutoff = clock.epoch_millis() - consumer_ttl
+            _warned(table, "consumer expiry", lambda: expire_consumers(table.io, table.root, cutoff))
         expire_after_commit(table, latest=latest)
     if o.get(CoreOptions.TAG_AUTOMATIC_CREATION) == "batch":
         _warned(table, "batch tag creation", lambda: create_batch_tag(table))

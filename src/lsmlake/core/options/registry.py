@@ -415,6 +415,9 @@ class OptionDeclarations:
     )
     CONSUMER_ID = optional_string("consumer-id", "Stream consumer whose progress is saved.")
     CONSUMER_IGNORE_PROGRESS = bool_option("consumer.ignore-progress", False, "Start afresh despite saved progress.")
+    CONSUMER_EXPIRATION_TIME = optional_duration(
+        "consumer.expiration-time", "After commits, delete consumers whose progress was last saved longer ago than this."
+    )
     CONTINUOUS_DISCOVERY_INTERVAL = duration_option(
         "continuous.discovery-interval", "10 s", "How often a stream looks for new snapshots."
     )
