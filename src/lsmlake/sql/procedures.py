@@ -245,6 +245,31 @@ def _rollback(ctx: SqlContext, args: Args) -> tuple[pa.Table, str]:
     return out, f"rolled {table.name} back from snapshot {previous} to {result.snapshot_id}"
 
 
+def _rollback_to_timestamp(ctx: SqlContext, args: Args) -> tuple[pa.Table, str]:
+    table = _table(ctx, args)
+    timestamp = args.get("timestamp")
+    if timestamp in (None, ""):
+        raise SqlError("rollback_to_timestamp needs timestamp => epoch milliseconds")
+    previous = table.snapshot_manager.latest_id()
+    if previous is None:
+        raise SqlError(f"table {table.name} has no snapshot to roll back")
+    result = table.rollback_to_timestamp(parse_time_millis(timestamp, what="timestamp"))
+    out = pa.table(
+        {
+            "previous_snapshot_id": pa.array([previous], pa.int64()),
+            "current_snapshot_id": pa.array([result.snapshot_id], pa.int64()),
+        }
+    )
+    return out, f"rolled {table.name} back from snapshot {previous} to {result.snapshot_id}"
+
+
+def _rename_branch(ctx: SqlContext, args: Args) -> tuple[pa.Table, str]:
+    table = _table(ctx, args)
+    source, target = _name(args, "from_branch", "rename_branch"), _name(args, "to_branch", "rename_branch")
+    table.rename_branch(source, target)
+    return pa.table({"result": [True]}), f"renamed branch {source} of {table.name} to {target}"
+
+
 def _orphans(ctx: SqlContext, args: Args) -> tuple[pa.Table, str]:
     ident = str(args.get("table") or "")
     if ident.endswith(".*"):
@@ -313,6 +338,8 @@ PROCEDURES: dict[str, Procedure] = {
     "create_branch": Procedure(("table", "branch", "tag"), _create_branch),
     "delete_branch": Procedure(("table", "branch"), _delete_branch),
     "fast_forward": Procedure(("table", "branch"), _fast_forward),
+    "rename_branch": Procedure(("table", "from_branch", "to_branch"), _rename_branch),
+    "rollback_to_timestamp": Procedure(("table", "timestamp"), _rollback_to_timestamp),
     "compact": Procedure(
         (
             "table",

@@ -12,7 +12,7 @@ import pyarrow.compute as pc
 
 from lsmlake.core.options import CoreOptions
 from lsmlake.core.schema import TableSchema
-from lsmlake.errors import ImmutableColumnError, NoSuchColumnError
+from lsmlake.errors import ImmutableColumnError, NoSuchColumnError, NoSuchSnapshotError
 from lsmlake.expr import FilterInput
 from lsmlake.maintenance.auto_tags import create_auto_tags, expire_tags
 from lsmlake.maintenance.branches import (
@@ -21,6 +21,7 @@ from lsmlake.maintenance.branches import (
     fast_forward,
     list_branches,
     open_branch,
+    rename_branch,
 )
 from lsmlake.maintenance.changelog_expire import expire_table_changelogs
 from lsmlake.maintenance.cleanup import RollbackResult, delete_tag, rollback_to
@@ -320,6 +321,15 @@ class Table(TableHandle):
         """Make a snapshot (or a tag's) the latest again; newer snapshots and their files go."""
         return rollback_to(self, snapshot_id, tag)
 
+    def rollback_to_timestamp(self, timestamp_millis: int) -> RollbackResult:
+        """Roll back to the newest snapshot committed at or before ``timestamp_millis`` (epoch ms)."""
+        snapshot = self.snapshot_manager.earlier_or_equal_time_millis(timestamp_millis)
+        if snapshot is None:
+            raise NoSuchSnapshotError(
+                f"table {self.name}: no snapshot was committed at or before {timestamp_millis} (epoch ms)"
+            )
+        return rollback_to(self, snapshot.id, None)
+
     def expire_snapshots(
         self,
         *,
@@ -416,6 +426,10 @@ class Table(TableHandle):
     def list_branches(self) -> list[str]:
         """The names of the table's branches (not ``main``), sorted."""
         return [b.name for b in list_branches(self.io, self.root)]
+
+    def rename_branch(self, name: str, target: str) -> None:
+        """Rename branch ``name`` to ``target``."""
+        rename_branch(self, name, target)
 
     def fast_forward(self, name: str) -> None:
         """Make the main table equal to branch ``name`` (Paimon's fast-forward)."""
