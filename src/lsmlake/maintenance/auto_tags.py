@@ -14,7 +14,7 @@ from lsmlake.errors import InvalidOptionError, LsmlakeError, NoSuchSnapshotError
 from lsmlake.maintenance.cleanup import delete_tag
 from lsmlake.metadata.snapshot import Snapshot
 from lsmlake.metadata.table_handle import TableHandle
-from lsmlake.metadata.tags import Tag, create_tag, read_tags, tag_path
+from lsmlake.metadata.tags import Tag, create_tag, read_tag, read_tags, tag_names, tag_path
 
 BATCH_TAG_PREFIX = "batch-write-"
 _NO_WATERMARK = -(2**63)
@@ -66,7 +66,9 @@ def create_auto_tags(table: TableHandle) -> list[str]:
     restored from the newest automatic tag, each later snapshot whose time (less `tag.creation-delay`)
     reaches the end of the period after the next tag's gets the previous period's tag (with
     `tag.automatic-completion`: the next missing period's), then the oldest automatic tags beyond
-    `tag.num-retained-max` go. Returns the tags created."""
+    `tag.num-retained-max` go. Progress comes from the newest tag by name, as Paimon 2.0 reads it
+    (1.4 takes the automatic tag of the newest snapshot: the same tag unless tags were made out of
+    order). Returns the tags created."""
     o = table.options
     period = o.auto_tag_period
     if period is None:
@@ -76,14 +78,16 @@ def create_auto_tags(table: TableHandle) -> list[str]:
     completion = o.get(CoreOptions.TAG_AUTOMATIC_COMPLETION)
     retained = o.get(CoreOptions.TAG_DEFAULT_TIME_RETAINED)
     manager = table.snapshot_manager
-    grouped = _auto_tags_by_snapshot(read_tags(table.io, table.root), period)
+    auto = [n for n in tag_names(table.io, table.root) if period.is_auto_tag(n)]
     next_tag: dt.datetime | None = None
-    if grouped:
-        last_id, names = next(reversed(grouped.items()))
-        newest = max(t for t in map(period.tag_to_time, names) if t is not None)
-        next_snapshot, next_tag = last_id + 1, period.next_tag_time(newest)
-    else:
-        next_snapshot = manager.earliest_id() or 1
+    next_snapshot = manager.earliest_id() or 1
+    if auto:  # progress from the newest automatic tag: one tag file read, not all of them
+        newest = max(auto, key=lambda n: period.tag_to_time(n) or dt.datetime.min)
+        try:
+            next_snapshot = read_tag(table.io, table.root, newest).snapshot.id + 1
+            next_tag = period.next_tag_time(period.tag_to_time(newest) or dt.datetime.min)
+        except NoSuchTagError:  # deleted meanwhile: start over, as without tags
+            pass
     created: list[str] = []
     latest = manager.latest_id()
     while latest is not None and next_snapshot <= latest:
@@ -117,8 +121,8 @@ def create_auto_tags(table: TableHandle) -> list[str]:
 def _retain_auto_tags(table: TableHandle, period: TagPeriod) -> None:
     """Delete the oldest automatic tags (by snapshot) beyond `tag.num-retained-max`."""
     most = table.options.get(CoreOptions.TAG_NUM_RETAINED_MAX)
-    if most is None:
-        return
+    if most is None or sum(map(period.is_auto_tag, tag_names(table.io, table.root))) <= most:
+        return  # no more automatic tags than snapshots they could group: nothing to read
     grouped = _auto_tags_by_snapshot(read_tags(table.io, table.root), period)
     for snapshot_id, names in list(grouped.items())[: max(len(grouped) - most, 0)]:
         if len(names) != 1:

@@ -23,13 +23,28 @@ def _warned(table: TableHandle, what: str, step: Callable[[], object]) -> None:
         warnings.warn(f"table {table.name}: {what} after commit failed: {e}", stacklevel=4)
 
 
+TAG_EXPIRE_CHECK_INTERVAL_MS = 60_000
+"""Tag expiry lists and reads every tag; a process does it for a table at most once a minute (by
+``core.clock``), so a stream of small commits pays no LIST per commit. Java checks on every commit."""
+_LAST_TAG_CHECK: dict[str, int] = {}
+
+
+def _tag_check_due(table: TableHandle) -> bool:
+    now = clock.epoch_millis()
+    last = _LAST_TAG_CHECK.get(table.root)
+    if last is not None and 0 <= now - last < TAG_EXPIRE_CHECK_INTERVAL_MS:
+        return False
+    _LAST_TAG_CHECK[table.root] = now
+    return True
+
+
 def maintain_after_commit(table: TableHandle, *, latest: int | None = None) -> None:
     """Everything the options ask for after a commit that published snapshots (`write-only` skips all
     but the batch tag, as in Paimon)."""
     o = table.options
     if not o.get(CoreOptions.WRITE_ONLY):
         _warned(table, "automatic tag creation", lambda: create_auto_tags(table))
-        if o.get(CoreOptions.TAG_TIME_EXPIRE_ENABLED):
+        if o.get(CoreOptions.TAG_TIME_EXPIRE_ENABLED) and _tag_check_due(table):
             _warned(table, "tag expiry", lambda: expire_tags(table))
         expire_partitions_after_commit(table)
         consumer_ttl = o.get(CoreOptions.CONSUMER_EXPIRATION_TIME)
