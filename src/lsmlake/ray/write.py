@@ -237,7 +237,7 @@ def commit_messages(
     ids = publish(table, messages, base_snapshot_id=base_snapshot_id, written=written, delete=delete)
     if ids:
         with naming_published(ids, table_name=table.name):
-            maintain_after_commit(table, latest=ids[-1])
+            maintain_after_commit(table, latest=ids[-1], written=[m.partition for m in messages])
     return ids[-1] if ids else None
 
 

@@ -16,7 +16,7 @@ from lsmlake.maintenance.auto_tags import create_auto_tags, expire_tags
 from lsmlake.metadata.tags import create_tag_from_timestamp, rename_tag, replace_tag
 from lsmlake.sql.common import Result, parse_time_millis
 from lsmlake.sql.context import SqlContext, open_data_table
-from lsmlake.sql.partitions import drop_partition_call, expire_partitions_call
+from lsmlake.sql.partitions import drop_partition_call, expire_partitions_call, specs_from_text
 from lsmlake.table import Table
 
 Args = dict[str, object]
@@ -325,12 +325,19 @@ def _drop_partition(ctx: SqlContext, args: Args) -> tuple[pa.Table, str]:
     return drop_partition_call(_table(ctx, args), args.get("partitions"))
 
 
+def _mark_partition_done(ctx: SqlContext, args: Args) -> tuple[pa.Table, str]:
+    table = _table(ctx, args)
+    written = table.mark_partitions_done(*specs_from_text(str(args.get("partitions") or "")))
+    return pa.table({"result": ["Success"]}), f"marked {len(written)} partition(s) of {table.name} done"
+
+
 def _expire_partitions(ctx: SqlContext, args: Args) -> tuple[pa.Table, str]:
     return expire_partitions_call(_table(ctx, args), args)
 
 
 PROCEDURES: dict[str, Procedure] = {
     "drop_partition": Procedure(("table", "partitions"), _drop_partition),
+    "mark_partition_done": Procedure(("table", "partitions"), _mark_partition_done),
     "expire_partitions": Procedure(
         ("table", "expiration_time", "timestamp_formatter", "timestamp_pattern", "expire_strategy", "max_expires"),
         _expire_partitions,

@@ -47,6 +47,7 @@ from lsmlake.stream.options import StreamOptions
 from lsmlake.table.arrow_dataset import TableDataset
 from lsmlake.table.compact import compact_table
 from lsmlake.table.explain import explain_table
+from lsmlake.table.partition_done import mark_done, spec_paths
 from lsmlake.table.partition_expire import expire_partitions
 from lsmlake.table.partitions import drop_partitions
 from lsmlake.table.stream import TableStream, stream_table
@@ -385,6 +386,11 @@ class Table(TableHandle):
         """Drop the partitions matching any spec (``{"dt": "2024-01-01"}``) in one OVERWRITE snapshot;
         its id, or None when none of them exists."""
         return drop_partitions(self, specs)
+
+    def mark_partitions_done(self, *specs: Mapping[str, object]) -> list[str]:
+        """Mark partitions (``{"dt": "20240101"}``) done with a `_SUCCESS` file in each directory, as
+        Paimon's success-file action; the files written."""
+        return mark_done(self, spec_paths(self, specs))
 
     def expire_partitions(
         self,

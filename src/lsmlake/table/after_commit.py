@@ -1,10 +1,11 @@
 """What a writer runs after its commit, in Paimon's order (TableCommitImpl.maintain, then the batch
-writer's tag): automatic tags, tag expiry, partition expiry, consumer expiry, snapshot expiry, the batch tag."""
+writer's tag): automatic tags, tag expiry, partition expiry, consumer expiry, snapshot expiry, the batch tag, marking
+the written partitions done."""
 
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from lsmlake.core import clock
 from lsmlake.core.options import CoreOptions
@@ -12,6 +13,7 @@ from lsmlake.maintenance.auto_tags import create_auto_tags, create_batch_tag, ex
 from lsmlake.maintenance.expire import expire_after_commit
 from lsmlake.metadata.consumers import expire_consumers
 from lsmlake.metadata.table_handle import TableHandle
+from lsmlake.table.partition_done import mark_written_partitions_done
 from lsmlake.table.partition_expire import expire_partitions_after_commit
 
 
@@ -38,9 +40,11 @@ def _tag_check_due(table: TableHandle) -> bool:
     return True
 
 
-def maintain_after_commit(table: TableHandle, *, latest: int | None = None) -> None:
+def maintain_after_commit(
+    table: TableHandle, *, latest: int | None = None, written: Iterable[bytes] = ()
+) -> None:
     """Everything the options ask for after a commit that published snapshots (`write-only` skips all
-    but the batch tag, as in Paimon)."""
+    but the batch tag and marking the ``written`` partitions done, as in Paimon's batch writers)."""
     o = table.options
     if not o.get(CoreOptions.WRITE_ONLY):
         _warned(table, "automatic tag creation", lambda: create_auto_tags(table))
@@ -54,3 +58,5 @@ def maintain_after_commit(table: TableHandle, *, latest: int | None = None) -> N
         expire_after_commit(table, latest=latest)
     if o.get(CoreOptions.TAG_AUTOMATIC_CREATION) == "batch":
         _warned(table, "batch tag creation", lambda: create_batch_tag(table))
+    if o.get(CoreOptions.PARTITION_END_INPUT_TO_DONE):
+        _warned(table, "marking partitions done", lambda: mark_written_partitions_done(table, written))

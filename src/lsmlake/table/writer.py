@@ -214,7 +214,9 @@ class TableWriter:
             self.result = result.frozen()
         if self.snapshot_ids:
             with naming_published(self.snapshot_ids, table_name=self.table.name):
-                maintain_after_commit(self.table, latest=self.snapshot_ids[-1])
+                maintain_after_commit(
+                    self.table, latest=self.snapshot_ids[-1], written=[m.partition for m in messages]
+                )
         return self.result.snapshot_id
 
     def abort(self) -> None:

@@ -119,6 +119,16 @@ class OptionDeclarations:
     PARTITION_TIMESTAMP_PATTERN = optional_string(
         "partition.timestamp-pattern", "How partition values form a time, e.g. '$year-$month-$day' (default: the first)."
     )
+    PARTITION_END_INPUT_TO_DONE = bool_option(
+        "partition.end-input-to-done",
+        False,
+        "A batch write marks the partitions it wrote done (partition.mark-done-action).",
+    )
+    PARTITION_MARK_DONE_ACTION = string_option(
+        "partition.mark-done-action",
+        "success-file",
+        "How a partition is marked done: success-file (a _SUCCESS file in its directory; the only action lsmlake has).",
+    )
     PATH = optional_string("path", "The table's location (set by the catalog).")
     FILE_FORMAT = lower_option("file.format", "parquet", "Data file format: parquet or orc (avro is read only).")
     FILE_COMPRESSION = lower_option("file.compression", "zstd", "Data file compression codec.")

@@ -43,6 +43,13 @@ def refusal(key: str, value: str) -> str | None:
         return f"option {key!r} is not supported by lsmlake: every level is written with the table's settings"
     if key.startswith(FIELDS_PREFIX) and key.endswith(_FIELD_STATS_MODE):
         return f"option {key!r} is not supported by lsmlake: every column's stats follow metadata.stats-mode"
+    if key == CoreOptions.PARTITION_MARK_DONE_ACTION.key:
+        others = [a.strip() for a in value.split(",") if a.strip() and a.strip() != "success-file"]
+        if others:
+            return (
+                f"option 'partition.mark-done-action'={value!r} is not supported by lsmlake: only success-file "
+                "(done-partition and mark-event need a Hive metastore; http-report and custom are not available)"
+            )
     if key == CoreOptions.FILE_FORMAT.key and value.strip().lower() == "avro":
         return "option 'file.format'='avro' is not supported by lsmlake: it reads Avro data files but cannot write them"
     return None
