@@ -1,15 +1,18 @@
-"""The catalog-wide system tables of Paimon's `sys` database: `sys.tables` (AllTablesTable) and
-`sys.all_table_options` (AllTableOptionsTable), over every table of every database."""
+"""The catalog-wide system tables of Paimon's `sys` database: `sys.tables` (AllTablesTable),
+`sys.partitions` (AllPartitionsTable) and `sys.all_table_options` (AllTableOptionsTable), over every
+table of every database."""
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import pyarrow as pa
 
+from lsmlake.metadata.live_files import live_entries
 from lsmlake.metadata.table_handle import TableHandle
-from lsmlake.system.common import rows_to_table
+from lsmlake.system.common import SystemContext, rows_to_table
 
 SYSTEM_DATABASE = "sys"
 
@@ -33,6 +36,19 @@ ALL_TABLES_SCHEMA = pa.schema(
 )
 ALL_TABLE_OPTIONS_SCHEMA = pa.schema(
     [("database_name", pa.string()), ("table_name", pa.string()), ("key", pa.string()), ("value", pa.string())]
+)
+
+ALL_PARTITIONS_SCHEMA = pa.schema(
+    [
+        ("database_name", pa.string()),
+        ("table_name", pa.string()),
+        ("partition_name", pa.string()),
+        ("record_count", pa.int64()),
+        ("file_size_in_bytes", pa.int64()),
+        ("file_count", pa.int64()),
+        ("last_file_creation_time", pa.int64()),
+        ("done", pa.bool_()),
+    ]
 )
 
 Entry = tuple[str, str, TableHandle, str]
@@ -79,8 +95,38 @@ def all_table_options(entries: Sequence[Entry]) -> pa.Table:
     return rows_to_table(ALL_TABLE_OPTIONS_SCHEMA, rows)
 
 
+def _epoch_millis(wall_clock_millis: int) -> int:
+    """A data file's creation time (the writer's local wall clock read as UTC) as epoch ms, as Java's
+    creationTimeEpochMillis reads it in this machine's zone."""
+    wall = dt.datetime(1970, 1, 1) + dt.timedelta(milliseconds=wall_clock_millis)
+    return int(wall.timestamp() * 1000)
+
+
+def all_partitions(entries: Sequence[Entry]) -> pa.Table:
+    """One row per partition of every partitioned table, from its latest snapshot's live files."""
+    rows = []
+    for database, name, table, _ in entries:
+        if not table.schema.partition_keys:
+            continue
+        ctx = SystemContext(table, None)
+        totals: dict[bytes, list[int]] = {}
+        for e in live_entries(table.io, table.paths, table.snapshot_manager.latest()):
+            t = totals.setdefault(e.partition, [0, 0, 0, -(2**63)])
+            t[0] += e.file.row_count
+            t[1] += e.file.file_size
+            t[2] += 1
+            if e.file.creation_time_millis is not None:
+                t[3] = max(t[3], _epoch_millis(e.file.creation_time_millis))
+        for partition, (records, size, files, created) in totals.items():
+            last = None if created == -(2**63) else created
+            rows.append((database, name, ctx.partition_spec(partition), records, size, files, last, False))
+    rows.sort(key=lambda r: (r[0], r[1], r[2]))
+    return rows_to_table(ALL_PARTITIONS_SCHEMA, rows)
+
+
 GLOBAL_TABLES: dict[str, Callable[[Sequence[Entry]], pa.Table]] = {
     "tables": all_tables,
+    "partitions": all_partitions,
     "all_table_options": all_table_options,
 }
 
