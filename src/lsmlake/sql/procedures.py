@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -103,6 +104,44 @@ def _compact(ctx: SqlContext, args: Args) -> tuple[pa.Table, str]:
     return pa.table(
         {"result": [True], "snapshot_id": pa.array([sid], pa.int64())}
     ), f"{strategy} compaction of {table.name}: {done}"
+
+
+def _compact_database(ctx: SqlContext, args: Args) -> tuple[pa.Table, str]:
+    """Compact every primary-key table whose database fully matches ``including_databases`` and whose
+    ``db.table`` matches ``including_tables`` and not ``excluding_tables`` (Java regexes, read with
+    Python's); ``mode`` only shapes Flink's job and is accepted as Paimon names it."""
+    mode = str(args.get("mode") or "divided").strip().lower()
+    if mode not in ("divided", "combined"):
+        raise SqlError(f"compact_database: mode must be 'divided' or 'combined', got {mode!r}")
+    strategy = str(args.get("compact_strategy") or "full").strip().lower()
+    if strategy not in ("full", "minor"):
+        raise SqlError(f"compact_strategy must be 'full' or 'minor', got {strategy!r}")
+    databases = re.compile(str(args.get("including_databases") or ".*"))
+    including = re.compile(str(args.get("including_tables") or ".*"))
+    excluding = re.compile(str(args["excluding_tables"])) if args.get("excluding_tables") else None
+    options = dict(kv.split("=", 1) for kv in str(args.get("table_options") or "").split(",") if kv)
+    names, ids, skipped = [], [], []
+    for db in ctx.catalog.list_databases():
+        if not databases.fullmatch(db):
+            continue
+        for name in ctx.catalog.list_tables(db):
+            full = f"{db}.{name}"
+            if not including.fullmatch(full) or (excluding is not None and excluding.fullmatch(full)):
+                continue
+            table = open_data_table(ctx.catalog, full).with_options({**options, "write-only": "false"})
+            if not table.primary_keys:
+                skipped.append(full)  # lsmlake cannot compact append tables yet
+                continue
+            names.append(full)
+            ids.append(table.compact(full=strategy == "full"))
+    if not names:
+        raise SqlError(
+            "no tables to be compacted: none matched the patterns"
+            + (f" (append tables are skipped: {', '.join(skipped)})" if skipped else "")
+        )
+    out = pa.table({"table": names, "snapshot_id": pa.array(ids, pa.int64())})
+    note = f"; skipped append table(s) {', '.join(skipped)}" if skipped else ""
+    return out, f"{strategy} compaction of {len(names)} table(s){note}"
 
 
 def _expire(ctx: SqlContext, args: Args) -> tuple[pa.Table, str]:
@@ -361,6 +400,20 @@ PROCEDURES: dict[str, Procedure] = {
         ),
         _compact,
         supported=("table", "options", "compact_strategy", "full"),
+    ),
+    "compact_database": Procedure(
+        (
+            "including_databases",
+            "mode",
+            "including_tables",
+            "excluding_tables",
+            "table_options",
+            "partition_idle_time",
+            "compact_strategy",
+        ),
+        _compact_database,
+        supported=("including_databases", "mode", "including_tables", "excluding_tables", "table_options",
+                   "compact_strategy"),
     ),
     "expire_snapshots": Procedure(
         ("table", "retain_max", "retain_min", "older_than", "max_deletes", "options"),
