@@ -309,6 +309,12 @@ def _rename_branch(ctx: SqlContext, args: Args) -> tuple[pa.Table, str]:
     return pa.table({"result": [True]}), f"renamed branch {source} of {table.name} to {target}"
 
 
+def _purge_files(ctx: SqlContext, args: Args) -> tuple[pa.Table, str]:
+    table = _table(ctx, args)
+    table.purge_files()
+    return pa.table({"result": ["Success"]}), f"purged the files of {table.name}"
+
+
 def _orphans(ctx: SqlContext, args: Args) -> tuple[pa.Table, str]:
     ident = str(args.get("table") or "")
     if ident.endswith(".*"):
@@ -446,6 +452,7 @@ PROCEDURES: dict[str, Procedure] = {
     "rollback": Procedure(
         ("table", "version", "snapshot_id", "tag"), _rollback, aliases=(("snapshot", "snapshot_id"),)
     ),
+    "purge_files": Procedure(("table",), _purge_files),
     "remove_orphan_files": Procedure(
         ("table", "older_than", "dry_run", "parallelism", "mode"),
         _orphans,

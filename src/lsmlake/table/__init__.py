@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import posixpath
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -23,7 +24,7 @@ from lsmlake.maintenance.branches import (
     open_branch,
     rename_branch,
 )
-from lsmlake.maintenance.changelog_expire import expire_table_changelogs
+from lsmlake.maintenance.changelog_expire import CHANGELOG_DIR, expire_table_changelogs
 from lsmlake.maintenance.cleanup import RollbackResult, delete_tag, rollback_to
 from lsmlake.maintenance.expire import ExpireResult, expire_snapshots
 from lsmlake.maintenance.orphans import remove_orphan_files
@@ -346,6 +347,20 @@ class Table(TableHandle):
     def remove_orphan_files(self, *, older_than_ms: int | None = None, dry_run: bool = False) -> list[str]:
         """Delete files no snapshot, tag or changelog uses and older than the guard (default: one day)."""
         return remove_orphan_files(self, older_than_ms=older_than_ms, dry_run=dry_run)
+
+    def purge_files(self) -> None:
+        """Empty the table as Paimon's purge_files does: branches, tags, consumers and long-lived
+        changelogs go, the table is truncated, and every snapshot but that last one expires with its
+        files. The schema stays."""
+        for branch in self.list_branches():
+            self.delete_branch(branch)
+        for tag in self.list_tags():
+            delete_tag(self, tag.name)
+        self.clear_consumers()
+        quiet = {"write-only": "true", "tag.automatic-creation": "none", "partition.end-input-to-done": "false"}
+        self.with_dynamic_options(quiet).truncate()  # no after-commit tags or markers, as Java's truncate
+        self.io.delete_dir(posixpath.join(self.root, CHANGELOG_DIR))
+        expire_snapshots(self, retain_min=1, retain_max=1, older_than_ms=2**62, max_deletes=2**31 - 1)
 
     # -- consumers and changelogs
     def reset_consumer(self, consumer_id: str, next_snapshot_id: int | None = None) -> None:
