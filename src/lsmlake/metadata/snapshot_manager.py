@@ -169,6 +169,26 @@ class SnapshotManager:
                 return snapshot
         return found
 
+    def earlier_or_equal_watermark(self, watermark: int) -> Snapshot | None:
+        """Paimon's earlierOrEqualWatermark over watermarks that only grow: the newest snapshot whose
+        watermark is at most ``watermark``, or the first snapshot with a watermark when even that one
+        is later; None when no snapshot has one, or the latest has Java's Long.MIN_VALUE placeholder."""
+        latest = self.latest()
+        if latest is None or latest.watermark == _NO_WATERMARK:
+            return None
+        found = None
+        for sid in self.snapshot_ids():
+            snapshot = self.snapshot(sid)
+            mark = snapshot.watermark
+            if mark is None:
+                continue
+            if found is None and mark >= watermark:
+                return snapshot
+            if mark > watermark:
+                break
+            found = snapshot
+        return found
+
     def later_or_equal_watermark(self, watermark: int) -> Snapshot | None:
         """The oldest snapshot whose watermark is at least ``watermark`` (snapshots without one, or with
         Java's Long.MIN_VALUE placeholder, skipped); None if there is none."""

@@ -302,6 +302,16 @@ def _rollback_to_timestamp(ctx: SqlContext, args: Args) -> tuple[pa.Table, str]:
     return out, f"rolled {table.name} back from snapshot {previous} to {result.snapshot_id}"
 
 
+def _rollback_to_watermark(ctx: SqlContext, args: Args) -> tuple[pa.Table, str]:
+    table = _table(ctx, args)
+    watermark = _int(args, "watermark")
+    if watermark is None:
+        raise SqlError("rollback_to_watermark needs watermark => epoch milliseconds")
+    result = table.rollback_to_watermark(watermark)
+    message = f"Success roll back to snapshot: {result.snapshot_id} ."
+    return pa.table({"result": [message]}), message
+
+
 def _rename_branch(ctx: SqlContext, args: Args) -> tuple[pa.Table, str]:
     table = _table(ctx, args)
     source, target = _name(args, "from_branch", "rename_branch"), _name(args, "to_branch", "rename_branch")
@@ -392,6 +402,7 @@ PROCEDURES: dict[str, Procedure] = {
     "fast_forward": Procedure(("table", "branch"), _fast_forward),
     "rename_branch": Procedure(("table", "from_branch", "to_branch"), _rename_branch),
     "rollback_to_timestamp": Procedure(("table", "timestamp"), _rollback_to_timestamp),
+    "rollback_to_watermark": Procedure(("table", "watermark"), _rollback_to_watermark),
     "compact": Procedure(
         (
             "table",

@@ -332,6 +332,15 @@ class Table(TableHandle):
             )
         return rollback_to(self, snapshot.id, None)
 
+    def rollback_to_watermark(self, watermark: int) -> RollbackResult:
+        """Roll back to the newest snapshot whose watermark is at most ``watermark`` (Paimon's rule)."""
+        snapshot = self.snapshot_manager.earlier_or_equal_watermark(watermark)
+        if snapshot is None:
+            raise NoSuchSnapshotError(
+                f"table {self.name}: no snapshot has a watermark at or before {watermark}"
+            )
+        return rollback_to(self, snapshot.id, None)
+
     def expire_snapshots(
         self,
         *,
@@ -357,7 +366,11 @@ class Table(TableHandle):
         for tag in self.list_tags():
             delete_tag(self, tag.name)
         self.clear_consumers()
-        quiet = {"write-only": "true", "tag.automatic-creation": "none", "partition.end-input-to-done": "false"}
+        quiet = {
+            "write-only": "true",
+            "tag.automatic-creation": "none",
+            "partition.end-input-to-done": "false",
+        }
         self.with_dynamic_options(quiet).truncate()  # no after-commit tags or markers, as Java's truncate
         self.io.delete_dir(posixpath.join(self.root, CHANGELOG_DIR))
         expire_snapshots(self, retain_min=1, retain_max=1, older_than_ms=2**62, max_deletes=2**31 - 1)
