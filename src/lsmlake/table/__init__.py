@@ -296,6 +296,7 @@ class Table(TableHandle):
         return create_tag_from_timestamp(self, name, timestamp_millis, time_retained_ms=time_retained_ms)
 
     def rename_tag(self, name: str, target: str) -> None:
+        """Rename tag ``name`` to ``target`` (which must not exist)."""
         rename_tag(self, name, target)
 
     def replace_tag(
