@@ -317,3 +317,13 @@ def test_tag_procedures(tmp_path: Path) -> None:
     out = s.execute(f"CALL sys.expire_tags(`table` => 'db.t', older_than => '{future}')")[0].table
     assert sorted(out.column("expired_tags").to_pylist()) == ["early", "moved"]  # by their files' times
     assert _tags(t) == {}
+
+
+def test_automatic_tags_of_another_writer_are_picked_up(tmp_path: Path) -> None:
+    """Progress kept between commits of one process gives way to tags another process made."""
+    t = _table(tmp_path, **{"tag.automatic-creation": "process-time"})
+    s1 = _write_at(t, "2024-01-02 10:00")
+    s2 = _write_at(t, "2024-01-02 11:00", key=2)
+    t.create_tag("2024-01-03", s2)  # as another writer's TagAutoCreation would name it
+    _write_at(t, "2024-01-03 12:00", key=3)  # the next tag is 2024-01-04's: not due yet
+    assert _tags(t) == {"2024-01-01": s1, "2024-01-03": s2}

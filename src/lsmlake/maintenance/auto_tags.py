@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections import defaultdict
+from dataclasses import dataclass
 
 from lsmlake.core import clock
 from lsmlake.core.options import CoreOptions
@@ -79,17 +80,27 @@ def create_auto_tags(table: TableHandle) -> list[str]:
     retained = o.get(CoreOptions.TAG_DEFAULT_TIME_RETAINED)
     manager = table.snapshot_manager
     auto = [n for n in tag_names(table.io, table.root) if period.is_auto_tag(n)]
-    next_tag: dt.datetime | None = None
-    next_snapshot = manager.earliest_id() or 1
-    if auto:  # progress from the newest automatic tag: one tag file read, not all of them
-        newest = max(auto, key=lambda n: period.tag_to_time(n) or dt.datetime.min)
-        try:
-            next_snapshot = read_tag(table.io, table.root, newest).snapshot.id + 1
-            next_tag = period.next_tag_time(period.tag_to_time(newest) or dt.datetime.min)
-        except NoSuchTagError:  # deleted meanwhile: start over, as without tags
-            pass
-    created: list[str] = []
+    newest = max(auto, key=lambda n: period.tag_to_time(n) or dt.datetime.min) if auto else None
     latest = manager.latest_id()
+    key = (table.root, period, delay, completion, o.get(CoreOptions.TAG_AUTOMATIC_CREATION), _zones(table))
+    memo = _PROGRESS.get(key)
+    if (
+        memo is not None
+        and memo.newest_tag == newest
+        and latest is not None
+        and latest >= memo.next_snapshot - 1
+    ):
+        next_snapshot, next_tag = memo.next_snapshot, memo.next_tag  # this process scanned up to here
+    else:
+        next_tag = None
+        next_snapshot = manager.earliest_id() or 1
+        if newest is not None:  # progress from the newest automatic tag: one tag file read, not all
+            try:
+                next_snapshot = read_tag(table.io, table.root, newest).snapshot.id + 1
+                next_tag = period.next_tag_time(period.tag_to_time(newest) or dt.datetime.min)
+            except NoSuchTagError:  # deleted meanwhile: start over, as without tags
+                pass
+    created: list[str] = []
     while latest is not None and next_snapshot <= latest:
         try:
             snapshot = manager.snapshot(next_snapshot)
@@ -115,7 +126,28 @@ def create_auto_tags(table: TableHandle) -> list[str]:
         created.append(name)
         next_tag = period.next_tag_time(this_tag)
         _retain_auto_tags(table, period)
+    _PROGRESS[key] = _Progress(created[-1] if created else newest, next_snapshot, next_tag)
     return created
+
+
+@dataclass(frozen=True)
+class _Progress:
+    """Where this process's last run over a table stopped: valid while the newest automatic tag is
+    the same (another process tagging, or a rollback, makes the next run restore from the tags)."""
+
+    newest_tag: str | None
+    next_snapshot: int
+    next_tag: dt.datetime | None
+
+
+_PROGRESS: dict[tuple[object, ...], _Progress] = {}
+"""Java keeps this state in its committer; without it every commit would re-read the snapshots since
+the newest automatic tag (all of them in watermark mode when no snapshot has a watermark)."""
+
+
+def _zones(table: TableHandle) -> tuple[str | None, str]:
+    o = table.options
+    return o.get(CoreOptions.SINK_PROCESS_TIME_ZONE), o.get(CoreOptions.SINK_WATERMARK_TIME_ZONE)
 
 
 def _retain_auto_tags(table: TableHandle, period: TagPeriod) -> None:
