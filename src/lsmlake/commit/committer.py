@@ -170,6 +170,19 @@ class FileStoreCommit:
                 ids.append(self._commit_changes(changes, identifier))
         return ids
 
+    def compact_manifests(self) -> int | None:
+        """A COMPACT snapshot that changes no data and rewrites the latest snapshot's manifests with the
+        merge of this committer's options (Paimon's compact_manifest sets the full-compaction threshold
+        to 0: one merged set of ADD entries); None when there is no snapshot or the manifests are
+        already one file without deletes."""
+        latest = self.snapshots.latest()
+        if latest is None:
+            return None
+        previous = self._previous_metas(latest)
+        if len(previous) <= 1 and all(m.num_deleted_files == 0 for m in previous):
+            return None
+        return self._commit_changes(Changes("COMPACT", ()), BATCH_COMMIT_IDENTIFIER)
+
     @property
     def rebased_buckets(self) -> set[tuple[bytes, int]]:
         """The buckets whose new files the last APPEND rewrote above another writer's."""

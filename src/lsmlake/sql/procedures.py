@@ -144,6 +144,13 @@ def _compact_database(ctx: SqlContext, args: Args) -> tuple[pa.Table, str]:
     return out, f"{strategy} compaction of {len(names)} table(s){note}"
 
 
+def _compact_manifest(ctx: SqlContext, args: Args) -> tuple[pa.Table, str]:
+    table = _table(ctx, args)
+    sid = table.compact_manifests()
+    done = f"snapshot {sid}" if sid is not None else "nothing to merge"
+    return pa.table({"result": ["success"]}), f"manifest compaction of {table.name}: {done}"
+
+
 def _expire(ctx: SqlContext, args: Args) -> tuple[pa.Table, str]:
     table = _table(ctx, args)
     older = args.get("older_than")
@@ -418,6 +425,7 @@ PROCEDURES: dict[str, Procedure] = {
         _compact,
         supported=("table", "options", "compact_strategy", "full"),
     ),
+    "compact_manifest": Procedure(("table", "options"), _compact_manifest, supported=("table",)),
     "compact_database": Procedure(
         (
             "including_databases",

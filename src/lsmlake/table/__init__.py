@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from lsmlake.commit.publish import compact_manifests
 from lsmlake.core.options import CoreOptions
 from lsmlake.core.schema import TableSchema
 from lsmlake.errors import ImmutableColumnError, NoSuchColumnError, NoSuchSnapshotError
@@ -279,6 +280,11 @@ class Table(TableHandle):
         return compact_table(self, full=full, executor=executor)
 
     # -- maintenance
+    def compact_manifests(self) -> int | None:
+        """Rewrite the latest snapshot's manifests as one merged set (Paimon's compact_manifest) in a
+        COMPACT snapshot that changes no rows; its id, or None when there was nothing to merge."""
+        return compact_manifests(self)
+
     def create_tag(
         self, name: str, snapshot_id: int | None = None, *, time_retained_ms: int | None = None
     ) -> Tag:
