@@ -1,8 +1,8 @@
-"""The crash campaign: a writer (writes, tags, compactions, expiry, orphan cleaning) is SIGKILLed at a
-random time or at an instrumented point, and the table is checked after every kill: no acknowledged
-commit lost, no committed row invisible after the next acknowledged commit, every retained snapshot and
-tag readable (and equal to the model where an acknowledgement names it), and ``remove_orphan_files``
-runs and removes only files nothing references."""
+"""The crash campaign: a writer (writes, tags, tag expiry, branch creation and deletion, compactions,
+expiry, orphan cleaning) is SIGKILLed at a random time or at an instrumented point, and the table is
+checked after every kill: no acknowledged commit lost, no committed row invisible after the next
+acknowledged commit, every retained snapshot, tag and branch readable (and equal to the model where an
+acknowledgement names it), and ``remove_orphan_files`` runs and removes only files nothing references."""
 
 from __future__ import annotations
 
@@ -127,9 +127,19 @@ def run_child(job: ChildJob, ready: Event) -> None:
             w.commit()
             assert w.result is not None
             log.append(ack_record(write, g=g, ids=list(w.result.snapshot_ids)))
-            if op % 4 == 3:
-                table.create_tag(f"g{g:06d}")
+            if op % 4 == 1:
+                # every other tag lives 1 ms and goes in the tag expiry below; branches come from the others
+                short = op % 8 == 5
+                table.create_tag(f"g{g:06d}", time_retained_ms=1 if short else None)
                 log.append({"tag": f"g{g:06d}", "g": g})
+                if short:
+                    time.sleep(0.002)
+                    table.expire_tags()
+                else:
+                    table.create_branch(f"b{g:06d}", tag=f"g{g:06d}")
+                    log.append({"branch": f"b{g:06d}", "g": g})
+                    for old in table.list_branches()[:-1]:
+                        table.delete_branch(old)
                 for old in [t.name for t in table.list_tags()][:-2]:
                     table.delete_tag(old)
             if op % 6 == 5:
@@ -175,6 +185,7 @@ class _History:
     landed: list[tuple[int, Write]] = field(default_factory=list)
     last_acked: int = -1
     tags: dict[str, int] = field(default_factory=dict)
+    branches: dict[str, int] = field(default_factory=dict)
     acked_snapshots: dict[int, int] = field(default_factory=dict)  # last snapshot of write g -> g
 
     def state(self, upto: int | None = None) -> Model:
@@ -241,6 +252,8 @@ def _check_round(table: Table, job: ChildJob, history: _History, result: CrashRe
     for r in records:
         if "tag" in r:
             history.tags[r["tag"]] = r["g"]
+        if "branch" in r:
+            history.branches[r["branch"]] = r["g"]
     where = f"round {result.rounds} ({job.point} #{job.hit})"
     if [r["g"] for r in acked] != list(range(job.first_write, job.first_write + len(acked))):
         result.failures.append(f"{where}: acknowledgements out of order")
@@ -302,6 +315,18 @@ def _check_history(table: Table, history: _History, result: CrashResult, where: 
             result.failures.append(
                 f"{where}: snapshot {sid} (write {g}): {differences(got, history.state(g))}"
             )
+    for branch in table.list_branches():
+        result.checks += 1
+        try:
+            got = table_model(table.branch(branch).read())
+        except Exception as e:
+            result.failures.append(f"{where}: branch {branch} is unreadable: {type(e).__name__}: {e}")
+            continue
+        g = history.branches.get(branch)
+        if g is not None and got != history.state(g):
+            result.failures.append(
+                f"{where}: branch {branch} (write {g}): {differences(got, history.state(g))}"
+            )
     for tag in table.list_tags():
         result.checks += 1
         try:
@@ -322,6 +347,7 @@ def _referenced(table: Table, uri: str) -> set[str]:
     names: set[str] = set()
     reads: list[Any] = [files.read(snapshot_id=s) for s in table.snapshot_manager.snapshot_ids()]
     reads += [files.with_options({"scan.tag-name": t.name}).read() for t in table.list_tags()]
+    reads += [Catalog(uri).get_table(f"{TABLE}$branch_{b}$files").read() for b in table.list_branches()]
     for r in reads:
         names |= {p.rsplit("/", 1)[-1] for p in r.column("file_path").to_pylist()}
     return names

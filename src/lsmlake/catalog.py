@@ -26,9 +26,12 @@ from lsmlake.errors import (
 )
 from lsmlake.maintenance.branches import open_branch, parse_branch_suffix
 from lsmlake.mergetree.merge_function import validate_merge_engine
+from lsmlake.metadata.table_handle import TableHandle
 from lsmlake.metastore import Metastore, open_metastore
 from lsmlake.metastore.rest import RestCatalogClient
 from lsmlake.schema_change import SchemaChange
+from lsmlake.schema_change.apply import check_record_level_time_field
+from lsmlake.system.global_tables import GLOBAL_TABLES, SYSTEM_DATABASE, GlobalSystemTable
 from lsmlake.system.registry import SystemTable
 from lsmlake.table import Table
 
@@ -114,6 +117,10 @@ class Catalog:
                 raise AlreadyExistsError(f"database {name} already exists")
             return
         self._db_path(name)
+        if name == SYSTEM_DATABASE:
+            raise InvalidIdentifierError(
+                f"database name {name!r} is reserved for Paimon's global system tables"
+            )
         if not self.metastore.create_database(name) and not exist_ok:
             raise AlreadyExistsError(f"database {name} already exists")
 
@@ -156,13 +163,43 @@ class Catalog:
         self._table_path(db, name)
         return self.metastore.table_exists(db, name)
 
-    def get_table(self, identifier: str) -> Table | SystemTable:
-        """Open a table (``db.table``), a branch (``db.table$branch_b``), or a system table
-        (``db.table$files``, ``db.table$branch_b$files``); NoSuchTableError if absent."""
+    def get_table(self, identifier: str) -> Table | SystemTable | GlobalSystemTable:
+        """Open a table (``db.table``), a branch (``db.table$branch_b``), a system table
+        (``db.table$files``, ``db.table$branch_b$files``) or a catalog-wide one (``sys.tables``,
+        ``sys.all_table_options``); NoSuchTableError if absent."""
+        database, _, rest = str(identifier).partition(".")
+        if database == SYSTEM_DATABASE and SYSTEM_TABLE_SPLITTER not in rest:
+            return self.global_system_table(rest)
         _, _, suffix = str(identifier).partition(SYSTEM_TABLE_SPLITTER)
         if suffix and parse_branch_suffix(suffix)[1] is not None:
             return self.get_system_table(identifier)
         return self.open_table(identifier)
+
+    def global_system_table(self, name: str) -> GlobalSystemTable:
+        """``sys.<name>``: a table over every table of the catalog (Paimon's global system tables)."""
+        key = name.lower()
+        if key not in GLOBAL_TABLES:
+            raise NoSuchTableError(
+                f"table {SYSTEM_DATABASE}.{name} does not exist; global system tables: "
+                + ", ".join(f"{SYSTEM_DATABASE}.{n}" for n in GLOBAL_TABLES)
+            )
+        return GlobalSystemTable(key, self._all_tables)
+
+    def _all_tables(self) -> list[tuple[str, str, TableHandle, str]]:
+        """Every table (database, name, table, location), skipping those dropped meanwhile (as Java)."""
+        out: list[tuple[str, str, TableHandle, str]] = []
+        for database in self.list_databases():
+            try:
+                names = self.list_tables(database)
+            except NoSuchDatabaseError:
+                continue
+            for name in names:
+                try:
+                    table = self._open_main(f"{database}.{name}")
+                except NoSuchTableError:
+                    continue
+                out.append((database, name, table, self.io.uri(table.root)))
+        return out
 
     def open_table(self, identifier: str) -> Table:
         """Open a data table (``db.table``, or a branch: ``db.table$branch_b``); raises NoSuchTableError
@@ -427,4 +464,7 @@ def build_schema(
         time_millis=int(time.time() * 1000),
     )
     validate_merge_engine(table_schema)
+    check_record_level_time_field(
+        table_schema, CoreOptions.of(options, primary_key_table=bool(primary_key)), table=table_name
+    )
     return table_schema

@@ -127,7 +127,7 @@ def test_an_error_in_expiry_after_the_commit_names_both_snapshots(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     t = table(tmp_path)
-    monkeypatch.setattr("lsmlake.table.writer.expire_after_commit", lambda _t: _raise(OSError("disk gone")))
+    monkeypatch.setattr("lsmlake.table.writer.maintain_after_commit", lambda _t, **_: _raise(OSError("disk gone")))
     w = t.writer()
     w.write(rows(range(5, 15), "b"))
     with pytest.raises(PartiallyPublishedError) as info:

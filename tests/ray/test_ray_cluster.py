@@ -185,6 +185,30 @@ def test_ray_write_by_warehouse_and_without_compaction(tmp_path: Path) -> None:
     assert _sorted(t.read()).equals(_sorted(_rows(np.arange(500), "w")))
 
 
+def test_a_ray_write_runs_the_after_commit_steps(tmp_path: Path) -> None:
+    """As a local write: partition expiry, snapshot expiry and the batch tag follow the commit."""
+    cat = _catalog(tmp_path)
+    options = {
+        "partition.expiration-time": "1 d",
+        "partition.timestamp-formatter": "yyyyMMdd",
+        "tag.automatic-creation": "batch",
+        "tag.batch.customized-name": "ray-load",
+        "snapshot.num-retained.min": "1",
+        "snapshot.num-retained.max": "1",
+    }
+    t = _pk_table(cat, **options)
+    old = _rows(np.arange(5), "old").set_column(1, "dt", pa.array(["20000101"] * 5))
+    t.with_options({"write-only": "true"}).write(old)  # no after-commit steps: the Ray write's do it
+    rows = _rows(np.arange(100), "new").set_column(1, "dt", pa.array(["29991231"] * 100))
+    sid = lray.write_table(ray.data.from_arrow(rows), t)
+    assert sid is not None
+    assert set(t.read(columns=["dt"]).column("dt").to_pylist()) == {"29991231"}
+    latest = t.snapshot_manager.latest_id()
+    assert latest is not None and latest > sid  # partition expiry committed after the write
+    assert [(x.name, x.snapshot.id) for x in t.list_tags()] == [("ray-load", latest)]
+    assert t.snapshot_manager.earliest_id() == sid  # the older snapshot expired (retain max 1)
+
+
 def test_ray_write_needs_fixed_buckets(tmp_path: Path) -> None:
     t = _catalog(tmp_path).create_table("db.d", schema=SCHEMA, primary_key=["id", "dt"])
     with pytest.raises(UnsupportedError, match="fixed bucket"):

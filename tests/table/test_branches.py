@@ -241,3 +241,25 @@ def test_interrupted_branch_deletion_is_unreachable_and_cleaned(
     assert str(branches / ".deleted-branch-dev-1") in removed and list(branches.iterdir()) == []
     assert any(p.endswith(".parquet") for p in removed)  # the branch's own data file went with it
     assert _rows(t) == {1: "a"}
+
+
+def test_rename_branch(catalog: lsmlake.Catalog) -> None:
+    t = _table(catalog)
+    _write(t, {1: "a"})
+    t.create_tag("t1")
+    t.create_branch("dev", tag="t1").write(pa.table({"id": [2], "v": ["dev"]}))
+    t.create_branch("other")
+    s = Session(catalog, database="db")
+    s.execute("CALL sys.rename_branch(`table` => 'db.t', from_branch => 'dev', to_branch => 'feature')")
+    assert t.list_branches() == ["feature", "other"]
+    assert _rows(catalog.get_table("db.t$branch_feature")) == {1: "a", 2: "dev"}
+    _write(t.branch("feature"), {3: "more"})  # the renamed branch reads and writes as before
+    assert _rows(t.branch("feature")) == {1: "a", 2: "dev", 3: "more"}
+    with pytest.raises(AlreadyExistsError):
+        t.rename_branch("feature", "other")
+    with pytest.raises(NoSuchTableError):
+        t.rename_branch("dev", "x")
+    with pytest.raises(InvalidIdentifierError):
+        t.rename_branch("main", "x")
+    with pytest.raises(InvalidIdentifierError):
+        t.rename_branch("feature", "a/b")

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import textwrap
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
@@ -27,7 +28,8 @@ HELP = """Statements (end each with ;):
   ALTER TABLE t ...    DROP TABLE t    DROP DATABASE d    TRUNCATE TABLE t
   SHOW DATABASES | TABLES | CREATE TABLE t    DESCRIBE t    USE d    EXPLAIN SELECT ...
   COPY (SELECT ...) TO 'out.parquet' | 'out.csv' [(FORMAT parquet|csv)]
-  CALL sys.{procedures}(...)
+  CALL sys.compact(table => 't') and the other procedures:
+{procedures}
 Prompt commands: help, \\x (one block per row, on/off), exit (or quit, \\q, Ctrl-D); Ctrl-C drops the line."""
 
 _KEYWORD_TEXT = (
@@ -40,7 +42,8 @@ KEYWORDS = tuple(_KEYWORD_TEXT.split())
 
 
 def help_text() -> str:
-    return HELP.format(procedures=" | sys.".join(sorted(PROCEDURES)))
+    names = ", ".join(sorted(PROCEDURES))
+    return HELP.format(procedures=textwrap.fill(names, width=100, initial_indent="    ", subsequent_indent="    "))
 
 
 def statement_complete(text: str) -> bool:

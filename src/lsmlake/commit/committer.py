@@ -21,6 +21,7 @@ from lsmlake.commit.conflicts import (
 from lsmlake.commit.hash_index_conflicts import hash_index_conflicts
 from lsmlake.commit.manifest_files import ManifestWriter
 from lsmlake.commit.rebase import AppendRebase, FileRebaser
+from lsmlake.core import clock
 from lsmlake.core.options import CoreOptions
 from lsmlake.errors import CommitConflictError
 from lsmlake.metadata.commit_message import CommitMessage
@@ -168,6 +169,19 @@ class FileStoreCommit:
             else:
                 ids.append(self._commit_changes(changes, identifier))
         return ids
+
+    def compact_manifests(self) -> int | None:
+        """A COMPACT snapshot that changes no data and rewrites the latest snapshot's manifests with the
+        merge of this committer's options (Paimon's compact_manifest sets the full-compaction threshold
+        to 0: one merged set of ADD entries); None when there is no snapshot or the manifests are
+        already one file without deletes."""
+        latest = self.snapshots.latest()
+        if latest is None:
+            return None
+        previous = self._previous_metas(latest)
+        if len(previous) <= 1 and all(m.num_deleted_files == 0 for m in previous):
+            return None
+        return self._commit_changes(Changes("COMPACT", ()), BATCH_COMMIT_IDENTIFIER)
 
     @property
     def rebased_buckets(self) -> set[tuple[bytes, int]]:
@@ -530,7 +544,7 @@ class FileStoreCommit:
             commit_user=self.commit_user,
             commit_identifier=identifier,
             commit_kind=changes.kind,
-            time_millis=int(time.time() * 1000),
+            time_millis=clock.epoch_millis(),
             total_record_count=((latest.total_record_count or 0) if latest else 0) + delta_count,
             delta_record_count=delta_count,
             watermark=latest.watermark if latest else None,

@@ -291,3 +291,10 @@ def _discard(written: Sequence[str], published: set[str], delete: Callable[[str]
     for path in written:
         if posixpath.basename(path) not in published:
             delete(path)
+
+
+def compact_manifests(table: TableHandle) -> int | None:
+    """Merge every manifest of the latest snapshot into as few files as the target size allows, in one
+    COMPACT snapshot (Paimon's compact_manifest procedure); its id, or None when there was nothing to do."""
+    full = table.with_dynamic_options({CoreOptions.MANIFEST_FULL_COMPACTION_THRESHOLD_SIZE.key: "0 b"})
+    return FileStoreCommit(full, base_snapshot_id=None).compact_manifests()

@@ -11,6 +11,7 @@ import pyarrow as pa
 from lsmlake.compact.bucket_files import BucketFiles, combine_results, restore_deletion_vectors, written_by
 from lsmlake.compact.changelog import FULL, LOOKUP, CompactionChangelog
 from lsmlake.compact.lookup_rewriter import LEVEL_COLUMN, LookupRewriter
+from lsmlake.compact.record_expire import RecordExpire
 from lsmlake.core.fileio import FileIO
 from lsmlake.core.options import CoreOptions
 from lsmlake.core.paths import TablePaths
@@ -39,6 +40,7 @@ from lsmlake.metadata.data_file import DataFileMeta
 from lsmlake.read.key_chunks import section_pieces
 from lsmlake.read.split_read import ReadContext, read_file
 from lsmlake.scan.split import DeletionFile, Split
+from lsmlake.schema_change.stats import StatsEvolution
 
 __all__ = [
     "BucketCompactor",
@@ -103,6 +105,8 @@ class BucketCompactor:
         self.key_names = list(schema.trimmed_primary_keys)
         self.merge_function = merge_function_for(options, schema)
         self.ctx = ReadContext(io, root, schema, options, tuple(schema.field_names))
+        self.record_expire = RecordExpire.create(options, schema, StatsEvolution(io, root, schema), table=root)
+        self._expired = None if self.record_expire is None else self.record_expire.is_expired_file
         # Paimon's needLookup: deletion vectors, first-row (whose batch reads skip level 0), lookup changelog
         self.lookup = needs_lookup(options)
         if self.lookup:
@@ -137,7 +141,9 @@ class BucketCompactor:
         runs = self.levels.level_sorted_runs()
         if full:
             with_dv = frozenset(n for n, dv in self.state.deletion_vectors.vectors.items() if not dv.is_empty)
-            return pick_full_compaction(self.levels.num_levels, runs, files_with_deletion_vectors=with_dv)
+            return pick_full_compaction(
+                self.levels.num_levels, runs, files_with_deletion_vectors=with_dv, expired=self._expired
+            )
         universal = UniversalCompaction(
             max_size_amp=self.options.get(CoreOptions.COMPACTION_MAX_SIZE_AMPLIFICATION_PERCENT),
             size_ratio=self.options.get(CoreOptions.COMPACTION_SIZE_RATIO),
@@ -195,6 +201,7 @@ class BucketCompactor:
             int(self.options.target_file_size * COMPACTION_SMALL_FILE_RATIO),
             self.lookup,
             self.position_lookup,
+            expired=self._expired,
         )
         before: list[DataFileMeta] = []
         after: list[DataFileMeta] = []
@@ -347,6 +354,10 @@ class BucketCompactor:
             self.state.deletion_vectors.remove(f.file_name)
         return rolling.close() if rolling is not None else written
 
+    def _live(self, rows: pa.Table) -> pa.Table:
+        """The rows record-level expiry keeps (all of them when it is off)."""
+        return rows if self.record_expire is None else self.record_expire.live_rows(rows)
+
     def _merge_piece(
         self, files: list[DataFileMeta], piece: Predicate | None, output_level: int, drop: bool
     ) -> pa.Table | None:
@@ -354,10 +365,10 @@ class BucketCompactor:
         by_age, disjoint = by_sequence(files)
         if not self.options.sequence_fields and disjoint:
             # files in sequence order, each sorted by (key, sequence): a stable sort by key merges them
-            rows = self._read(by_age, piece=piece)
+            rows = self._live(self._read(by_age, piece=piece))
             rows = rows.take(pa.array(stable_key_order(rows, self.key_names, sorted_runs=True)))
         else:
-            rows = sort_for_merge(self._read(files, piece=piece), self.key_names, self.options)
+            rows = sort_for_merge(self._live(self._read(files, piece=piece)), self.key_names, self.options)
         if rewrite_needs_lookup(files, output_level, lookup=self.lookup):
             merged = self.lookup_rewriter.merge(rows, self.levels.files_above(output_level))
         else:

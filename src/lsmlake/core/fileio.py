@@ -278,6 +278,13 @@ class FileIO:
             raise self.missing(path)
         return int(info.size or 0)
 
+    def modified_millis(self, path: str) -> int:
+        """A file's modification time in epoch milliseconds."""
+        info = self._file_info(path)
+        if info.type == pafs.FileType.NotFound:
+            raise self.missing(path)
+        return (info.mtime_ns or 0) // 1_000_000
+
     def _select(self, path: str, recursive: bool) -> list[pafs.FileInfo]:
         """The entries below a directory (none when it does not exist or is a file); one LIST on an
         object store (per 1000 keys)."""

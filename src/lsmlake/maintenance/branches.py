@@ -130,6 +130,32 @@ def delete_branch(table: TableHandle, name: str) -> None:
     io.delete_dir(target)
 
 
+def rename_branch(table: TableHandle, name: str, target: str) -> None:
+    """Rename branch ``name`` to ``target`` (Paimon renames the branch directory; ``main`` cannot be
+    renamed). On local disk the directory is renamed at once; on object stores its files are copied,
+    then the old ones deleted, snapshots last so the old name stays whole until it is gone."""
+    main = table_root_of(table.root)
+    if name == MAIN_BRANCH:
+        raise InvalidIdentifierError(f"table {table.name}: the main branch cannot be renamed")
+    src = branch_root(main, check_branch_name(name))
+    dst = branch_root(main, check_branch_name(target))
+    io = table.io
+    if not io.is_dir(src):
+        raise NoSuchTableError(f"branch {name!r} of table {table.name} does not exist")
+    if target == MAIN_BRANCH or io.exists(dst):
+        raise AlreadyExistsError(f"branch {target!r} of table {table.name} already exists")
+    if io.local:
+        io.rename(src, dst)
+        return
+    files = io.walk_files(src)
+    last = posixpath.join(src, "snapshot") + "/"
+    for f in sorted(files, key=lambda f: f.path.startswith(last)):  # snapshots copied last
+        _copy(io, f.path, dst + f.path[len(src) :])
+    for f in sorted(files, key=lambda f: not f.path.startswith(last)):  # and deleted first
+        io.delete_file(f.path)
+    io.delete_dir(src)
+
+
 def fast_forward(table: TableHandle, name: str) -> None:
     """Make the main table equal to branch ``name``, as Paimon does: main's snapshots, schemas and tags
     from the branch's earliest snapshot on are replaced by the branch's. Main's newer snapshots go

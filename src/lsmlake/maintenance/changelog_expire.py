@@ -10,12 +10,13 @@ decoupled here; a `none` table keeps its changelog coupled to its snapshots.
 from __future__ import annotations
 
 import posixpath
-import time
 from collections.abc import Sequence
 from dataclasses import replace
 
+from lsmlake.core import clock
 from lsmlake.core.fileio import FileIO
 from lsmlake.core.options import CoreOptions, parse_duration_ms
+from lsmlake.errors import LsmlakeError
 from lsmlake.maintenance.files import FileLocator, SnapshotReader
 from lsmlake.maintenance.planning import SnapshotFiles
 from lsmlake.maintenance.protect import holder_snapshots
@@ -23,6 +24,7 @@ from lsmlake.metadata.consumers import min_next_snapshot
 from lsmlake.metadata.manifest import FileKind
 from lsmlake.metadata.snapshot import Snapshot, decode_snapshot, encode_snapshot
 from lsmlake.metadata.snapshot_manager import EARLIEST, LATEST, SnapshotManager
+from lsmlake.metadata.table_handle import TableHandle
 from lsmlake.metadata.tags import read_tags
 
 CHANGELOG_DIR = "changelog"
@@ -137,7 +139,7 @@ def expire_changelogs(
     if leftover:  # an interrupted run: finish it first
         _expire_until(table_io, root, locator, leftover, ids[0])
     retain_min, retain_max, time_retained = _retention(options, "changelog")
-    older_than = (int(time.time() * 1000) if now_ms is None else now_ms) - time_retained
+    older_than = (clock.epoch_millis() if now_ms is None else now_ms) - time_retained
     earliest, latest = ids[0], ids[-1]
     low = max(latest_snapshot - retain_max + 1, earliest)
     end = latest_snapshot - retain_min + 1
@@ -155,6 +157,20 @@ def expire_changelogs(
             end = cid
             break
     return leftover + _expire_until(table_io, root, locator, [i for i in ids if i < end], end)
+
+
+def expire_all_changelogs(table_io: FileIO, root: str, locator: FileLocator) -> list[int]:
+    """Expire every long-lived changelog (Java's ExpireChangelogImpl.expireAll, the procedure's
+    ``delete_all``); files the earliest snapshot or a tag still uses stay."""
+    ids = long_lived_ids(table_io, root)
+    earliest_snapshot = SnapshotManager(table_io, root).earliest_id()
+    if not ids or earliest_snapshot is None:
+        return []
+    if ids[-1] >= earliest_snapshot:
+        raise LsmlakeError(
+            f"table {root}: changelog {ids[-1]} is not older than the earliest snapshot {earliest_snapshot}"
+        )
+    return _expire_until(table_io, root, locator, ids, earliest_snapshot)
 
 
 def _expire_until(io: FileIO, root: str, locator: FileLocator, ids: Sequence[int], end: int) -> list[int]:
@@ -204,3 +220,31 @@ def _changelog_files(reader: SnapshotReader, changelog: Snapshot) -> list[str]:
             if e.kind == FileKind.ADD:
                 out += reader.locator.entry_files(e)
     return out
+
+
+def expire_table_changelogs(
+    table: TableHandle,
+    *,
+    retain_max: int | None = None,
+    retain_min: int | None = None,
+    older_than_ms: int | None = None,
+    max_deletes: int | None = None,
+    delete_all: bool = False,
+) -> list[int]:
+    """Expire long-lived changelogs now (Paimon's expire_changelogs procedure): by the table's changelog
+    retention with these overrides (``older_than_ms``: epoch ms, the time retained becomes now minus
+    it), or all of them; the changelog ids removed."""
+    locator = FileLocator(table)
+    if delete_all:
+        return expire_all_changelogs(table.io, table.root, locator)
+    raw = dict(table.options.raw)
+    overrides = {
+        CoreOptions.CHANGELOG_NUM_RETAINED_MAX.key: retain_max,
+        CoreOptions.CHANGELOG_NUM_RETAINED_MIN.key: retain_min,
+        CoreOptions.SNAPSHOT_EXPIRE_LIMIT.key: max_deletes,
+    }
+    raw.update({k: str(v) for k, v in overrides.items() if v is not None})
+    if older_than_ms is not None:
+        raw[CoreOptions.CHANGELOG_TIME_RETAINED.key] = f"{max(clock.epoch_millis() - older_than_ms, 0)} ms"
+    options = CoreOptions.of(raw, primary_key_table=table.options.primary_key_table)
+    return expire_changelogs(table.io, table.root, options, locator)

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import time
 import warnings
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
+from lsmlake.core import clock
 from lsmlake.core.options import CoreOptions
 from lsmlake.errors import NoSuchSnapshotError
 from lsmlake.maintenance.changelog_expire import (
@@ -108,7 +108,7 @@ def expire_snapshots(
         max_deletes = options.get(CoreOptions.SNAPSHOT_EXPIRE_LIMIT)
     if older_than_ms is None:
         retained_ms = options.get(CoreOptions.SNAPSHOT_TIME_RETAINED)
-        older_than_ms = int(time.time() * 1000) - retained_ms
+        older_than_ms = clock.epoch_millis() - retained_ms
 
     manager = table.snapshot_manager
     latest = manager.latest_id() if latest is None else latest

@@ -50,6 +50,10 @@ BRANCH_LEFTOVER_PREFIXES = (f".tmp-{BRANCH_PREFIX}", f".deleted-{BRANCH_PREFIX}"
 """Hidden directories `maintenance.branches` builds a branch in, or moves a deleted one to."""
 
 
+SUCCESS_FILE = "_SUCCESS"
+"""The file Paimon's success-file action writes into a partition directory to mark it done."""
+
+
 def _is_data_dir(name: str) -> bool:
     return "=" in name or name.startswith("bucket-")
 
@@ -66,7 +70,8 @@ def candidate_files(table: TableHandle) -> list[tuple[str, int]]:
         out += _files_with_mtime(io, posixpath.join(root, data_root))
     for status in io.list_dir(root):
         if status.is_dir and _is_data_dir(status.name):
-            out += _files_with_mtime(io, status.path)
+            # a partition's _SUCCESS file (partition.mark-done-action) is not Paimon's to clean
+            out += [f for f in _files_with_mtime(io, status.path) if posixpath.basename(f[0]) != SUCCESS_FILE]
     for sub, prefix in (("snapshot", "snapshot-"), (CHANGELOG_DIR, CHANGELOG_PREFIX)):
         for path, mtime in _files_with_mtime(io, posixpath.join(root, sub)):
             name = posixpath.basename(path)

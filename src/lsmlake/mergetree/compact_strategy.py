@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from lsmlake.mergetree.levels import LevelSortedRun
@@ -141,13 +141,19 @@ def pick_full_compaction(
     runs: Sequence[LevelSortedRun],
     *,
     files_with_deletion_vectors: frozenset[str] = frozenset(),
+    expired: Callable[[DataFileMeta], bool] | None = None,
 ) -> CompactUnit | None:
-    """Everything to the max level; a lone max-level run only rewrites its files that carry deletion vectors."""
+    """Everything to the max level; a lone max-level run only rewrites its files that carry deletion
+    vectors or rows record-level expiry drops (``expired``)."""
     max_level = num_levels - 1
     if not runs:
         return None
     if len(runs) == 1 and runs[0].level == max_level:
-        files = tuple(f for f in runs[0].files if f.file_name in files_with_deletion_vectors)
+        files = tuple(
+            f
+            for f in runs[0].files
+            if f.file_name in files_with_deletion_vectors or (expired is not None and expired(f))
+        )
         return CompactUnit(max_level, files) if files else None
     return CompactUnit.of_runs(max_level, runs)
 

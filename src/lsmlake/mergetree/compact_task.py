@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import Enum
 
@@ -57,6 +57,8 @@ class TaskPlanner:
     compaction_file_size: int
     lookup: bool  # deletion vectors (or another lookup mode) are on
     deduplicate_without_sequence_field: bool
+    expired: Callable[[DataFileMeta], bool] | None = None
+    """Whether a file holds rows record-level expiry drops: such a file is rewritten, never moved up."""
 
     def plan(self, unit: CompactUnit) -> list[Step]:
         steps: list[Step] = []
@@ -85,7 +87,9 @@ class TaskPlanner:
         candidate.clear()
 
     def _upgrade(self, f: DataFileMeta, output_level: int) -> list[Step]:
-        if output_level == self.max_level and may_contain_deletes(f):
+        if (output_level == self.max_level and may_contain_deletes(f)) or (
+            self.expired is not None and self.expired(f)
+        ):
             return [Rewrite((((f,),),))]
         kind = self.upgrade_kind(f, output_level)
         if kind is UpgradeKind.REWRITE:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import posixpath
+import re
 
 from lsmlake.core.fileio import FileIO
 from lsmlake.core.path_guard import MAX_NAME_BYTES, name_problem
@@ -74,3 +75,45 @@ def write_consumer(io: FileIO, root: str, consumer_id: str, next_snapshot: int) 
     io.overwrite_hint(
         consumer_path(root, consumer_id), java_pretty_json({"nextSnapshot": int(next_snapshot)})
     )
+
+
+def delete_consumer(io: FileIO, root: str, consumer_id: str) -> None:
+    """Remove a consumer's progress (a missing one is no error, as Java's deleteQuietly)."""
+    io.delete_file(consumer_path(root, consumer_id))
+
+
+def _consumer_files(io: FileIO, root: str) -> list[tuple[str, str]]:
+    return [
+        (s.name[len(CONSUMER_PREFIX) :], s.path)
+        for s in sorted(io.list_dir(consumer_dir(root)), key=lambda s: s.name)
+        if not s.is_dir and s.name.startswith(CONSUMER_PREFIX) and len(s.name) > len(CONSUMER_PREFIX)
+    ]
+
+
+def expire_consumers(io: FileIO, root: str, older_than_ms: int) -> list[str]:
+    """Delete the consumers whose file was last modified before ``older_than_ms`` (epoch ms), as Java's
+    ConsumerManager.expire after commits (`consumer.expiration-time`); the ids deleted."""
+    expired = []
+    for consumer_id, path in _consumer_files(io, root):
+        try:
+            if io.modified_millis(path) < older_than_ms:
+                io.delete_file(path)
+                expired.append(consumer_id)
+        except FileNotFoundError:
+            continue
+    return expired
+
+
+def clear_consumers(
+    io: FileIO, root: str, including: str | None = None, excluding: str | None = None
+) -> list[str]:
+    """Delete the consumers whose id fully matches regex ``including`` (default: all) and not
+    ``excluding`` (Java's clear_consumers; Python regex syntax); the ids deleted."""
+    include = re.compile(including if including and including.strip() else ".*")
+    exclude = re.compile(excluding) if excluding and excluding.strip() else None
+    cleared = []
+    for consumer_id, path in _consumer_files(io, root):
+        if include.fullmatch(consumer_id) and (exclude is None or not exclude.fullmatch(consumer_id)):
+            io.delete_file(path)
+            cleared.append(consumer_id)
+    return cleared

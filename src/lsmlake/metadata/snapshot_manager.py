@@ -154,6 +154,44 @@ class SnapshotManager:
                 return snapshot
         return None
 
+    def later_or_equal_time_millis(self, millis: int) -> Snapshot | None:
+        """The oldest snapshot committed at or after ``millis`` (epoch ms), by binary search over the ids
+        as Paimon's laterOrEqualTimeMills; None if all are older."""
+        low, high = self.earliest_id(), self.latest_id()
+        if low is None or high is None or self.snapshot(high).time_millis < millis:
+            return None
+        found = None
+        while low <= high:
+            mid = (low + high) // 2
+            snapshot = self.snapshot(mid)
+            if snapshot.time_millis > millis:
+                high, found = mid - 1, snapshot
+            elif snapshot.time_millis < millis:
+                low = mid + 1
+            else:
+                return snapshot
+        return found
+
+    def earlier_or_equal_watermark(self, watermark: int) -> Snapshot | None:
+        """Paimon's earlierOrEqualWatermark over watermarks that only grow: the newest snapshot whose
+        watermark is at most ``watermark``, or the first snapshot with a watermark when even that one
+        is later; None when no snapshot has one, or the latest has Java's Long.MIN_VALUE placeholder."""
+        latest = self.latest()
+        if latest is None or latest.watermark == _NO_WATERMARK:
+            return None
+        found = None
+        for sid in self.snapshot_ids():
+            snapshot = self.snapshot(sid)
+            mark = snapshot.watermark
+            if mark is None:
+                continue
+            if found is None and mark >= watermark:
+                return snapshot
+            if mark > watermark:
+                break
+            found = snapshot
+        return found
+
     def later_or_equal_watermark(self, watermark: int) -> Snapshot | None:
         """The oldest snapshot whose watermark is at least ``watermark`` (snapshots without one, or with
         Java's Long.MIN_VALUE placeholder, skipped); None if there is none."""

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from lsmlake.core import clock
 from lsmlake.core.fileio import FileIO
 from lsmlake.core.path_guard import name_problem
 from lsmlake.core.schema import java_pretty_json
@@ -164,30 +165,114 @@ def create_tag(
     *,
     time_retained_ms: int | None = None,
     exist_ok: bool = False,
+    snapshot: Snapshot | None = None,
 ) -> Tag:
-    """Tag a snapshot (the latest when ``snapshot_id`` is None); the tag file is created atomically."""
+    """Tag a snapshot (``snapshot``, else ``snapshot_id``, else the latest); the tag file is created
+    atomically. On a table with automatic tags, an automatic tag's name is refused for a snapshot that
+    already has one (as Paimon's TagManager)."""
     check_tag_name(name)
     if time_retained_ms is not None and time_retained_ms < 0:
         raise ValueError(f"time_retained_ms must be >= 0, got {time_retained_ms}")
-    manager = SnapshotManager(table.io, table.root)
-    if snapshot_id is None:
-        snapshot = manager.latest()
-        if snapshot is None:
-            raise NoSuchSnapshotError(f"table {table.name} has no snapshot to tag")
-    else:
-        snapshot = manager.snapshot(snapshot_id)
-    tag = Tag(
-        name,
-        snapshot,
-        create_time=dt.datetime.now() if time_retained_ms is not None else None,
-        time_retained_ms=time_retained_ms,
-    )
+    if snapshot is None:
+        snapshot = _snapshot_to_tag(table, snapshot_id, "tag")
+    if _is_auto_tag_name(table, name) and table.io.exists(tag_path(table.root, name)):
+        if exist_ok:  # an existing tag is no error, even on an auto-tagged snapshot (Java checks first)
+            return read_tag(table.io, table.root, name)
+        raise AlreadyExistsError(f"tag {name!r} of table {table.name} already exists")
+    _check_no_auto_tag(table, name, snapshot)
+    tag = _new_tag(name, snapshot, time_retained_ms)
     path = tag_path(table.root, name)
-    if not table.io.write_if_absent(path, encode_tag(tag).encode("utf-8")):  # create-only: no probe
+    if not table.io.write_if_absent(path, encode_tag(tag).encode("utf-8")):  # create-only
         if exist_ok:
             return read_tag(table.io, table.root, name)
         raise AlreadyExistsError(f"tag {name!r} of table {table.name} already exists")
     return tag
+
+
+def create_tag_from_timestamp(
+    table: TableHandle, name: str, timestamp_millis: int, *, time_retained_ms: int | None = None
+) -> Tag:
+    """Tag the oldest snapshot committed at or after ``timestamp_millis``, or an older tagged snapshot
+    that is (Paimon's create_tag_from_timestamp: a tag keeps an expired snapshot reachable)."""
+    manager = SnapshotManager(table.io, table.root)
+    snapshot = manager.later_or_equal_time_millis(timestamp_millis)
+    tagged = sorted({t.snapshot.id: t.snapshot for t in read_tags(table.io, table.root)}.items())
+    for _, candidate in tagged:
+        if timestamp_millis <= candidate.time_millis:
+            if snapshot is None or candidate.time_millis < snapshot.time_millis:
+                snapshot = candidate
+            break
+    if snapshot is None:
+        raise NoSuchSnapshotError(
+            f"table {table.name}: no snapshot was committed at or after {timestamp_millis} (epoch ms)"
+        )
+    return create_tag(table, name, time_retained_ms=time_retained_ms, snapshot=snapshot)
+
+
+def replace_tag(
+    table: TableHandle, name: str, snapshot_id: int | None = None, *, time_retained_ms: int | None = None
+) -> Tag:
+    """Point an existing tag at another snapshot (the latest by default), as Paimon's replace_tag: the
+    tag file is overwritten; files only the old snapshot kept are left to orphan cleaning."""
+    require_tag(table, name)
+    snapshot = _snapshot_to_tag(table, snapshot_id, "replace the tag")
+    _check_no_auto_tag(table, name, snapshot)
+    tag = _new_tag(name, snapshot, time_retained_ms)
+    table.io.write_bytes(tag_path(table.root, name), encode_tag(tag).encode("utf-8"))
+    return tag
+
+
+def rename_tag(table: TableHandle, name: str, target: str) -> None:
+    """Rename a tag (its file); the target name must not exist."""
+    require_tag(table, name)
+    check_tag_name(target)
+    dst = tag_path(table.root, target)
+    if table.io.exists(dst):
+        raise AlreadyExistsError(f"tag {target!r} of table {table.name} already exists")
+    table.io.rename(tag_path(table.root, name), dst)
+
+
+def _snapshot_to_tag(table: TableHandle, snapshot_id: int | None, what: str) -> Snapshot:
+    """Snapshot ``snapshot_id`` (an expired one from a tag that holds it), or the latest."""
+    manager = SnapshotManager(table.io, table.root)
+    if snapshot_id is not None:
+        if manager.snapshot_exists(snapshot_id):
+            return manager.snapshot(snapshot_id)
+        for tag in read_tags(table.io, table.root):
+            if tag.snapshot.id == snapshot_id:
+                return tag.snapshot
+        raise NoSuchSnapshotError(f"table {table.name}: cannot {what}: snapshot {snapshot_id} does not exist")
+    latest = manager.latest()
+    if latest is None:
+        raise NoSuchSnapshotError(f"table {table.name} has no snapshot to {what}")
+    return latest
+
+
+def _new_tag(name: str, snapshot: Snapshot, time_retained_ms: int | None) -> Tag:
+    """Paimon writes tagCreateTime (the local clock) only with a retention, so old readers still parse it."""
+    if time_retained_ms is None:
+        return Tag(name, snapshot)
+    return Tag(name, snapshot, create_time=clock.local_now(), time_retained_ms=time_retained_ms)
+
+
+def _is_auto_tag_name(table: TableHandle, name: str) -> bool:
+    period = table.options.auto_tag_period
+    return period is not None and period.is_auto_tag(name)
+
+
+def _check_no_auto_tag(table: TableHandle, name: str, snapshot: Snapshot) -> None:
+    period = table.options.auto_tag_period
+    if period is None or not period.is_auto_tag(name):
+        return
+    tagged = [
+        t.name
+        for t in read_tags(table.io, table.root)
+        if period.is_auto_tag(t.name) and t.snapshot.id == snapshot.id
+    ]
+    if tagged:
+        raise AlreadyExistsError(
+            f"table {table.name}: snapshot {snapshot.id} is already auto-tagged with {tagged}"
+        )
 
 
 def remove_tag_files(io: FileIO, root: str, names: Sequence[str]) -> None:

@@ -38,13 +38,13 @@ from lsmlake.core.options import CoreOptions
 from lsmlake.core.paths import TablePaths
 from lsmlake.core.schema import TableSchema
 from lsmlake.errors import RayWriteError, UnsupportedError
-from lsmlake.maintenance.expire import expire_after_commit
 from lsmlake.mergetree.kv_layout import RowKind
 from lsmlake.metadata.commit_message import CommitMessage
 from lsmlake.metadata.restore import RestoredState
 from lsmlake.metadata.snapshot_manager import SnapshotManager
 from lsmlake.metadata.table_handle import TableHandle
 from lsmlake.ray._common import Storage, TableSource, open_source
+from lsmlake.table.after_commit import maintain_after_commit
 from lsmlake.write.input_rows import conform, row_kinds
 from lsmlake.write.writer import FileStoreWrite
 
@@ -237,7 +237,7 @@ def commit_messages(
     ids = publish(table, messages, base_snapshot_id=base_snapshot_id, written=written, delete=delete)
     if ids:
         with naming_published(ids, table_name=table.name):
-            expire_after_commit(table)
+            maintain_after_commit(table, latest=ids[-1], written=[m.partition for m in messages])
     return ids[-1] if ids else None
 
 

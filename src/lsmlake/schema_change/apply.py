@@ -19,7 +19,33 @@ from lsmlake.schema_change.columns import CHANGE_APPLIERS
 from lsmlake.schema_change.option_rules import check_dynamic_options
 from lsmlake.schema_change.state import SchemaState, change_error, fields_key
 
-__all__ = ["apply_changes", "check_changes", "check_dynamic_options", "validate_schema"]
+__all__ = [
+    "apply_changes",
+    "check_changes",
+    "check_dynamic_options",
+    "check_record_level_time_field",
+    "validate_schema",
+]
+
+
+def check_record_level_time_field(schema: TableSchema, options: CoreOptions, *, table: str) -> None:
+    """Paimon's rules for record-level expiry: the time field exists and is INT, BIGINT or a TIMESTAMP,
+    and an expire time needs one."""
+    name = options.get(CoreOptions.RECORD_LEVEL_TIME_FIELD)
+    if name is None:
+        if options.get(CoreOptions.RECORD_LEVEL_EXPIRE_TIME) is not None:
+            raise InvalidOptionError(
+                f"table {table}: record-level.expire-time needs record-level.time-field (the column that ages rows)"
+            )
+        return
+    if name not in schema.field_names:
+        raise InvalidOptionError(f"table {table}: can not find time field {name!r} for record level expire")
+    t = schema.field(name).type
+    if t.root not in ("INT", "BIGINT", "TIMESTAMP", "TIMESTAMP_LTZ"):
+        raise InvalidOptionError(
+            f"table {table}: the record level time field type should be one of INT, BIGINT, or TIMESTAMP, "
+            f"but {name!r} is {t}"
+        )
 
 
 def validate_schema(s: TableSchema, table: str, *, previous: Mapping[str, str] | None = None) -> None:
@@ -72,6 +98,7 @@ def validate_schema(s: TableSchema, table: str, *, previous: Mapping[str, str] |
     for k in s.primary_keys:
         if s.field(k).type.nullable and not nullable_pk:
             raise change_error(table, f"primary-key column {k!r} must be NOT NULL")
+    check_record_level_time_field(s, opts, table=table)
     try:
         validate_merge_engine(s)
     except InvalidOptionError as e:

@@ -71,7 +71,7 @@ def specs_from_text(text: str) -> list[Spec]:
             spec[key.strip()] = value.strip()
         specs.append(spec)
     if not specs:
-        raise SqlError("drop_partition needs partitions => 'k=v[,k2=v2][;...]'")
+        raise SqlError("the procedure needs partitions => 'k=v[,k2=v2][;...]'")
     return specs
 
 

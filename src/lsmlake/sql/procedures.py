@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -9,11 +10,14 @@ import pyarrow as pa
 
 from lsmlake.core.options import parse_duration_ms
 from lsmlake.core.sql_lexer import Cursor, Statement, Token
+from lsmlake.core.tag_period import local_time
 from lsmlake.errors import SqlError, UnsupportedError
 from lsmlake.maintenance import create_tag, delete_tag, expire_snapshots, remove_orphan_files, rollback_to
+from lsmlake.maintenance.auto_tags import create_auto_tags, expire_tags
+from lsmlake.metadata.tags import create_tag_from_timestamp, rename_tag, replace_tag
 from lsmlake.sql.common import Result, parse_time_millis
 from lsmlake.sql.context import SqlContext, open_data_table
-from lsmlake.sql.partitions import drop_partition_call, expire_partitions_call
+from lsmlake.sql.partitions import drop_partition_call, expire_partitions_call, specs_from_text
 from lsmlake.table import Table
 
 Args = dict[str, object]
@@ -102,6 +106,51 @@ def _compact(ctx: SqlContext, args: Args) -> tuple[pa.Table, str]:
     ), f"{strategy} compaction of {table.name}: {done}"
 
 
+def _compact_database(ctx: SqlContext, args: Args) -> tuple[pa.Table, str]:
+    """Compact every primary-key table whose database fully matches ``including_databases`` and whose
+    ``db.table`` matches ``including_tables`` and not ``excluding_tables`` (Java regexes, read with
+    Python's); ``mode`` only shapes Flink's job and is accepted as Paimon names it."""
+    mode = str(args.get("mode") or "divided").strip().lower()
+    if mode not in ("divided", "combined"):
+        raise SqlError(f"compact_database: mode must be 'divided' or 'combined', got {mode!r}")
+    strategy = str(args.get("compact_strategy") or "full").strip().lower()
+    if strategy not in ("full", "minor"):
+        raise SqlError(f"compact_strategy must be 'full' or 'minor', got {strategy!r}")
+    databases = re.compile(str(args.get("including_databases") or ".*"))
+    including = re.compile(str(args.get("including_tables") or ".*"))
+    excluding = re.compile(str(args["excluding_tables"])) if args.get("excluding_tables") else None
+    options = dict(kv.split("=", 1) for kv in str(args.get("table_options") or "").split(",") if kv)
+    names, ids, skipped = [], [], []
+    for db in ctx.catalog.list_databases():
+        if not databases.fullmatch(db):
+            continue
+        for name in ctx.catalog.list_tables(db):
+            full = f"{db}.{name}"
+            if not including.fullmatch(full) or (excluding is not None and excluding.fullmatch(full)):
+                continue
+            table = open_data_table(ctx.catalog, full).with_options({**options, "write-only": "false"})
+            if not table.primary_keys:
+                skipped.append(full)  # lsmlake cannot compact append tables yet
+                continue
+            names.append(full)
+            ids.append(table.compact(full=strategy == "full"))
+    if not names:
+        raise SqlError(
+            "no tables to be compacted: none matched the patterns"
+            + (f" (append tables are skipped: {', '.join(skipped)})" if skipped else "")
+        )
+    out = pa.table({"table": names, "snapshot_id": pa.array(ids, pa.int64())})
+    note = f"; skipped append table(s) {', '.join(skipped)}" if skipped else ""
+    return out, f"{strategy} compaction of {len(names)} table(s){note}"
+
+
+def _compact_manifest(ctx: SqlContext, args: Args) -> tuple[pa.Table, str]:
+    table = _table(ctx, args)
+    sid = table.compact_manifests()
+    done = f"snapshot {sid}" if sid is not None else "nothing to merge"
+    return pa.table({"result": ["success"]}), f"manifest compaction of {table.name}: {done}"
+
+
 def _expire(ctx: SqlContext, args: Args) -> tuple[pa.Table, str]:
     table = _table(ctx, args)
     older = args.get("older_than")
@@ -123,14 +172,91 @@ def _create_tag(ctx: SqlContext, args: Args) -> tuple[pa.Table, str]:
     name = args.get("tag")
     if not isinstance(name, str):
         raise SqlError("create_tag needs tag => 'name'")
-    retained = args.get("time_retained")
-    tag = create_tag(
-        table,
-        name,
-        _int(args, "snapshot_id"),
-        time_retained_ms=None if not retained else parse_duration_ms("time_retained", str(retained)),
-    )
+    tag = create_tag(table, name, _int(args, "snapshot_id"), time_retained_ms=_retained(args))
     return pa.table({"result": [True]}), f"created tag {name} of {table.name} at snapshot {tag.snapshot.id}"
+
+
+def _retained(args: Args) -> int | None:
+    retained = args.get("time_retained")
+    return None if retained in (None, "") else parse_duration_ms("time_retained", str(retained))
+
+
+def _create_tag_from_timestamp(ctx: SqlContext, args: Args) -> tuple[pa.Table, str]:
+    table, name = _table(ctx, args), _name(args, "tag", "create_tag_from_timestamp")
+    timestamp = _int(args, "timestamp")
+    if timestamp is None:
+        raise SqlError("create_tag_from_timestamp needs timestamp => epoch milliseconds")
+    tag = create_tag_from_timestamp(table, name, timestamp, time_retained_ms=_retained(args))
+    s = tag.snapshot
+    out = pa.table(
+        {
+            "tagName": [name],
+            "snapshot": pa.array([s.id], pa.int64()),
+            "commit_time": pa.array([s.time_millis], pa.int64()),
+            "watermark": [str(s.watermark)],  # Java prints String.valueOf: 'null' when unset
+        }
+    )
+    return out, f"created tag {name} of {table.name} at snapshot {s.id}"
+
+
+def _rename_tag(ctx: SqlContext, args: Args) -> tuple[pa.Table, str]:
+    table = _table(ctx, args)
+    name, target = _name(args, "tag", "rename_tag"), _name(args, "target_tag", "rename_tag")
+    rename_tag(table, name, target)
+    message = f"Rename [{name}] to [{target}] successfully."
+    return pa.table({"result": [message]}), message
+
+
+def _replace_tag(ctx: SqlContext, args: Args) -> tuple[pa.Table, str]:
+    table, name = _table(ctx, args), _name(args, "tag", "replace_tag")
+    tag = replace_tag(table, name, _int(args, "snapshot_id"), time_retained_ms=_retained(args))
+    return pa.table({"result": [True]}), f"tag {name} of {table.name} now points at snapshot {tag.snapshot.id}"
+
+
+def _expire_tags(ctx: SqlContext, args: Args) -> tuple[pa.Table, str]:
+    table = _table(ctx, args)
+    older = args.get("older_than")
+    older_than = None if older in (None, "") else local_time(parse_time_millis(older, what="older_than"), None)
+    expired = expire_tags(table, older_than=older_than)
+    rows = expired or ["No expired tags."]
+    return pa.table({"expired_tags": rows}), "\n".join(rows)
+
+
+def _trigger_auto_tags(ctx: SqlContext, args: Args) -> tuple[pa.Table, str]:
+    table = _table(ctx, args)
+    created = create_auto_tags(table)
+    return pa.table({"result": [True]}), f"created tag(s) {', '.join(created) or 'none'} of {table.name}"
+
+
+def _reset_consumer(ctx: SqlContext, args: Args) -> tuple[pa.Table, str]:
+    table, consumer = _table(ctx, args), _name(args, "consumer_id", "reset_consumer")
+    next_id = _int(args, "next_snapshot_id")
+    table.reset_consumer(consumer, next_id)
+    done = "deleted" if next_id is None else f"reset to snapshot {next_id}"
+    return pa.table({"result": ["Success"]}), f"consumer {consumer} of {table.name} {done}"
+
+
+def _clear_consumers(ctx: SqlContext, args: Args) -> tuple[pa.Table, str]:
+    table = _table(ctx, args)
+    including, excluding = args.get("including_consumers"), args.get("excluding_consumers")
+    cleared = table.clear_consumers(
+        None if including is None else str(including), None if excluding is None else str(excluding)
+    )
+    return pa.table({"result": ["Success"]}), f"cleared consumer(s) {', '.join(cleared) or 'none'} of {table.name}"
+
+
+def _expire_changelogs(ctx: SqlContext, args: Args) -> tuple[pa.Table, str]:
+    table = _table(ctx, args)
+    older = args.get("older_than")
+    expired = table.expire_changelogs(
+        retain_max=_int(args, "retain_max"),
+        retain_min=_int(args, "retain_min"),
+        older_than_ms=None if older in (None, "") else parse_time_millis(older, what="older_than"),
+        max_deletes=_int(args, "max_deletes"),
+        delete_all=_bool(args, "delete_all"),
+    )
+    text = "Delete all separated changelogs success." if _bool(args, "delete_all") else str(len(expired))
+    return pa.table({"result": [text]}), f"expired {len(expired)} changelog(s) of {table.name}"
 
 
 def _delete_tag(ctx: SqlContext, args: Args) -> tuple[pa.Table, str]:
@@ -163,6 +289,47 @@ def _rollback(ctx: SqlContext, args: Args) -> tuple[pa.Table, str]:
         }
     )
     return out, f"rolled {table.name} back from snapshot {previous} to {result.snapshot_id}"
+
+
+def _rollback_to_timestamp(ctx: SqlContext, args: Args) -> tuple[pa.Table, str]:
+    table = _table(ctx, args)
+    timestamp = args.get("timestamp")
+    if timestamp in (None, ""):
+        raise SqlError("rollback_to_timestamp needs timestamp => epoch milliseconds")
+    previous = table.snapshot_manager.latest_id()
+    if previous is None:
+        raise SqlError(f"table {table.name} has no snapshot to roll back")
+    result = table.rollback_to_timestamp(parse_time_millis(timestamp, what="timestamp"))
+    out = pa.table(
+        {
+            "previous_snapshot_id": pa.array([previous], pa.int64()),
+            "current_snapshot_id": pa.array([result.snapshot_id], pa.int64()),
+        }
+    )
+    return out, f"rolled {table.name} back from snapshot {previous} to {result.snapshot_id}"
+
+
+def _rollback_to_watermark(ctx: SqlContext, args: Args) -> tuple[pa.Table, str]:
+    table = _table(ctx, args)
+    watermark = _int(args, "watermark")
+    if watermark is None:
+        raise SqlError("rollback_to_watermark needs watermark => epoch milliseconds")
+    result = table.rollback_to_watermark(watermark)
+    message = f"Success roll back to snapshot: {result.snapshot_id} ."
+    return pa.table({"result": [message]}), message
+
+
+def _rename_branch(ctx: SqlContext, args: Args) -> tuple[pa.Table, str]:
+    table = _table(ctx, args)
+    source, target = _name(args, "from_branch", "rename_branch"), _name(args, "to_branch", "rename_branch")
+    table.rename_branch(source, target)
+    return pa.table({"result": [True]}), f"renamed branch {source} of {table.name} to {target}"
+
+
+def _purge_files(ctx: SqlContext, args: Args) -> tuple[pa.Table, str]:
+    table = _table(ctx, args)
+    table.purge_files()
+    return pa.table({"result": ["Success"]}), f"purged the files of {table.name}"
 
 
 def _orphans(ctx: SqlContext, args: Args) -> tuple[pa.Table, str]:
@@ -220,12 +387,19 @@ def _drop_partition(ctx: SqlContext, args: Args) -> tuple[pa.Table, str]:
     return drop_partition_call(_table(ctx, args), args.get("partitions"))
 
 
+def _mark_partition_done(ctx: SqlContext, args: Args) -> tuple[pa.Table, str]:
+    table = _table(ctx, args)
+    written = table.mark_partitions_done(*specs_from_text(str(args.get("partitions") or "")))
+    return pa.table({"result": ["Success"]}), f"marked {len(written)} partition(s) of {table.name} done"
+
+
 def _expire_partitions(ctx: SqlContext, args: Args) -> tuple[pa.Table, str]:
     return expire_partitions_call(_table(ctx, args), args)
 
 
 PROCEDURES: dict[str, Procedure] = {
     "drop_partition": Procedure(("table", "partitions"), _drop_partition),
+    "mark_partition_done": Procedure(("table", "partitions"), _mark_partition_done),
     "expire_partitions": Procedure(
         ("table", "expiration_time", "timestamp_formatter", "timestamp_pattern", "expire_strategy", "max_expires"),
         _expire_partitions,
@@ -233,6 +407,9 @@ PROCEDURES: dict[str, Procedure] = {
     "create_branch": Procedure(("table", "branch", "tag"), _create_branch),
     "delete_branch": Procedure(("table", "branch"), _delete_branch),
     "fast_forward": Procedure(("table", "branch"), _fast_forward),
+    "rename_branch": Procedure(("table", "from_branch", "to_branch"), _rename_branch),
+    "rollback_to_timestamp": Procedure(("table", "timestamp"), _rollback_to_timestamp),
+    "rollback_to_watermark": Procedure(("table", "watermark"), _rollback_to_watermark),
     "compact": Procedure(
         (
             "table",
@@ -248,6 +425,21 @@ PROCEDURES: dict[str, Procedure] = {
         _compact,
         supported=("table", "options", "compact_strategy", "full"),
     ),
+    "compact_manifest": Procedure(("table", "options"), _compact_manifest, supported=("table",)),
+    "compact_database": Procedure(
+        (
+            "including_databases",
+            "mode",
+            "including_tables",
+            "excluding_tables",
+            "table_options",
+            "partition_idle_time",
+            "compact_strategy",
+        ),
+        _compact_database,
+        supported=("including_databases", "mode", "including_tables", "excluding_tables", "table_options",
+                   "compact_strategy"),
+    ),
     "expire_snapshots": Procedure(
         ("table", "retain_max", "retain_min", "older_than", "max_deletes", "options"),
         _expire,
@@ -257,12 +449,29 @@ PROCEDURES: dict[str, Procedure] = {
         ("table", "tag", "snapshot_id", "time_retained"), _create_tag, aliases=(("snapshot", "snapshot_id"),)
     ),
     "delete_tag": Procedure(("table", "tag"), _delete_tag),
+    "reset_consumer": Procedure(("table", "consumer_id", "next_snapshot_id"), _reset_consumer),
+    "clear_consumers": Procedure(("table", "including_consumers", "excluding_consumers"), _clear_consumers),
+    "expire_changelogs": Procedure(
+        ("table", "retain_max", "retain_min", "older_than", "max_deletes", "delete_all"), _expire_changelogs
+    ),
+    "create_tag_from_timestamp": Procedure(("table", "tag", "timestamp", "time_retained"), _create_tag_from_timestamp),
+    "rename_tag": Procedure(
+        ("table", "tag", "target_tag"),
+        _rename_tag,
+        aliases=(("tagname", "tag"), ("targettagname", "target_tag")),
+    ),
+    "replace_tag": Procedure(
+        ("table", "tag", "snapshot_id", "time_retained"), _replace_tag, aliases=(("snapshot", "snapshot_id"),)
+    ),
+    "expire_tags": Procedure(("table", "older_than"), _expire_tags),
+    "trigger_tag_automatic_creation": Procedure(("table",), _trigger_auto_tags),
     "rollback_to": Procedure(
         ("table", "tag", "snapshot_id"), _rollback, aliases=(("snapshot", "snapshot_id"),)
     ),
     "rollback": Procedure(
         ("table", "version", "snapshot_id", "tag"), _rollback, aliases=(("snapshot", "snapshot_id"),)
     ),
+    "purge_files": Procedure(("table",), _purge_files),
     "remove_orphan_files": Procedure(
         ("table", "older_than", "dry_run", "parallelism", "mode"),
         _orphans,

@@ -13,6 +13,7 @@ import pyarrow as pa
 import sqlglot
 from sqlglot import exp
 
+from lsmlake.catalog import SYSTEM_TABLE_SPLITTER
 from lsmlake.core.schema import TableSchema
 from lsmlake.core.sql_lexer import strip_hint
 from lsmlake.errors import SqlError
@@ -31,6 +32,7 @@ from lsmlake.scan.travel import TIME_TRAVEL_OPTIONS as TIME_TRAVEL_OPTIONS  # re
 from lsmlake.sql.common import parse_time_millis
 from lsmlake.sql.context import SqlContext, TableName
 from lsmlake.stream.batch_incremental import is_incremental
+from lsmlake.system.global_tables import SYSTEM_DATABASE, GlobalSystemTable
 from lsmlake.system.registry import read_system_table
 from lsmlake.table import Table
 
@@ -189,6 +191,28 @@ class TableRef:
         return "\n".join(lines)
 
 
+@dataclass
+class GlobalRef:
+    """A reference to a catalog-wide system table (``sys.tables``), read in full."""
+
+    node: exp.Table
+    table: GlobalSystemTable
+    alias: str
+
+    @property
+    def key(self) -> tuple[object, ...]:
+        return (self.table.name,)
+
+    def read(self) -> pa.Table:
+        return self.table.read()
+
+    def read_stream(self) -> pa.Table:
+        return self.read()
+
+    def describe(self) -> str:
+        return f"{self.table.name} AS {self.alias}: global system table, read in full, filtered by DuckDB"
+
+
 def _enclosing_select(node: exp.Table) -> exp.Select | None:
     parent = node.parent
     if isinstance(parent, (exp.From, exp.Join)) and isinstance(parent.parent, exp.Select):
@@ -319,10 +343,10 @@ class QueryEngine:
         return name
 
     # -- planning
-    def references(self, tree: exp.Expr) -> list[TableRef]:
+    def references(self, tree: exp.Expr) -> list[TableRef | GlobalRef]:
         """The lsmlake tables ``tree`` reads (CTE names and table functions are left alone)."""
         ctes = {c.alias_or_name.lower() for c in tree.find_all(exp.CTE)}
-        refs: list[TableRef] = []
+        refs: list[TableRef | GlobalRef] = []
         for node in list(tree.find_all(exp.Table)):
             if not isinstance(node.this, exp.Identifier) or node.name.startswith("__lsmlake_"):
                 continue
@@ -330,6 +354,9 @@ class QueryEngine:
                 continue
             raw, options = strip_hint(node.name, self.hints)
             parts = [p for p in (node.catalog, node.db, raw) if p]
+            if len(parts) >= 2 and parts[-2] == SYSTEM_DATABASE and SYSTEM_TABLE_SPLITTER not in raw:
+                refs.append(GlobalRef(node, self.ctx.catalog.global_system_table(raw), node.alias or raw))
+                continue
             name = self.ctx.name(parts)
             base = self.ctx.table(name)
             table, travel = travelled(base, options, node.args.get("version"))
@@ -343,7 +370,7 @@ class QueryEngine:
 
     def bind(
         self, tree: exp.Expr, *, read: bool = True, stream: bool = False
-    ) -> tuple[exp.Expr, list[TableRef]]:
+    ) -> tuple[exp.Expr, list[TableRef | GlobalRef]]:
         """A copy of ``tree`` whose table references point at registered Arrow data. With ``stream``,
         a query that reads one table once (no CTE that could scan it twice) reads it as a stream."""
         tree = tree.copy()

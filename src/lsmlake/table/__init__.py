@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import posixpath
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -10,6 +11,8 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from lsmlake.commit.publish import compact_manifests
+from lsmlake.core.options import CoreOptions
 from lsmlake.core.schema import TableSchema
 from lsmlake.errors import (
     ImmutableColumnError,
@@ -19,19 +22,30 @@ from lsmlake.errors import (
     UnsupportedError,
 )
 from lsmlake.expr import FilterInput
+from lsmlake.maintenance.auto_tags import create_auto_tags, expire_tags
 from lsmlake.maintenance.branches import (
     create_branch,
     delete_branch,
     fast_forward,
     list_branches,
     open_branch,
+    rename_branch,
 )
+from lsmlake.maintenance.changelog_expire import CHANGELOG_DIR, expire_table_changelogs
 from lsmlake.maintenance.cleanup import RollbackResult, delete_tag, rollback_to
 from lsmlake.maintenance.expire import ExpireResult, expire_snapshots
 from lsmlake.maintenance.orphans import remove_orphan_files
+from lsmlake.metadata.consumers import clear_consumers, delete_consumer, write_consumer
 from lsmlake.metadata.snapshot import Snapshot
 from lsmlake.metadata.table_handle import TableHandle
-from lsmlake.metadata.tags import Tag, create_tag, list_tags
+from lsmlake.metadata.tags import (
+    Tag,
+    create_tag,
+    create_tag_from_timestamp,
+    list_tags,
+    rename_tag,
+    replace_tag,
+)
 from lsmlake.read.options import ReadOptions
 from lsmlake.read.table_read import Scan, read_table, scan_table
 from lsmlake.schema_change import SchemaChange, commit_changes, latest_schema
@@ -41,6 +55,7 @@ from lsmlake.stream.options import StreamOptions
 from lsmlake.table.arrow_dataset import TableDataset
 from lsmlake.table.compact import compact_table
 from lsmlake.table.explain import explain_table
+from lsmlake.table.partition_done import mark_done, spec_paths
 from lsmlake.table.partition_expire import expire_partitions
 from lsmlake.table.partitions import drop_partitions
 from lsmlake.table.stream import TableStream, stream_table
@@ -289,9 +304,45 @@ class Table(TableHandle):
         return compact_table(self, full=full, executor=executor)
 
     # -- maintenance
-    def create_tag(self, name: str, snapshot_id: int | None = None) -> Tag:
-        """Tag a snapshot (the latest by default); tagged files survive expiry."""
-        return create_tag(self, name, snapshot_id)
+    def compact_manifests(self) -> int | None:
+        """Rewrite the latest snapshot's manifests as one merged set (Paimon's compact_manifest) in a
+        COMPACT snapshot that changes no rows; its id, or None when there was nothing to merge."""
+        return compact_manifests(self)
+
+    def create_tag(
+        self, name: str, snapshot_id: int | None = None, *, time_retained_ms: int | None = None
+    ) -> Tag:
+        """Tag a snapshot (the latest by default; an expired one a tag still holds); tagged files survive
+        expiry. The tag is deleted after commits once ``time_retained_ms`` (default
+        `tag.default-time-retained`, unset: never) has passed."""
+        if time_retained_ms is None:
+            time_retained_ms = self.options.get(CoreOptions.TAG_DEFAULT_TIME_RETAINED)
+        return create_tag(self, name, snapshot_id, time_retained_ms=time_retained_ms)
+
+    def create_tag_from_timestamp(
+        self, name: str, timestamp_millis: int, *, time_retained_ms: int | None = None
+    ) -> Tag:
+        """Tag the oldest snapshot (or tagged snapshot) committed at or after ``timestamp_millis``."""
+        return create_tag_from_timestamp(self, name, timestamp_millis, time_retained_ms=time_retained_ms)
+
+    def rename_tag(self, name: str, target: str) -> None:
+        """Rename tag ``name`` to ``target`` (which must not exist)."""
+        rename_tag(self, name, target)
+
+    def replace_tag(
+        self, name: str, snapshot_id: int | None = None, *, time_retained_ms: int | None = None
+    ) -> Tag:
+        """Point an existing tag at another snapshot (the latest by default)."""
+        return replace_tag(self, name, snapshot_id, time_retained_ms=time_retained_ms)
+
+    def expire_tags(self, *, older_than: dt.datetime | None = None) -> list[str]:
+        """Delete tags past their time retained, and with ``older_than`` (local time) those created
+        before it; the names deleted."""
+        return expire_tags(self, older_than=older_than)
+
+    def create_auto_tags(self) -> list[str]:
+        """Run `tag.automatic-creation` now (writers run it after each commit); the tags created."""
+        return create_auto_tags(self)
 
     def delete_tag(self, name: str) -> None:
         delete_tag(self, name)
@@ -322,6 +373,24 @@ class Table(TableHandle):
         self.catalog_env.rollback(self.root, snapshot_id=snapshot_id, tag=tag, from_snapshot=latest)
         return RollbackResult(target, tuple(reversed(above)))
 
+    def rollback_to_timestamp(self, timestamp_millis: int) -> RollbackResult:
+        """Roll back to the newest snapshot committed at or before ``timestamp_millis`` (epoch ms)."""
+        snapshot = self.snapshot_manager.earlier_or_equal_time_millis(timestamp_millis)
+        if snapshot is None:
+            raise NoSuchSnapshotError(
+                f"table {self.name}: no snapshot was committed at or before {timestamp_millis} (epoch ms)"
+            )
+        return rollback_to(self, snapshot.id, None)
+
+    def rollback_to_watermark(self, watermark: int) -> RollbackResult:
+        """Roll back to the newest snapshot whose watermark is at most ``watermark`` (Paimon's rule)."""
+        snapshot = self.snapshot_manager.earlier_or_equal_watermark(watermark)
+        if snapshot is None:
+            raise NoSuchSnapshotError(
+                f"table {self.name}: no snapshot has a watermark at or before {watermark}"
+            )
+        return rollback_to(self, snapshot.id, None)
+
     def expire_snapshots(
         self,
         *,
@@ -338,11 +407,68 @@ class Table(TableHandle):
         """Delete files no snapshot, tag or changelog uses and older than the guard (default: one day)."""
         return remove_orphan_files(self, older_than_ms=older_than_ms, dry_run=dry_run)
 
+    def purge_files(self) -> None:
+        """Empty the table as Paimon's purge_files does: branches, tags, consumers and long-lived
+        changelogs go, the table is truncated, and every snapshot but that last one expires with its
+        files. The schema stays."""
+        for branch in self.list_branches():
+            self.delete_branch(branch)
+        for tag in self.list_tags():
+            delete_tag(self, tag.name)
+        self.clear_consumers()
+        quiet = {
+            "write-only": "true",
+            "tag.automatic-creation": "none",
+            "partition.end-input-to-done": "false",
+        }
+        self.with_dynamic_options(quiet).truncate()  # no after-commit tags or markers, as Java's truncate
+        self.io.delete_dir(posixpath.join(self.root, CHANGELOG_DIR))
+        expire_snapshots(self, retain_min=1, retain_max=1, older_than_ms=2**62, max_deletes=2**31 - 1)
+
+    # -- consumers and changelogs
+    def reset_consumer(self, consumer_id: str, next_snapshot_id: int | None = None) -> None:
+        """Set a stream consumer's next snapshot (it must exist), or delete the consumer (None)."""
+        if next_snapshot_id is None:
+            delete_consumer(self.io, self.root, consumer_id)
+            return
+        self.snapshot_manager.snapshot(next_snapshot_id)  # NoSuchSnapshotError when it does not exist
+        write_consumer(self.io, self.root, consumer_id, next_snapshot_id)
+
+    def clear_consumers(self, including: str | None = None, excluding: str | None = None) -> list[str]:
+        """Delete consumers whose id fully matches regex ``including`` (all by default) and not
+        ``excluding``; the ids deleted."""
+        return clear_consumers(self.io, self.root, including, excluding)
+
+    def expire_changelogs(
+        self,
+        *,
+        retain_max: int | None = None,
+        retain_min: int | None = None,
+        older_than_ms: int | None = None,
+        max_deletes: int | None = None,
+        delete_all: bool = False,
+    ) -> list[int]:
+        """Expire long-lived changelogs by the changelog retention options (or these overrides), or all
+        of them; the changelog ids removed."""
+        return expire_table_changelogs(
+            self,
+            retain_max=retain_max,
+            retain_min=retain_min,
+            older_than_ms=older_than_ms,
+            max_deletes=max_deletes,
+            delete_all=delete_all,
+        )
+
     # -- partitions
     def drop_partitions(self, *specs: Mapping[str, object]) -> int | None:
         """Drop the partitions matching any spec (``{"dt": "2024-01-01"}``) in one OVERWRITE snapshot;
         its id, or None when none of them exists."""
         return drop_partitions(self, specs)
+
+    def mark_partitions_done(self, *specs: Mapping[str, object]) -> list[str]:
+        """Mark partitions (``{"dt": "20240101"}``) done with a `_SUCCESS` file in each directory, as
+        Paimon's success-file action; the files written."""
+        return mark_done(self, spec_paths(self, specs))
 
     def expire_partitions(
         self,
@@ -384,6 +510,10 @@ class Table(TableHandle):
     def list_branches(self) -> list[str]:
         """The names of the table's branches (not ``main``), sorted."""
         return [b.name for b in list_branches(self.io, self.root)]
+
+    def rename_branch(self, name: str, target: str) -> None:
+        """Rename branch ``name`` to ``target``."""
+        rename_branch(self, name, target)
 
     def fast_forward(self, name: str) -> None:
         """Make the main table equal to branch ``name`` (Paimon's fast-forward)."""

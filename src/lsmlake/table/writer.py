@@ -15,12 +15,11 @@ from lsmlake.core.options import CoreOptions
 from lsmlake.core.schema import TableSchema
 from lsmlake.core.types import to_arrow_type
 from lsmlake.errors import CommitConflictError, InvalidPartitionSpecError, LsmlakeError
-from lsmlake.maintenance.expire import expire_after_commit
 from lsmlake.mergetree.kv_layout import RowKind
 from lsmlake.metadata.commit_message import CommitMessage
 from lsmlake.metadata.restore import RestoredState
 from lsmlake.metadata.table_handle import TableHandle
-from lsmlake.table.partition_expire import expire_partitions_after_commit
+from lsmlake.table.after_commit import maintain_after_commit
 from lsmlake.write.input_rows import WriteData, input_rows, row_kinds
 from lsmlake.write.memory_pool import WriteBufferPool
 from lsmlake.write.writer import FileStoreWrite
@@ -215,8 +214,9 @@ class TableWriter:
             self.result = result.frozen()
         if self.snapshot_ids:
             with naming_published(self.snapshot_ids, table_name=self.table.name):
-                expire_partitions_after_commit(self.table)
-                expire_after_commit(self.table, latest=self.snapshot_ids[-1])
+                maintain_after_commit(
+                    self.table, latest=self.snapshot_ids[-1], written=[m.partition for m in messages]
+                )
         return self.result.snapshot_id
 
     def abort(self) -> None:

@@ -9,6 +9,7 @@ from typing import Any, TypeVar, overload
 
 from lsmlake.core.options.config_option import ConfigOption, parse_bool, parse_int, parse_memory_size
 from lsmlake.core.options.registry import BY_KEY, OptionDeclarations
+from lsmlake.core.tag_period import TagPeriod, tag_period
 from lsmlake.errors import InvalidOptionError
 
 T = TypeVar("T")
@@ -196,3 +197,14 @@ class CoreOptions(OptionDeclarations):
     def full_compaction_delta_commits(self) -> int:
         """0 when unset: no periodic full compaction."""
         return self.get(CoreOptions.FULL_COMPACTION_DELTA_COMMITS) or 0
+
+    @property
+    def auto_tag_period(self) -> TagPeriod | None:
+        """The period of automatic tags when `tag.automatic-creation` is process-time or watermark."""
+        if self.get(CoreOptions.TAG_AUTOMATIC_CREATION) not in ("process-time", "watermark"):
+            return None
+        return tag_period(
+            self.get(CoreOptions.TAG_CREATION_PERIOD),
+            self.get(CoreOptions.TAG_PERIOD_FORMATTER),
+            self.get(CoreOptions.TAG_CREATION_PERIOD_DURATION),
+        )

@@ -21,8 +21,11 @@ from lsmlake.core.options.config_option import (
     string_option,
 )
 from lsmlake.core.partition_time import check_formatter
+from lsmlake.core.tag_period import FORMATTERS as FORMATTER_NAMES
+from lsmlake.core.tag_period import PERIODS, parse_zone
 
 NO_EFFECT = "Accepted; no effect in lsmlake"
+PERIODS_NAMES = tuple(PERIODS)
 READ_BATCH_SIZE_DEFAULT = 16_384
 """Chosen by measurement (issue 22, 1M rows, 2 cores): streaming a compacted table in 1024-row batches
 ran at 2.3M rows/s, in 16384-row batches at 4.6M (whole-table to_arrow: 3.5M); merged splits alike."""
@@ -115,6 +118,16 @@ class OptionDeclarations:
     )
     PARTITION_TIMESTAMP_PATTERN = optional_string(
         "partition.timestamp-pattern", "How partition values form a time, e.g. '$year-$month-$day' (default: the first)."
+    )
+    PARTITION_END_INPUT_TO_DONE = bool_option(
+        "partition.end-input-to-done",
+        False,
+        "A batch write marks the partitions it wrote done (partition.mark-done-action).",
+    )
+    PARTITION_MARK_DONE_ACTION = string_option(
+        "partition.mark-done-action",
+        "success-file",
+        "How a partition is marked done: success-file (a _SUCCESS file in its directory; the only action lsmlake has).",
     )
     PATH = optional_string("path", "The table's location (set by the catalog).")
     FILE_FORMAT = lower_option("file.format", "parquet", "Data file format: parquet or orc (avro is read only).")
@@ -315,6 +328,65 @@ class OptionDeclarations:
     CHANGELOG_TIME_RETAINED = optional_duration(
         "changelog.time-retained", "Age beyond which changelogs expire (default: snapshot.time-retained)."
     )
+    RECORD_LEVEL_EXPIRE_TIME = optional_duration(
+        "record-level.expire-time",
+        "Compaction drops rows whose record-level.time-field is older than this (no guarantee of timeliness).",
+    )
+    RECORD_LEVEL_TIME_FIELD = optional_string(
+        "record-level.time-field",
+        "Column that ages rows for record-level.expire-time: INT seconds, BIGINT seconds or milliseconds, "
+        "or a TIMESTAMP.",
+    )
+    # -- tags
+    TAG_AUTOMATIC_CREATION = enum_option(
+        "tag.automatic-creation",
+        "none",
+        ("none", "process-time", "watermark", "batch"),
+        "Create tags after commits: by the snapshots' commit time (process-time) or watermark, or one "
+        "tag per batch write (batch).",
+    )
+    TAG_CREATION_PERIOD = enum_option(
+        "tag.creation-period", "daily", PERIODS_NAMES, "How often an automatic tag is created."
+    )
+    TAG_CREATION_PERIOD_DURATION = optional_duration(
+        "tag.creation-period-duration", "A custom tag period (names 'yyyyMMddHHmm'); tag.creation-period is then ignored."
+    )
+    TAG_CREATION_DELAY = duration_option(
+        "tag.creation-delay", "0 ms", "How long after a period ends its tag is created (lets late data in)."
+    )
+    TAG_PERIOD_FORMATTER = enum_option(
+        "tag.period-formatter",
+        "with_dashes",
+        FORMATTER_NAMES,
+        "Automatic tag names: with_dashes ('yyyy-MM-dd HH'), without_dashes ('yyyyMMdd HH'), "
+        "without_dashes_and_spaces ('yyyyMMddHH').",
+    )
+    TAG_NUM_RETAINED_MAX = optional_int(
+        "tag.num-retained-max", "Most automatic tags kept (the oldest go; batch mode counts every tag)."
+    )
+    TAG_DEFAULT_TIME_RETAINED = optional_duration(
+        "tag.default-time-retained", "How long automatic tags, and tags made by Table.create_tag, are kept."
+    )
+    TAG_TIME_EXPIRE_ENABLED = bool_option(
+        "tag.time-expire-enabled", True, "After commits, delete tags whose time retained has passed."
+    )
+    TAG_AUTOMATIC_COMPLETION = bool_option(
+        "tag.automatic-completion", False, "Create the tags of periods that had no snapshot, one per commit."
+    )
+    TAG_BATCH_CUSTOMIZED_NAME = optional_string(
+        "tag.batch.customized-name", "The tag name of batch mode (default 'batch-write-yyyy-MM-dd')."
+    )
+    SINK_PROCESS_TIME_ZONE = _option(
+        "sink.process-time-zone",
+        "string",
+        parse_zone,
+        None,
+        "Time zone of process-time tags and batch tag names (default: this machine's).",
+        (),
+    )
+    SINK_WATERMARK_TIME_ZONE = _option(
+        "sink.watermark-time-zone", "string", parse_zone, "UTC", "Time zone of watermark tags.", ()
+    )
     DYNAMIC_PARTITION_OVERWRITE = bool_option(
         "dynamic-partition-overwrite", True, "An overwrite replaces only the partitions it writes."
     )
@@ -353,6 +425,9 @@ class OptionDeclarations:
     )
     CONSUMER_ID = optional_string("consumer-id", "Stream consumer whose progress is saved.")
     CONSUMER_IGNORE_PROGRESS = bool_option("consumer.ignore-progress", False, "Start afresh despite saved progress.")
+    CONSUMER_EXPIRATION_TIME = optional_duration(
+        "consumer.expiration-time", "After commits, delete consumers whose progress was last saved longer ago than this."
+    )
     CONTINUOUS_DISCOVERY_INTERVAL = duration_option(
         "continuous.discovery-interval", "10 s", "How often a stream looks for new snapshots."
     )

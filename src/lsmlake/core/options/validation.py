@@ -43,6 +43,13 @@ def refusal(key: str, value: str) -> str | None:
         return f"option {key!r} is not supported by lsmlake: every level is written with the table's settings"
     if key.startswith(FIELDS_PREFIX) and key.endswith(_FIELD_STATS_MODE):
         return f"option {key!r} is not supported by lsmlake: every column's stats follow metadata.stats-mode"
+    if key == CoreOptions.PARTITION_MARK_DONE_ACTION.key:
+        others = [a.strip() for a in value.split(",") if a.strip() and a.strip() != "success-file"]
+        if others:
+            return (
+                f"option 'partition.mark-done-action'={value!r} is not supported by lsmlake: only success-file "
+                "(done-partition and mark-event need a Hive metastore; http-report and custom are not available)"
+            )
     if key == CoreOptions.FILE_FORMAT.key and value.strip().lower() == "avro":
         return "option 'file.format'='avro' is not supported by lsmlake: it reads Avro data files but cannot write them"
     return None
@@ -85,6 +92,12 @@ def validate_create_options(options: Mapping[str, str], *, primary_key_table: bo
         raise InvalidOptionError(f"option 'merge-engine': unknown engine {opts.merge_engine!r}")
     _validate_merge_options(opts, primary_key_table=primary_key_table)
     validate_write_buffer(opts)
+    period = opts.auto_tag_period
+    if period is not None and opts.get(CoreOptions.TAG_CREATION_DELAY) >= period.period_ms:
+        raise InvalidOptionError(
+            f"option 'tag.creation-delay' ({opts.raw.get(CoreOptions.TAG_CREATION_DELAY.key)}) must be shorter "
+            "than the tag creation period"
+        )
 
 
 def validate_write_buffer(opts: CoreOptions) -> None:
