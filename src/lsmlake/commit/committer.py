@@ -21,6 +21,7 @@ from lsmlake.commit.conflicts import (
 from lsmlake.commit.hash_index_conflicts import hash_index_conflicts
 from lsmlake.commit.manifest_files import ManifestWriter
 from lsmlake.commit.rebase import AppendRebase, FileRebaser
+from lsmlake.commit.reroute import DynamicReroute, hash_view
 from lsmlake.core.options import CoreOptions
 from lsmlake.errors import CommitConflictError
 from lsmlake.metadata.commit_message import CommitMessage
@@ -151,6 +152,7 @@ class FileStoreCommit:
         self.rebaser = FileRebaser(io, self.paths, schema, options)
         # the last APPEND of a primary-key table: its messages as published (rebased files renamed)
         self.rebase: AppendRebase | None = None
+        self.reroute: DynamicReroute | None = None  # ... and its re-route (dynamic bucket mode)
         self._tops: BucketTops = {}
         self._delta_tops: dict[int, BucketTops] = {}  # highest sequence number ADDed per bucket, by snapshot
 
@@ -179,24 +181,58 @@ class FileStoreCommit:
         return list(messages) if self.rebase is None else list(self.rebase.current)
 
     def _commit_append(self, messages: Sequence[CommitMessage], identifier: int) -> int:
-        """The APPEND snapshot, its buckets rebased above the latest snapshot's on every attempt."""
-        rebase = self.rebase = AppendRebase(self.rebaser, list(messages))
-        touched = set(rebase.lowest)
+        """The APPEND snapshot, its buckets rebased above the latest snapshot's on every attempt (and,
+        in dynamic bucket mode, its new keys re-routed onto the latest HASH index first)."""
+        self.rebase = AppendRebase(self.rebaser, list(messages))
+        reroute = self.reroute = self._reroute_for(messages)
 
         def changes_for(latest: Snapshot | None) -> Changes:
             if latest is not None and is_cross_partition(self.schema, self.options):
                 self._check_no_data_since_base(latest)
-            self._tops = self._bucket_tops(touched, latest)
+            rebase = self._rerouted(latest)
+            self._tops = self._bucket_tops(
+                set(rebase.lowest), latest, live=reroute.targets if reroute else set()
+            )
             return next(c for c in split_changes(rebase.above(self._tops)) if c.kind == "APPEND")
 
         try:
             sid = self._commit_changes(changes_for, identifier)
         except BaseException:
-            rebase.discard_copies()
+            self.rebase.discard_copies()
+            if reroute is not None:
+                reroute.discard()
             raise
-        for path in rebase.superseded():  # the writer's files, replaced by their rebased copies
+        # the writer's files (and earlier attempts' copies) replaced by their rebased/re-routed copies
+        superseded = set(self.rebase.superseded())
+        superseded |= set(reroute.superseded(self.rebase.current)) if reroute is not None else set()
+        for path in sorted(superseded):
             self.io.delete_file(path)
         return sid
+
+    def _reroute_for(self, messages: Sequence[CommitMessage]) -> DynamicReroute | None:
+        """The re-route of a dynamic-bucket write's new keys (None in other bucket modes)."""
+        if self.options.bucket != -1 or is_cross_partition(self.schema, self.options):
+            return None
+        return DynamicReroute(self.rebaser, list(messages))
+
+    def _rerouted(self, latest: Snapshot | None) -> AppendRebase:
+        """The APPEND's messages re-routed onto ``latest``'s HASH index: a new AppendRebase of them
+        when the re-route changed (its copies of the previous messages discarded)."""
+        rebase, reroute = self.rebase, self.reroute
+        assert rebase is not None
+        if reroute is None or latest is None:
+            return rebase
+        base = self.base_snapshot_id
+        base_entries: list[IndexManifestEntry] | None = None  # unknown: re-route onto the latest
+        if base == 0:
+            base_entries = []
+        elif base is not None and self.snapshots.snapshot_exists(base):
+            base_entries = self._index_entries(self.snapshots.snapshot(base))
+        routed = reroute.messages_for(base_entries, self._index_entries(latest))
+        if routed is not rebase.originals:
+            rebase.discard_copies()
+            rebase = self.rebase = AppendRebase(self.rebaser, routed, rewrites=rebase.rewrites + 1)
+        return rebase
 
     def _check_no_data_since_base(self, latest: Snapshot) -> None:
         """Cross-partition upserts place keys by a global index of the base snapshot: another writer's
@@ -211,27 +247,33 @@ class FileStoreCommit:
                     "(one writer at a time) - retry"
                 )
 
-    def _bucket_tops(self, touched: set[tuple[bytes, int]], latest: Snapshot | None) -> BucketTops:
+    def _bucket_tops(
+        self, touched: set[tuple[bytes, int]], latest: Snapshot | None, *, live: set[tuple[bytes, int]]
+    ) -> BucketTops:
         """The highest sequence number of each touched bucket that another commit added since this
-        writer's base snapshot (the bucket's live files when the base is unknown or expired since)."""
+        writer's base snapshot (the bucket's live files when the base is unknown or expired since, and
+        for the ``live`` buckets: those that received re-routed rows, whose numbers this writer never
+        restored)."""
         if latest is None or not touched:
             return {}
         base = self.base_snapshot_id
-        if base is not None:
-            tops: BucketTops = {}
+        live = touched if base is None else live & touched
+        tops: BucketTops = {}
+        if base is not None and live != touched:
             for sid in range(base + 1, latest.id + 1):
                 added = self._added_tops(sid)
                 if added is None:
+                    live, tops = touched, {}
                     break
-                for key in touched & added.keys():
+                for key in (touched - live) & added.keys():
                     tops[key] = max(tops.get(key, -1), added[key])
-            else:
-                return tops
-        return bucket_tops(
-            live_entries(
-                self.io, self.paths, latest, entry_filter=lambda e: (e.partition, e.bucket) in touched
+        if live:
+            tops |= bucket_tops(
+                live_entries(
+                    self.io, self.paths, latest, entry_filter=lambda e: (e.partition, e.bucket) in live
+                )
             )
-        )
+        return tops
 
     def _added_tops(self, sid: int) -> BucketTops | None:
         """Highest sequence number ADDed per bucket by snapshot ``sid`` (None: expired)."""
@@ -420,9 +462,16 @@ class FileStoreCommit:
         return []
 
     def _hash_index_conflicts(self, changes: Changes, latest: Snapshot) -> list[str]:
-        """HASH files this commit replaces must be those of the base snapshot (dynamic bucket)."""
+        """HASH files this commit replaces must be those of the snapshot its keys were routed by: the
+        base snapshot, or the latest one when the APPEND was re-routed onto it (dynamic bucket)."""
         if self.base_snapshot_id is None or not changes.index_changes or latest.id == self.base_snapshot_id:
             return []
+        if self.reroute is not None:
+            partitions = self.reroute.partitions
+            if self.reroute.basis is not None and self.reroute.basis == hash_view(
+                self._index_entries(latest), partitions
+            ):
+                return []
         if self.base_snapshot_id > 0 and not self.snapshots.snapshot_exists(self.base_snapshot_id):
             return [f"snapshot {self.base_snapshot_id}, the base of this HASH index, has expired - retry"]
         base = self.snapshots.snapshot(self.base_snapshot_id) if self.base_snapshot_id > 0 else None

@@ -208,7 +208,10 @@ def publish(
     committer = FileStoreCommit(table, base_snapshot_id=base_snapshot_id)
     try:
         if overwrite is None:
-            recompact = _recompact(table, messages, committer.commit_user)
+            # the buckets as published: a dynamic-bucket write may have moved rows to other buckets
+            recompact = _recompact(
+                table, lambda: written_buckets(committer.published_messages(messages)), committer.commit_user
+            )
             publish_write(committer, result, messages, table_name=table.name, recompact=recompact)
         else:
             appends = [append_part(m) for m in messages]
@@ -275,16 +278,15 @@ def heal_level0(
 
 
 def _recompact(
-    table: TableHandle, messages: Sequence[CommitMessage], commit_user: str
+    table: TableHandle, touched: Callable[[], set[BucketKey]], commit_user: str
 ) -> Callable[[], int | None] | None:
-    """A fresh compaction of the buckets written, for when the write's own compaction loses a race
-    (none for ``write-only`` or append tables)."""
+    """A fresh compaction of the ``touched`` buckets (asked once the APPEND landed), for when the
+    write's own compaction loses a race (none for ``write-only`` or append tables)."""
     options = table.options
     if options.get(CoreOptions.WRITE_ONLY) or not table.schema.primary_keys:
         return None
-    touched = written_buckets(messages)
     full = options.full_compaction_delta_commits > 0
-    return lambda: compact_buckets(table, full=full, only=touched, commit_user=commit_user)
+    return lambda: compact_buckets(table, full=full, only=touched(), commit_user=commit_user)
 
 
 def _discard(written: Sequence[str], published: set[str], delete: Callable[[str], None]) -> None:
