@@ -294,3 +294,76 @@ def test_a_failed_rerouted_commit_leaves_no_files(tmp_path: Path, monkeypatch: p
     # failed are the committer's general clean-up, not the re-route's)
     left = t.remove_orphan_files(older_than_ms=int(time.time() * 1000) + 60_000, dry_run=True)
     assert [p for p in left if "/manifest/" not in p] == []
+
+
+XSCHEMA = pa.schema(
+    [pa.field("k", pa.int64(), nullable=False), pa.field("p", pa.int32(), nullable=False), ("v", pa.string())]
+)
+
+
+def cross_partition_table(root: Path, options: dict[str, str]) -> lsmlake.Table:
+    cat = lsmlake.Catalog(str(root))
+    cat.create_database("db", exist_ok=True)
+    t = cat.create_table(
+        "db.t", schema=XSCHEMA, primary_key=["k"], partition_keys=["p"], options={"bucket": "-1", **options}
+    )
+    t.write(pa.table({"k": [1, 2, 3], "p": [1, 1, 2], "v": ["base"] * 3}, schema=XSCHEMA))
+    return t
+
+
+def xrows(ks: list[int], ps: list[int], v: str) -> pa.Table:
+    return pa.table({"k": ks, "p": ps, "v": [v] * len(ks)}, schema=XSCHEMA)
+
+
+X_ENGINES = {
+    "deduplicate": {},
+    "deletion-vectors": {"deletion-vectors.enabled": "true"},
+    "partial-update": {"merge-engine": "partial-update"},
+    "first-row": {"merge-engine": "first-row"},
+}
+
+
+@pytest.mark.parametrize("order", [[0, 1], [1, 0]], ids=["first-then-second", "second-then-first"])
+@pytest.mark.parametrize("engine", list(X_ENGINES))
+def test_cross_partition_writers_of_disjoint_keys_are_rebased(
+    tmp_path: Path, engine: str, order: list[int]
+) -> None:
+    """Each writer moves a key of its own to another partition and adds new keys: nobody is refused
+    and the table equals the two writes in publish order, every key live in one partition."""
+    steps: list[Step] = [
+        lambda w: w.write(xrows([1, 10, 11], [2, 1, 2], "w1")),  # 1 moves from partition 1 to 2
+        lambda w: w.write(xrows([3, 20, 21], [1, 2, 1], "w2")),  # 3 moves from partition 2 to 1
+    ]
+    t = cross_partition_table(tmp_path / "a", X_ENGINES[engine])
+    ids = concurrent(t, steps, order)
+    assert all(i is not None for i in ids)
+    reference = cross_partition_table(tmp_path / "b", X_ENGINES[engine])
+    serial(reference, steps, order)
+    got = sorted(t.read().to_pylist(), key=lambda r: int(r["k"]))
+    assert got == sorted(reference.read().to_pylist(), key=lambda r: int(r["k"]))
+    assert len({r["k"] for r in got}) == len(got) == 7  # one live row per key
+    assert no_orphans(t)
+
+
+def test_cross_partition_writers_of_the_same_key_are_refused_clearly(tmp_path: Path) -> None:
+    t = cross_partition_table(tmp_path, {})
+    w1, w2 = t.writer(), t.writer()
+    w1.write(xrows([1, 10], [2, 1], "w1"))
+    w2.write(xrows([1, 20], [1, 1], "w2"))  # 1: still partition 1 by the base, moved to 2 by w1
+    w1.commit()
+    before = t.read().to_pylist()
+    with pytest.raises(
+        lsmlake.errors.CommitConflictError, match=r"1 key\(s\) of this cross-partition upsert \(e.g. \(1,\)\)"
+    ) as refused:
+        w2.commit()
+    assert "Nothing was published: run the write again" in str(refused.value)
+    assert t.read().to_pylist() == before
+    assert no_orphans(t)
+    t.write(xrows([1, 20], [1, 1], "w2"))  # run again, it places key 1 by the latest snapshot
+    assert {r["k"]: (r["p"], r["v"]) for r in t.read().to_pylist()} == {
+        1: (1, "w2"),
+        2: (1, "base"),
+        3: (2, "base"),
+        10: (1, "w1"),
+        20: (1, "w2"),
+    }

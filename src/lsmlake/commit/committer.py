@@ -19,6 +19,7 @@ from lsmlake.commit.conflicts import (
     sequence_problems,
 )
 from lsmlake.commit.hash_index_conflicts import hash_index_conflicts
+from lsmlake.commit.key_overlap import KeyReader, KeysSinceBase
 from lsmlake.commit.manifest_files import ManifestWriter
 from lsmlake.commit.rebase import AppendRebase, FileRebaser
 from lsmlake.commit.reroute import DynamicReroute, hash_view
@@ -155,6 +156,7 @@ class FileStoreCommit:
         self.reroute: DynamicReroute | None = None  # ... and its re-route (dynamic bucket mode)
         self._tops: BucketTops = {}
         self._delta_tops: dict[int, BucketTops] = {}  # highest sequence number ADDed per bucket, by snapshot
+        self.keys_since_base = KeysSinceBase(KeyReader(self.rebaser), self.snapshots, self.table_name)
 
     def commit(
         self, messages: Sequence[CommitMessage], *, identifier: int = BATCH_COMMIT_IDENTIFIER
@@ -188,7 +190,7 @@ class FileStoreCommit:
 
         def changes_for(latest: Snapshot | None) -> Changes:
             if latest is not None and is_cross_partition(self.schema, self.options):
-                self._check_no_data_since_base(latest)
+                self.keys_since_base.check(latest, self.base_snapshot_id, messages)
             rebase = self._rerouted(latest)
             self._tops = self._bucket_tops(
                 set(rebase.lowest), latest, live=reroute.targets if reroute else set()
@@ -233,19 +235,6 @@ class FileStoreCommit:
             rebase.discard_copies()
             rebase = self.rebase = AppendRebase(self.rebaser, routed, rewrites=rebase.rewrites + 1)
         return rebase
-
-    def _check_no_data_since_base(self, latest: Snapshot) -> None:
-        """Cross-partition upserts place keys by a global index of the base snapshot: another writer's
-        data since may have put one of their keys in another partition, so it is a real conflict."""
-        base = self.base_snapshot_id
-        for sid in range(base + 1 if base is not None else latest.id + 1, latest.id + 1):
-            kind = self.snapshots.snapshot(sid).commit_kind if self.snapshots.snapshot_exists(sid) else None
-            if kind != "COMPACT":
-                raise CommitConflictError(
-                    f"table {self.table_name}: snapshot {sid} changed the data after this writer's base "
-                    f"snapshot {base}; a cross-partition upsert placed its keys by the base's key index "
-                    "(one writer at a time) - retry"
-                )
 
     def _bucket_tops(
         self, touched: set[tuple[bytes, int]], latest: Snapshot | None, *, live: set[tuple[bytes, int]]
