@@ -18,6 +18,7 @@ from lsmlake.commit.conflicts import (
     detect_conflicts,
     sequence_problems,
 )
+from lsmlake.commit.cross_partition_fix import CrossPartitionFix
 from lsmlake.commit.hash_index_conflicts import hash_index_conflicts
 from lsmlake.commit.key_overlap import KeyReader, KeysSinceBase
 from lsmlake.commit.manifest_files import ManifestWriter
@@ -153,10 +154,10 @@ class FileStoreCommit:
         self.rebaser = FileRebaser(io, self.paths, schema, options)
         # the last APPEND of a primary-key table: its messages as published (rebased files renamed)
         self.rebase: AppendRebase | None = None
-        self.reroute: DynamicReroute | None = None  # ... and its re-route (dynamic bucket mode)
+        # ... and its re-route (dynamic bucket mode: HASH index; cross-partition upserts: key locations)
+        self.reroute: DynamicReroute | CrossPartitionFix | None = None
         self._tops: BucketTops = {}
         self._delta_tops: dict[int, BucketTops] = {}  # highest sequence number ADDed per bucket, by snapshot
-        self.keys_since_base = KeysSinceBase(KeyReader(self.rebaser), self.snapshots, self.table_name)
 
     def commit(
         self, messages: Sequence[CommitMessage], *, identifier: int = BATCH_COMMIT_IDENTIFIER
@@ -189,8 +190,6 @@ class FileStoreCommit:
         reroute = self.reroute = self._reroute_for(messages)
 
         def changes_for(latest: Snapshot | None) -> Changes:
-            if latest is not None and is_cross_partition(self.schema, self.options):
-                self.keys_since_base.check(latest, self.base_snapshot_id, messages)
             rebase = self._rerouted(latest)
             self._tops = self._bucket_tops(
                 set(rebase.lowest), latest, live=reroute.targets if reroute else set()
@@ -211,26 +210,32 @@ class FileStoreCommit:
             self.io.delete_file(path)
         return sid
 
-    def _reroute_for(self, messages: Sequence[CommitMessage]) -> DynamicReroute | None:
-        """The re-route of a dynamic-bucket write's new keys (None in other bucket modes)."""
-        if self.options.bucket != -1 or is_cross_partition(self.schema, self.options):
+    def _reroute_for(self, messages: Sequence[CommitMessage]) -> DynamicReroute | CrossPartitionFix | None:
+        """What re-routes a dynamic-bucket write's keys onto the latest snapshot (None in other modes)."""
+        if self.options.bucket != -1:
             return None
+        if is_cross_partition(self.schema, self.options):
+            keys = KeysSinceBase(KeyReader(self.rebaser), self.snapshots, self.table_name)
+            return CrossPartitionFix(self.rebaser, keys, list(messages))
         return DynamicReroute(self.rebaser, list(messages))
 
     def _rerouted(self, latest: Snapshot | None) -> AppendRebase:
-        """The APPEND's messages re-routed onto ``latest``'s HASH index: a new AppendRebase of them
-        when the re-route changed (its copies of the previous messages discarded)."""
+        """The APPEND's messages re-routed onto ``latest``: a new AppendRebase of them when the re-route
+        changed (its copies of the previous messages discarded)."""
         rebase, reroute = self.rebase, self.reroute
         assert rebase is not None
         if reroute is None or latest is None:
             return rebase
         base = self.base_snapshot_id
-        base_entries: list[IndexManifestEntry] | None = None  # unknown: re-route onto the latest
-        if base == 0:
-            base_entries = []
-        elif base is not None and self.snapshots.snapshot_exists(base):
-            base_entries = self._index_entries(self.snapshots.snapshot(base))
-        routed = reroute.messages_for(base_entries, self._index_entries(latest))
+        if isinstance(reroute, CrossPartitionFix):
+            routed = reroute.messages_for(latest, base)
+        else:
+            base_entries: list[IndexManifestEntry] | None = None  # unknown: re-route onto the latest
+            if base == 0:
+                base_entries = []
+            elif base is not None and self.snapshots.snapshot_exists(base):
+                base_entries = self._index_entries(self.snapshots.snapshot(base))
+            routed = reroute.messages_for(base_entries, self._index_entries(latest))
         if routed is not rebase.originals:
             rebase.discard_copies()
             rebase = self.rebase = AppendRebase(self.rebaser, routed, rewrites=rebase.rewrites + 1)
@@ -455,7 +460,7 @@ class FileStoreCommit:
         base snapshot, or the latest one when the APPEND was re-routed onto it (dynamic bucket)."""
         if self.base_snapshot_id is None or not changes.index_changes or latest.id == self.base_snapshot_id:
             return []
-        if self.reroute is not None:
+        if isinstance(self.reroute, DynamicReroute):
             partitions = self.reroute.partitions
             if self.reroute.basis is not None and self.reroute.basis == hash_view(
                 self._index_entries(latest), partitions

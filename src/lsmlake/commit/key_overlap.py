@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Iterable, Sequence
+from typing import NoReturn
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -61,40 +62,51 @@ def shared_keys(mine: pa.Table | None, theirs: pa.Table | None) -> pa.Table | No
 
 
 class KeysSinceBase:
-    """Refuses a cross-partition upsert whose keys another commit since its base snapshot also wrote."""
+    """The keys of a cross-partition upsert that another commit since its base snapshot also wrote."""
 
     def __init__(self, reader: KeyReader, snapshots: SnapshotManager, table_name: str) -> None:
         self.reader, self.snapshots, self.table_name = reader, snapshots, table_name
         self._added: dict[int, pa.Table | None] = {}  # the keys each snapshot wrote
+        self._buckets: dict[int, set[tuple[bytes, int]]] = {}  # ... and the buckets it added files to
         self._mine: tuple[pa.Table | None] | None = None
+        self.touched_since_base: set[tuple[bytes, int]] = set()  # as of the last ``shared`` call
 
-    def check(self, latest: Snapshot, base: int | None, messages: Sequence[CommitMessage]) -> None:
-        """Raise CommitConflictError if a snapshot after ``base`` up to ``latest`` wrote one of the
-        messages' keys, overwrote data, or has expired (its keys are then unknown)."""
+    def shared(
+        self, latest: Snapshot, base: int | None, messages: Sequence[CommitMessage]
+    ) -> tuple[pa.Table | None, tuple[int, ...]]:
+        """The messages' keys that a snapshot after ``base`` up to ``latest`` wrote (None: none), and
+        which snapshots wrote data; raises CommitConflictError if one overwrote data or has expired
+        (which keys it wrote is then unknown)."""
         first = base + 1 if base is not None else latest.id + 1
-        theirs = [
-            k for sid in range(first, latest.id + 1) if (k := self._keys_added_by(sid, base)) is not None
-        ]
+        for sid in range(first, latest.id + 1):
+            self._load(sid, base)
+        writers = [sid for sid in range(first, latest.id + 1) if sid in self._buckets]  # not compactions
+        self.touched_since_base = set().union(*(self._buckets[sid] for sid in writers))
+        theirs = [k for sid in writers if (k := self._added[sid]) is not None]
         if not theirs:
-            return
+            return None, tuple(writers)
         if self._mine is None:
             self._mine = (
                 self.reader.distinct((m.partition, m.bucket, f) for m in messages for f in m.new_files),
             )
-        shared = shared_keys(self._mine[0], pa.concat_tables(theirs))
-        if shared is not None:
-            sample = ", ".join(str(tuple(r.values())) for r in shared.slice(0, 3).to_pylist())
-            raise CommitConflictError(
-                f"table {self.table_name}: {shared.num_rows} key(s) of this cross-partition upsert "
-                f"(e.g. {sample}) were also written by another commit after this writer's base snapshot "
-                f"{base}: the upsert placed them by where they lived in the base, and the other writer may "
-                "have moved them to, or created them in, another partition, so one key could be live in two "
-                "partitions. Nothing was published: run the write again (it places its keys by the latest "
-                "snapshot); concurrent writers of disjoint keys are not refused"
-            )
+        schema = theirs[0].schema
+        return shared_keys(self._mine[0], pa.concat_tables([t.cast(schema) for t in theirs])), tuple(writers)
 
-    def _keys_added_by(self, sid: int, base: int | None) -> pa.Table | None:
-        """The distinct keys snapshot ``sid`` wrote (None for a compaction, which moves no key)."""
+    def refuse(self, shared: pa.Table, base: int | None) -> NoReturn:
+        sample = ", ".join(str(tuple(r.values())) for r in shared.slice(0, 3).to_pylist())
+        raise CommitConflictError(
+            f"table {self.table_name}: {shared.num_rows} key(s) of this cross-partition upsert "
+            f"(e.g. {sample}) were also written by another commit after this writer's base snapshot "
+            f"{base}: the upsert placed them by where they lived in the base, and with this merge engine "
+            "(or a sequence field) lsmlake cannot move its rows to where the other writer put them, so one "
+            "key could be live in two partitions. Nothing was published: run the write again (it places "
+            "its keys by the latest snapshot); concurrent writers of disjoint keys are not refused, nor "
+            "deduplicate upserts of the same keys"
+        )
+
+    def _load(self, sid: int, base: int | None) -> None:
+        """The distinct keys snapshot ``sid`` wrote and the buckets it added files to (none for a
+        compaction, which moves no key)."""
         if sid not in self._added:
             if not self.snapshots.snapshot_exists(sid):
                 raise CommitConflictError(
@@ -112,11 +124,12 @@ class KeysSinceBase:
             if snapshot.commit_kind != "COMPACT":
                 io, paths = self.reader.rebaser.io, self.reader.rebaser.paths
                 metas = read_manifest_list(io, paths.manifest(snapshot.delta_manifest_list))
-                keys = self.reader.distinct(
-                    (e.partition, e.bucket, e.file)
+                added = [
+                    e
                     for m in metas
                     for e in read_manifest(io, paths.manifest(m.file_name))
                     if e.kind == FileKind.ADD
-                )
+                ]
+                keys = self.reader.distinct((e.partition, e.bucket, e.file) for e in added)
+                self._buckets[sid] = {(e.partition, e.bucket) for e in added}
             self._added[sid] = keys
-        return self._added[sid]
