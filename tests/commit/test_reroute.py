@@ -424,3 +424,20 @@ def test_cross_partition_writers_of_the_same_key_are_refused_clearly(
     assert no_orphans(t)
     t.write(xrows([50, 20], [1, 1], "w2"))  # run again, it places key 50 by the latest snapshot
     assert {r["k"]: r["p"] for r in t.read().to_pylist()} == {1: 1, 2: 1, 3: 2, 10: 1, 20: 1, 50: 2}
+
+
+@pytest.mark.parametrize("order", [[0, 1], [1, 0]], ids=["create-then-delete", "delete-then-create"])
+def test_a_cross_partition_delete_of_a_key_another_writer_created(tmp_path: Path, order: list[int]) -> None:
+    """The deleting writer's base has no key 40, so it writes no row for it: published after the
+    creating writer, it still deletes the key (serial order); before it, it changes nothing."""
+    steps: list[Step] = [
+        lambda w: w.write(xrows([40, 41], [2, 2], "w1")),
+        lambda w: w.delete(pa.table({"k": [40]}, schema=XKEYS)),
+    ]
+    t = cross_partition_table(tmp_path / "a", {"deletion-vectors.enabled": "true"})
+    concurrent(t, steps, order)
+    reference = cross_partition_table(tmp_path / "b", {"deletion-vectors.enabled": "true"})
+    serial(reference, steps, order)
+    assert t.read().sort_by("k").to_pylist() == reference.read().sort_by("k").to_pylist()
+    assert (40 in {r["k"] for r in t.read().to_pylist()}) == (order == [1, 0])
+    assert no_orphans(t)

@@ -9,6 +9,8 @@ import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+import pyarrow as pa
+
 from lsmlake.bucket.cross_partition import is_cross_partition
 from lsmlake.commit.conflicts import (
     BucketTops,
@@ -126,13 +128,16 @@ class FileStoreCommit:
         base_snapshot_id: int | None,
         commit_user: str | None = None,
         read_dvs: tuple[DvIndexes, str] | None = None,
+        unplaced_deletes: pa.Table | None = None,
     ) -> None:
         """``base_snapshot_id``: the snapshot the writer restored its buckets from, so that data another
         writer committed to them since is a conflict (read from the snapshots after it, HASH index
         included); None when there is no such base (overwrite, compaction): the latest snapshot's
         files are checked instead. ``read_dvs``: for a compaction, the deletion-vector index file of
         each bucket it read its inputs with, and which snapshot(s) that was; an input file whose
-        deletion vector changed since is a conflict."""
+        deletion vector changed since is a conflict. ``unplaced_deletes``: keys (``_KEY_*`` columns) a
+        cross-partition upsert deleted while no partition held them in its base: deleted wherever another
+        writer has put them since (serial order), even if the write has no files."""
         io, schema, options = table.io, table.schema, table.options
         self.io = io
         self.paths = table.paths
@@ -156,6 +161,7 @@ class FileStoreCommit:
         self.rebase: AppendRebase | None = None
         # ... and its re-route (dynamic bucket mode: HASH index; cross-partition upserts: key locations)
         self.reroute: DynamicReroute | CrossPartitionFix | None = None
+        self.unplaced_deletes = unplaced_deletes
         self._tops: BucketTops = {}
         self._delta_tops: dict[int, BucketTops] = {}  # highest sequence number ADDed per bucket, by snapshot
 
@@ -167,12 +173,28 @@ class FileStoreCommit:
         The APPEND of a primary-key table that another writer of its buckets got ahead of is rebased
         (``rebase.py``) rather than refused; ``self.rebase`` then names the files it published."""
         ids = []
-        for changes in split_changes(messages):
+        parts = split_changes(messages)
+        only_unplaced = self.unplaced_deletes is not None and not any(c.kind == "APPEND" for c in parts)
+        if only_unplaced and self._unplaced_need_deletes(messages):  # deletes of keys created since
+            ids.append(self._commit_append(messages, identifier))
+        for changes in parts:
             if changes.kind == "APPEND" and self.key_types:
                 ids.append(self._commit_append(messages, identifier))
             else:
                 ids.append(self._commit_changes(changes, identifier))
+        self.unplaced_deletes = None  # they belong to the write's APPEND, not to its compaction
         return ids
+
+    def _unplaced_need_deletes(self, messages: Sequence[CommitMessage]) -> bool:
+        """Whether a write with no new files must still publish deletes of its unplaced keys; if not,
+        it takes effect now, before any later commit (a delete of a key nobody holds changes nothing)."""
+        latest = self.snapshots.latest()
+        fix = self._reroute_for(messages)
+        if latest is None or not isinstance(fix, CrossPartitionFix):
+            return False
+        needed = bool(fix.messages_for(latest, self.base_snapshot_id))
+        fix.discard()
+        return needed
 
     @property
     def rebased_buckets(self) -> set[tuple[bytes, int]]:
@@ -191,6 +213,8 @@ class FileStoreCommit:
 
         def changes_for(latest: Snapshot | None) -> Changes:
             rebase = self._rerouted(latest)
+            if not rebase.originals:  # unplaced deletes another writer's commit has made unneeded since
+                return Changes("APPEND", ())
             self._tops = self._bucket_tops(
                 set(rebase.lowest), latest, live=reroute.targets if reroute else set()
             )
@@ -215,7 +239,9 @@ class FileStoreCommit:
         if self.options.bucket != -1:
             return None
         if is_cross_partition(self.schema, self.options):
-            keys = KeysSinceBase(KeyReader(self.rebaser), self.snapshots, self.table_name)
+            keys = KeysSinceBase(
+                KeyReader(self.rebaser), self.snapshots, self.table_name, unplaced=self.unplaced_deletes
+            )
             return CrossPartitionFix(self.rebaser, keys, list(messages))
         return DynamicReroute(self.rebaser, list(messages))
 

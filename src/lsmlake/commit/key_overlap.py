@@ -64,8 +64,17 @@ def shared_keys(mine: pa.Table | None, theirs: pa.Table | None) -> pa.Table | No
 class KeysSinceBase:
     """The keys of a cross-partition upsert that another commit since its base snapshot also wrote."""
 
-    def __init__(self, reader: KeyReader, snapshots: SnapshotManager, table_name: str) -> None:
+    def __init__(
+        self,
+        reader: KeyReader,
+        snapshots: SnapshotManager,
+        table_name: str,
+        *,
+        unplaced: pa.Table | None = None,
+    ) -> None:
+        """``unplaced``: keys the upsert deleted although no partition held them (no file has them)."""
         self.reader, self.snapshots, self.table_name = reader, snapshots, table_name
+        self.unplaced = unplaced
         self._added: dict[int, pa.Table | None] = {}  # the keys each snapshot wrote
         self._buckets: dict[int, set[tuple[bytes, int]]] = {}  # ... and the buckets it added files to
         self._mine: tuple[pa.Table | None] | None = None
@@ -86,9 +95,12 @@ class KeysSinceBase:
         if not theirs:
             return None, tuple(writers)
         if self._mine is None:
-            self._mine = (
-                self.reader.distinct((m.partition, m.bucket, f) for m in messages for f in m.new_files),
-            )
+            mine = self.reader.distinct((m.partition, m.bucket, f) for m in messages for f in m.new_files)
+            if self.unplaced is not None and self.unplaced.num_rows:
+                extra = self.unplaced.select(self.reader.names)
+                both = [extra] if mine is None else [mine, extra.cast(mine.schema)]
+                mine = pa.concat_tables(both).group_by(self.reader.names).aggregate([])
+            self._mine = (mine,)
         schema = theirs[0].schema
         return shared_keys(self._mine[0], pa.concat_tables([t.cast(schema) for t in theirs])), tuple(writers)
 

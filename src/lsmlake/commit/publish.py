@@ -21,6 +21,8 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
+import pyarrow as pa
+
 from lsmlake.commit.committer import FileStoreCommit
 from lsmlake.commit.compaction import compact_and_publish, compact_buckets
 from lsmlake.compact.executors import local_executor
@@ -194,6 +196,7 @@ def publish(
     delete: Callable[[str], None],
     overwrite: Callable[[bytes], bool] | None = None,
     result: PublishedWrite | None = None,
+    unplaced_deletes: pa.Table | None = None,
 ) -> list[int]:
     """Publish a write's messages; the ids of the snapshots that landed.
 
@@ -201,11 +204,13 @@ def publish(
     overwrite), so that another writer's data in those buckets since is a conflict. ``written``: every
     file the writers wrote; ``delete`` removes one of them. ``overwrite``: which partitions an
     OVERWRITE snapshot replaces (instead of an APPEND one); as in Paimon it commits no changelog, so the
-    input changelog files are deleted. ``result`` is filled as snapshots land. On an error, or when the
-    write's compaction is dropped after losing a race, every written file no published snapshot
-    references is deleted; an error raised after a snapshot landed names it (``published_error``)."""
+    input changelog files are deleted. ``result`` is filled as snapshots land. ``unplaced_deletes``:
+    keys a cross-partition upsert deleted that no partition held in its base (``FileStoreCommit``). On
+    an error, or when the write's compaction is dropped after losing a race, every written file no
+    published snapshot references is deleted; an error raised after a snapshot landed names it
+    (``published_error``)."""
     result = PublishedWrite() if result is None else result
-    committer = FileStoreCommit(table, base_snapshot_id=base_snapshot_id)
+    committer = FileStoreCommit(table, base_snapshot_id=base_snapshot_id, unplaced_deletes=unplaced_deletes)
     try:
         if overwrite is None:
             # the buckets as published: a dynamic-bucket write may have moved rows to other buckets
