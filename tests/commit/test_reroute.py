@@ -441,3 +441,28 @@ def test_a_cross_partition_delete_of_a_key_another_writer_created(tmp_path: Path
     assert t.read().sort_by("k").to_pylist() == reference.read().sort_by("k").to_pylist()
     assert (40 in {r["k"] for r in t.read().to_pylist()}) == (order == [1, 0])
     assert no_orphans(t)
+
+
+def test_cross_partition_shared_keys_with_nested_values(tmp_path: Path) -> None:
+    """The rows found where the other writer left a key carry every value column (a list here)."""
+    schema = pa.schema(
+        [
+            pa.field("k", pa.int64(), nullable=False),
+            pa.field("p", pa.int32(), nullable=False),
+            ("tags", pa.list_(pa.int64())),
+        ]
+    )
+    cat = lsmlake.Catalog(str(tmp_path))
+    cat.create_database("db")
+    t = cat.create_table(
+        "db.t", schema=schema, primary_key=["k"], partition_keys=["p"], options={"bucket": "-1"}
+    )
+    w1, w2 = t.writer(), t.writer()
+    w1.write(pa.table({"k": [1, 2], "p": [1, 1], "tags": [[1], [2, 2]]}, schema=schema))
+    w2.write(pa.table({"k": [1], "p": [2], "tags": [[9]]}, schema=schema))
+    w1.commit()
+    w2.commit()
+    assert sorted(t.read().to_pylist(), key=lambda r: int(r["k"])) == [
+        {"k": 1, "p": 2, "tags": [9]},
+        {"k": 2, "p": 1, "tags": [2, 2]},
+    ]

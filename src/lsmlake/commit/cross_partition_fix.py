@@ -33,6 +33,15 @@ BucketId = tuple[bytes, int]
 WHERE = "__where"  # a bucket's index in a list of (partition, bucket)
 
 
+def _matching(rows: pa.Table, keys: pa.Table, names: list[str], *, anti: bool = False) -> pa.Table:
+    """The rows whose ``names`` columns are (``anti``: are not) a row of ``keys``; the join sees only
+    the key columns and a row number, so any value column type is fine."""
+    numbered = rows.select(names).append_column("__row", pa.array(np.arange(rows.num_rows)))
+    kind = "left anti" if anti else "left semi"
+    hits = numbered.join(keys.select(names).cast(numbered.select(names).schema), names, join_type=kind)
+    return rows.take(pa.array(np.sort(hits.column("__row").to_numpy())))
+
+
 def _last_per_group(rows: pa.Table, group: list[str]) -> pa.Table:
     """Per group of ``group`` columns, the row with the highest sequence number."""
     order = pc.sort_indices(rows, [(c, "ascending") for c in [*group, SEQUENCE_NUMBER]])
@@ -103,7 +112,7 @@ class CrossPartitionFix:
         for e in entries:
             path = posixpath.join(self.rebaser.bucket_dir(e.partition, e.bucket), e.file.file_name)
             rows = read_whole_file(self.rebaser.io, path)
-            rows = rows.join(shared.cast(rows.select(names).schema), names, join_type="left semi")
+            rows = _matching(rows, shared, names)
             if rows.num_rows:
                 parts.append(
                     rows.append_column(
@@ -118,7 +127,7 @@ class CrossPartitionFix:
         live = last.filter(pa.array((kinds == RowKind.INSERT) | (kinds == RowKind.UPDATE_AFTER)))
         mine = self._my_keys_by_bucket(at)
         if mine is not None and live.num_rows:
-            live = live.join(mine, [*names, WHERE], join_type="left anti")
+            live = _matching(live, mine, [*names, WHERE], anti=True)
         return self._add_deletes(live, buckets)
 
     def _my_keys_by_bucket(self, at: dict[BucketId, int]) -> pa.Table | None:
