@@ -81,9 +81,14 @@ class WorkerStats:
     reasons: dict[str, int] = field(default_factory=dict)  # why commits were refused, counted
 
 
-def campaign_options(buckets: int) -> dict[str, str]:
+def campaign_options(buckets: int, *, dynamic: bool = False, keys: int = 64) -> dict[str, str]:
+    """The campaign table's options; ``dynamic``: dynamic bucket mode, sized to fill about ``buckets``
+    buckets with the ``keys`` of the shared key space (writers race to place the same new keys)."""
+    layout = {"bucket": str(buckets)}
+    if dynamic:
+        layout = {"bucket": "-1", "dynamic-bucket.target-row-num": str(max(keys // buckets, 1))}
     return {
-        "bucket": str(buckets),
+        **layout,
         "deletion-vectors.enabled": "true",
         "snapshot.num-retained.min": "10",
         "snapshot.num-retained.max": "200",
@@ -231,6 +236,9 @@ def check_against_model(table: Table, log_dir: Path, processes: int) -> tuple[li
         failures.append(
             f"committed rows differ from the acknowledged writes: {differences(committed, model)}"
         )
+    rows = table.with_options({"deletion-vectors.merge-on-read": "true"}).read()
+    if len(set(rows.column("k").to_pylist())) != rows.num_rows:
+        failures.append("a key is live more than once (in two buckets)")
     visible = table_model(table.read())
     invisible = sum(1 for k in set(visible) | set(committed) if visible.get(k) != committed.get(k))
     if invisible:  # the next commit must heal it
@@ -253,8 +261,10 @@ def run_concurrency(
     rows: int,
     s3: bool,
     work: Path,
+    dynamic: bool = False,
 ) -> CampaignResult:
-    """Run one concurrency campaign in ``work`` (a local warehouse, or a moto S3 one with ``s3``)."""
+    """Run one concurrency campaign in ``work`` (a local warehouse, or a moto S3 one with ``s3``;
+    ``dynamic``: a dynamic-bucket table, see ``campaign_options``)."""
     with ExitStack() as stack:
         options: dict[str, str] = {}
         uri = str(work / "warehouse")
@@ -264,7 +274,10 @@ def run_concurrency(
         catalog = Catalog(uri, options=options)
         catalog.create_database("db", exist_ok=True)
         table = catalog.create_table(
-            TABLE, schema=Write({}).rows(0).schema, primary_key=["k"], options=campaign_options(buckets)
+            TABLE,
+            schema=Write({}).rows(0).schema,
+            primary_key=["k"],
+            options=campaign_options(buckets, dynamic=dynamic, keys=keys),
         )
         log_dir = work / "acks"
         log_dir.mkdir(exist_ok=True)
@@ -310,6 +323,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     conc.add_argument("--keys", type=int, default=64, help="size of the key space all writers share")
     conc.add_argument("--rows", type=int, default=4, help="upserted rows per commit")
     conc.add_argument("--s3", action="store_true", help="on a moto S3 server instead of local disk")
+    conc.add_argument(
+        "--dynamic", action="store_true", help="a dynamic-bucket table of about --buckets buckets"
+    )
     conc.add_argument("--keep", action="store_true", help="keep the work directory")
     crash = sub.add_parser("crash", help="SIGKILL writers and check the table after each kill")
     crash.add_argument("--kills", type=int, default=40)
@@ -340,8 +356,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             rows=args.rows,
             s3=args.s3,
             work=work,
+            dynamic=args.dynamic,
         )
-        print(("S3 (moto)" if args.s3 else "local disk") + ": " + "\n".join(result.lines()))
+        where = ("S3 (moto)" if args.s3 else "local disk") + (", dynamic bucket" if args.dynamic else "")
+        print(where + ": " + "\n".join(result.lines()))
         return 1 if result.failures else 0
     finally:
         if args.keep:

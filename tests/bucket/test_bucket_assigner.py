@@ -99,6 +99,7 @@ def test_hash_index_conflicts_only_for_partitions_re_indexed_by_someone_else() -
     other_partition = [_hash(b"p1", 0, "a"), _hash(b"p2", 0, "b2")]
     assert hash_index_conflicts(base, other_partition, changes) == []
     same_partition_new_bucket = [*base, _hash(b"p1", 1, "c")]
-    assert hash_index_conflicts(base, same_partition_new_bucket, changes)
+    (problem,) = hash_index_conflicts(base, same_partition_new_bucket, changes)
+    assert "bucket(s) [1] of a partition" in problem  # bucket numbers, not index file names
     replaced = [_hash(b"p1", 0, "a2"), _hash(b"p2", 0, "b")]
-    assert hash_index_conflicts(base, replaced, changes)
+    assert "bucket(s) [0] of a partition" in hash_index_conflicts(base, replaced, changes)[0]

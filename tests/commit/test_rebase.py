@@ -11,6 +11,9 @@ import pyarrow as pa
 import pytest
 
 import lsmlake
+from lsmlake.core.bucket import hash_rows
+from lsmlake.metadata.hash_index import read_hash_index
+from lsmlake.metadata.index_manifest import read_index_manifest
 from lsmlake.metadata.live_files import live_entries
 
 SCHEMA = pa.schema([pa.field("k", pa.int64(), nullable=False), ("a", pa.string()), ("b", pa.int64())])
@@ -204,7 +207,7 @@ def test_a_stale_writers_own_compaction_does_not_undo_a_deletion_vector(tmp_path
     assert [r["k"] for r in content(t)] == [3, 4, 7]
 
 
-def test_dynamic_bucket_writers_of_existing_keys_are_rebased_new_keys_refused(tmp_path: Path) -> None:
+def test_dynamic_bucket_writers_of_existing_and_new_keys_are_rebased(tmp_path: Path) -> None:
     t = table(tmp_path, "db.t", {"bucket": "-1"})
     concurrent(
         t,
@@ -215,21 +218,32 @@ def test_dynamic_bucket_writers_of_existing_keys_are_rebased_new_keys_refused(tm
         [0, 1],
     )
     assert {r["k"]: r["a"] for r in content(t)} == {1: "w1", 2: "w2", 3: "w2", 4: "base"}
-    # both place a new key: the second would put it in a bucket of its own choosing, so it is refused
+    # both place a new key (in the same bucket here; tests/commit/test_reroute.py moves keys placed in
+    # different ones): the second is rebased above the first and its HASH file merged with the first's
     w1, w2 = t.writer(), t.writer()
-    w1.write(rows([50], ["w1"], [1]))
-    w2.write(rows([50], ["w2"], [2]))
+    w1.write(rows([50, 51], ["w1"] * 2, [1, 1]))
+    w2.write(rows([50, 52], ["w2"] * 2, [2, 2]))
     w1.commit()
-    with pytest.raises(lsmlake.errors.CommitConflictError, match="HASH index") as refused:
-        w2.commit()
-    assert "one key could end up in two buckets" in str(refused.value)
-    assert "Nothing was published: run the write again" in str(refused.value)
-    assert refused.value.published_snapshot_ids == ()
-    assert {r["k"]: r["a"] for r in content(t)}[50] == "w1"
+    assert w2.commit() is not None
+    assert {r["k"]: r["a"] for r in content(t)} == {
+        1: "w1",
+        2: "w2",
+        3: "w2",
+        4: "base",
+        50: "w2",
+        51: "w1",
+        52: "w2",
+    }
+    snapshot = t.snapshot_manager.latest()
+    assert snapshot is not None and snapshot.index_manifest
+    (index,) = read_index_manifest(t.io, t.paths.manifest(snapshot.index_manifest))
+    every_key = pa.array([1, 2, 3, 4, 50, 51, 52], pa.int64())  # both writers' new keys are indexed
+    hashes = hash_rows([every_key], [t.schema.field("k").type])
+    assert sorted(read_hash_index(t.io, t.paths, index.index_file).tolist()) == sorted(hashes.tolist())
     assert no_orphans(t)
 
 
-def test_cross_partition_upserts_refuse_a_stale_key_index(tmp_path: Path) -> None:
+def test_cross_partition_upserts_of_one_new_key_end_in_the_later_partition(tmp_path: Path) -> None:
     cat = lsmlake.Catalog(str(tmp_path))
     cat.create_database("db")
     schema = pa.schema([pa.field("k", pa.int64(), nullable=False), pa.field("p", pa.int32(), nullable=False)])
@@ -240,7 +254,6 @@ def test_cross_partition_upserts_refuse_a_stale_key_index(tmp_path: Path) -> Non
     w1.write(pa.table({"k": [1], "p": [1]}, schema=schema))
     w2.write(pa.table({"k": [1], "p": [2]}, schema=schema))  # another partition: the buckets differ
     w1.commit()
-    with pytest.raises(lsmlake.errors.CommitConflictError, match="cross-partition"):
-        w2.commit()
-    assert t.read().to_pylist() == [{"k": 1, "p": 1}]  # one key, one partition
+    w2.commit()  # rebased: the key written first in partition 1 is deleted there (tests/commit/test_reroute.py)
+    assert t.read().to_pylist() == [{"k": 1, "p": 2}]  # one key, one partition, as run one after the other
     assert no_orphans(t)

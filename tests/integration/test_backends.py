@@ -297,12 +297,16 @@ def test_two_writers_of_one_bucket_are_rebased_in_published_order(warehouse: War
 
 
 def test_two_writers_that_really_conflict(warehouse: Warehouse) -> None:
-    """A cross-partition upsert places keys by its base's global key index: a second writer of the same
-    key in another partition is refused, and leaves nothing behind."""
+    """A cross-partition partial-update upsert places keys by its base's global key index: a second
+    writer of the same key in another partition is refused, and leaves nothing behind."""
     cat = warehouse.catalog()
     cat.create_database("db", exist_ok=True)
     t = cat.create_table(
-        "db.x", schema=SCHEMA, primary_key=["id"], partition_keys=["dt"], options={"bucket": "-1"}
+        "db.x",
+        schema=SCHEMA,
+        primary_key=["id"],
+        partition_keys=["dt"],
+        options={"bucket": "-1", "merge-engine": "partial-update"},
     )
     first, second = t.writer(), t.writer()
     first.write(rows([1], "a", 1))
@@ -312,8 +316,24 @@ def test_two_writers_that_really_conflict(warehouse: Warehouse) -> None:
         second.commit()
     assert as_model(t.read()) == {(1, "a"): (1, "n1")}
     assert no_orphans(t)
-    t.write(rows([1], "b", 2))  # a retry on the new base moves the key
+    t.write(rows([1], "b", 2))  # a retry on the new base updates the key where it lives
+    assert as_model(t.read()) == {(1, "a"): (2, "n2")}
+
+
+def test_two_cross_partition_deduplicate_writers_of_one_key(warehouse: Warehouse) -> None:
+    """With deduplicate the second writer is rebased: it deletes the key where the first put it."""
+    cat = warehouse.catalog()
+    cat.create_database("db", exist_ok=True)
+    t = cat.create_table(
+        "db.y", schema=SCHEMA, primary_key=["id"], partition_keys=["dt"], options={"bucket": "-1"}
+    )
+    first, second = t.writer(), t.writer()
+    first.write(rows([1], "a", 1))
+    second.write(rows([1], "b", 2))
+    first.commit()
+    second.commit()
     assert as_model(t.read()) == {(1, "b"): (2, "n2")}
+    assert no_orphans(t)
 
 
 class Crash(Exception):

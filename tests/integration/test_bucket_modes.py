@@ -14,7 +14,7 @@ import lsmlake
 from lsmlake.bucket.assigner import assigner_ids
 from lsmlake.core.binary_row import hash_row_bytes, serialize_row
 from lsmlake.core.bucket import hash_rows
-from lsmlake.errors import CommitConflictError, InvalidOptionError
+from lsmlake.errors import InvalidOptionError
 from lsmlake.metadata.index_manifest import HASH_INDEX, read_index_manifest
 from lsmlake.metadata.live_files import live_entries
 
@@ -76,19 +76,30 @@ def test_dynamic_bucket_overwrite_resets_the_partition_index(tmp_path: Path) -> 
     assert sorted(s.bucket for s in table.scan(filter="dt = 'a'").splits()) == [0, 1]
 
 
-def test_two_dynamic_writers_of_one_partition_conflict(tmp_path: Path) -> None:
+def index_counts(table: lsmlake.Table) -> dict[tuple[bytes, int], int]:
+    snapshot = table.latest_snapshot()
+    assert snapshot is not None and snapshot.index_manifest
+    return {
+        (e.partition, e.bucket): e.index_file.row_count
+        for e in read_index_manifest(table.io, table.paths.manifest(snapshot.index_manifest))
+        if e.index_file.index_type == HASH_INDEX
+    }
+
+
+def test_two_dynamic_writers_of_one_partition_both_land(tmp_path: Path) -> None:
     table = make(tmp_path, ["id", "dt"], {"dynamic-bucket.target-row-num": "5"})
     table.write(rows(range(5), "a", 1))
     first, second = table.writer(), table.writer()
     first.write(rows(range(5, 10), "a", 2))  # opens bucket 1
     second.write(rows(range(10, 15), "a", 3))  # also opens bucket 1, from the same base
     first.commit()
-    with pytest.raises(CommitConflictError):
-        second.commit()
+    second.commit()  # rebased onto the first: its HASH file of bucket 1 is merged with the first's
     assert by_id(table) == {
         **{i: ("a", 1, "x") for i in range(5)},
         **{i: ("a", 2, "x") for i in range(5, 10)},
+        **{i: ("a", 3, "x") for i in range(10, 15)},
     }
+    assert sorted(index_counts(table).values()) == [5, 10]  # bucket 1 holds both writers' keys
 
 
 @pytest.mark.parametrize(("dv", "changelog"), [("false", "none"), ("true", "lookup"), ("false", "input")])
@@ -158,9 +169,9 @@ def test_dynamic_bucket_refuses_a_bucket_key(tmp_path: Path) -> None:
         table.write(rows([1], "a", 1))
 
 
-def test_a_concurrent_hash_index_change_in_the_partition_is_a_conflict(tmp_path: Path) -> None:
-    """Two assigners (initial-buckets 2): the writers fill different buckets, so only the HASH check
-    sees that the second writer assigned keys from a stale index of the partition."""
+def test_a_concurrent_hash_index_change_in_the_partition_is_merged(tmp_path: Path) -> None:
+    """Two assigners (initial-buckets 2): the writers fill different buckets of one partition from the
+    same base; the second's HASH files are re-based onto the first's, each bucket keeping its keys."""
     table = make(tmp_path, ["id", "dt"], {"dynamic-bucket.initial-buckets": "2"})
     table.write(rows([0], "b", 0))  # a first snapshot, in another partition
     ids = np.arange(200)
@@ -172,5 +183,6 @@ def test_a_concurrent_hash_index_change_in_the_partition_is_a_conflict(tmp_path:
     first.write(rows(ids[owner == 0][:5].tolist(), "a", 1))
     second.write(rows(ids[owner == 1][:5].tolist(), "a", 2))
     first.commit()
-    with pytest.raises(CommitConflictError, match="HASH index"):
-        second.commit()
+    second.commit()
+    assert sorted(index_counts(table).values()) == [1, 5, 5]
+    assert table.read().num_rows == 11  # every row of both writers, each key once

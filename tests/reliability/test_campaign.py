@@ -21,6 +21,16 @@ def test_writers_on_the_same_buckets_lose_no_acknowledged_write(tmp_path: Path) 
     assert all(s.acknowledged + s.failed == s.attempted for s in result.stats)
 
 
+def test_writers_of_a_dynamic_bucket_table_lose_no_acknowledged_write(tmp_path: Path) -> None:
+    """They place the same new keys concurrently: re-routed, each key stays in one bucket."""
+    result = run_concurrency(
+        processes=3, buckets=2, seconds=3.0, commits=0, keys=16, rows=3, s3=False, work=tmp_path, dynamic=True
+    )
+    print("\n".join(result.lines()))
+    assert not result.failures, result.failures
+    assert result.acknowledged > 0 and all(s.acknowledged + s.failed == s.attempted for s in result.stats)
+
+
 def test_killed_writers_leave_a_consistent_table(tmp_path: Path) -> None:
     result = run_crash(kills=4, seed=5, work=tmp_path)
     print("\n".join(result.lines()))

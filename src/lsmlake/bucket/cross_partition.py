@@ -89,6 +89,9 @@ class CrossPartitionRouter:
         self._part_rows: list[pa.Table] = []
         self._counts: list[dict[int, int]] = []
         self.written_paths: list[str] = []
+        # keys deleted while no partition held them (by the restored snapshot): the committer deletes
+        # them where another writer put them since (serial order), so they are kept here
+        self.unplaced_deletes: list[pa.Table] = []
 
     # -- partitions and the index
     def _part_id(self, partition: bytes, row: pa.Table) -> int:
@@ -178,6 +181,9 @@ class CrossPartitionRouter:
         else:
             plan = self._anchored(s_own, s_ipart, s_ibucket, ~deleting, starts)
         part, bucket, extra_part, extra_bucket = plan
+        dropped = deleting & (part < 0)  # deletes of keys held nowhere: no row is written for them
+        if dropped.any():
+            self.unplaced_deletes.append(keys.select(self.key_names).take(pa.array(order[dropped])))
         final_part, final_bucket = self._finals(part, bucket, s_ipart, s_ibucket, starts, n)
         self._update_index(
             keys.select(self.key_names).take(pa.array(order[starts])), final_part, final_bucket

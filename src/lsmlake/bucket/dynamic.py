@@ -24,6 +24,7 @@ from lsmlake.core.options import CoreOptions
 from lsmlake.core.path_guard import PathGuard
 from lsmlake.core.paths import TablePaths
 from lsmlake.core.schema import TableSchema
+from lsmlake.errors import CommitConflictError
 from lsmlake.metadata.hash_index import Hashes, read_hash_index, write_hash_index
 from lsmlake.metadata.index_manifest import HASH_INDEX, IndexFileMeta, read_index_manifest
 from lsmlake.metadata.snapshot import Snapshot
@@ -100,7 +101,18 @@ class DynamicBucketRouter:
         state = self._partitions.get(partition)
         if state is None:
             restored = self._index_files().get(partition, {})
-            hashes = [read_hash_index(self.io, self.paths, meta, self.guard) for meta in restored.values()]
+            try:
+                hashes = [
+                    read_hash_index(self.io, self.paths, meta, self.guard) for meta in restored.values()
+                ]
+            except FileNotFoundError as e:
+                snapshot = self._snapshot()
+                raise CommitConflictError(
+                    f"table at {self.paths.root}: a HASH index file of snapshot "
+                    f"{snapshot.id if snapshot else None}, which this writer restored, is gone ({e}): "
+                    "another commit re-indexed the partition and snapshot expiry removed the file since "
+                    "(the writer loads a partition's index when its first row arrives) - retry the write"
+                ) from e
             buckets = [np.full(len(h), b, dtype=np.int32) for h, b in zip(hashes, restored, strict=True)]
             index = PartitionIndex(
                 np.concatenate(hashes) if hashes else np.empty(0, np.int32),

@@ -9,6 +9,8 @@ import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+import pyarrow as pa
+
 from lsmlake.bucket.cross_partition import is_cross_partition
 from lsmlake.commit.conflicts import (
     BucketTops,
@@ -18,9 +20,12 @@ from lsmlake.commit.conflicts import (
     detect_conflicts,
     sequence_problems,
 )
+from lsmlake.commit.cross_partition_fix import CrossPartitionFix
 from lsmlake.commit.hash_index_conflicts import hash_index_conflicts
+from lsmlake.commit.key_overlap import KeyReader, KeysSinceBase
 from lsmlake.commit.manifest_files import ManifestWriter
 from lsmlake.commit.rebase import AppendRebase, FileRebaser
+from lsmlake.commit.reroute import DynamicReroute, hash_view
 from lsmlake.core import clock
 from lsmlake.core.options import CoreOptions
 from lsmlake.errors import CommitConflictError
@@ -124,13 +129,16 @@ class FileStoreCommit:
         base_snapshot_id: int | None,
         commit_user: str | None = None,
         read_dvs: tuple[DvIndexes, str] | None = None,
+        unplaced_deletes: pa.Table | None = None,
     ) -> None:
         """``base_snapshot_id``: the snapshot the writer restored its buckets from, so that data another
         writer committed to them since is a conflict (read from the snapshots after it, HASH index
         included); None when there is no such base (overwrite, compaction): the latest snapshot's
         files are checked instead. ``read_dvs``: for a compaction, the deletion-vector index file of
         each bucket it read its inputs with, and which snapshot(s) that was; an input file whose
-        deletion vector changed since is a conflict."""
+        deletion vector changed since is a conflict. ``unplaced_deletes``: keys (``_KEY_*`` columns) a
+        cross-partition upsert deleted while no partition held them in its base: deleted wherever another
+        writer has put them since (serial order), even if the write has no files."""
         io, schema, options = table.io, table.schema, table.options
         self.io = io
         self.paths = table.paths
@@ -152,6 +160,9 @@ class FileStoreCommit:
         self.rebaser = FileRebaser(io, self.paths, schema, options)
         # the last APPEND of a primary-key table: its messages as published (rebased files renamed)
         self.rebase: AppendRebase | None = None
+        # ... and its re-route (dynamic bucket mode: HASH index; cross-partition upserts: key locations)
+        self.reroute: DynamicReroute | CrossPartitionFix | None = None
+        self.unplaced_deletes = unplaced_deletes
         self._tops: BucketTops = {}
         self._delta_tops: dict[int, BucketTops] = {}  # highest sequence number ADDed per bucket, by snapshot
 
@@ -163,11 +174,16 @@ class FileStoreCommit:
         The APPEND of a primary-key table that another writer of its buckets got ahead of is rebased
         (``rebase.py``) rather than refused; ``self.rebase`` then names the files it published."""
         ids = []
-        for changes in split_changes(messages):
+        parts = split_changes(messages)
+        only_unplaced = self.unplaced_deletes is not None and not any(c.kind == "APPEND" for c in parts)
+        if only_unplaced and self._unplaced_need_deletes(messages):  # deletes of keys created since
+            ids.append(self._commit_append(messages, identifier))
+        for changes in parts:
             if changes.kind == "APPEND" and self.key_types:
                 ids.append(self._commit_append(messages, identifier))
             else:
                 ids.append(self._commit_changes(changes, identifier))
+        self.unplaced_deletes = None  # they belong to the write's APPEND, not to its compaction
         return ids
 
     def compact_manifests(self) -> int | None:
@@ -183,6 +199,17 @@ class FileStoreCommit:
             return None
         return self._commit_changes(Changes("COMPACT", ()), BATCH_COMMIT_IDENTIFIER)
 
+    def _unplaced_need_deletes(self, messages: Sequence[CommitMessage]) -> bool:
+        """Whether a write with no new files must still publish deletes of its unplaced keys; if not,
+        it takes effect now, before any later commit (a delete of a key nobody holds changes nothing)."""
+        latest = self.snapshots.latest()
+        fix = self._reroute_for(messages)
+        if latest is None or not isinstance(fix, CrossPartitionFix):
+            return False
+        needed = bool(fix.messages_for(latest, self.base_snapshot_id))
+        fix.discard()
+        return needed
+
     @property
     def rebased_buckets(self) -> set[tuple[bytes, int]]:
         """The buckets whose new files the last APPEND rewrote above another writer's."""
@@ -193,59 +220,94 @@ class FileStoreCommit:
         return list(messages) if self.rebase is None else list(self.rebase.current)
 
     def _commit_append(self, messages: Sequence[CommitMessage], identifier: int) -> int:
-        """The APPEND snapshot, its buckets rebased above the latest snapshot's on every attempt."""
-        rebase = self.rebase = AppendRebase(self.rebaser, list(messages))
-        touched = set(rebase.lowest)
+        """The APPEND snapshot, its buckets rebased above the latest snapshot's on every attempt (and,
+        in dynamic bucket mode, its new keys re-routed onto the latest HASH index first)."""
+        self.rebase = AppendRebase(self.rebaser, list(messages))
+        reroute = self.reroute = self._reroute_for(messages)
 
         def changes_for(latest: Snapshot | None) -> Changes:
-            if latest is not None and is_cross_partition(self.schema, self.options):
-                self._check_no_data_since_base(latest)
-            self._tops = self._bucket_tops(touched, latest)
+            rebase = self._rerouted(latest)
+            if not rebase.originals:  # unplaced deletes another writer's commit has made unneeded since
+                return Changes("APPEND", ())
+            self._tops = self._bucket_tops(
+                set(rebase.lowest), latest, live=reroute.targets if reroute else set()
+            )
             return next(c for c in split_changes(rebase.above(self._tops)) if c.kind == "APPEND")
 
         try:
             sid = self._commit_changes(changes_for, identifier)
         except BaseException:
-            rebase.discard_copies()
+            self.rebase.discard_copies()
+            if reroute is not None:
+                reroute.discard()
             raise
-        for path in rebase.superseded():  # the writer's files, replaced by their rebased copies
+        # the writer's files (and earlier attempts' copies) replaced by their rebased/re-routed copies
+        superseded = set(self.rebase.superseded())
+        superseded |= set(reroute.superseded(self.rebase.current)) if reroute is not None else set()
+        for path in sorted(superseded):
             self.io.delete_file(path)
         return sid
 
-    def _check_no_data_since_base(self, latest: Snapshot) -> None:
-        """Cross-partition upserts place keys by a global index of the base snapshot: another writer's
-        data since may have put one of their keys in another partition, so it is a real conflict."""
-        base = self.base_snapshot_id
-        for sid in range(base + 1 if base is not None else latest.id + 1, latest.id + 1):
-            kind = self.snapshots.snapshot(sid).commit_kind if self.snapshots.snapshot_exists(sid) else None
-            if kind != "COMPACT":
-                raise CommitConflictError(
-                    f"table {self.table_name}: snapshot {sid} changed the data after this writer's base "
-                    f"snapshot {base}; a cross-partition upsert placed its keys by the base's key index "
-                    "(one writer at a time) - retry"
-                )
+    def _reroute_for(self, messages: Sequence[CommitMessage]) -> DynamicReroute | CrossPartitionFix | None:
+        """What re-routes a dynamic-bucket write's keys onto the latest snapshot (None in other modes)."""
+        if self.options.bucket != -1:
+            return None
+        if is_cross_partition(self.schema, self.options):
+            keys = KeysSinceBase(
+                KeyReader(self.rebaser), self.snapshots, self.table_name, unplaced=self.unplaced_deletes
+            )
+            return CrossPartitionFix(self.rebaser, keys, list(messages))
+        return DynamicReroute(self.rebaser, list(messages))
 
-    def _bucket_tops(self, touched: set[tuple[bytes, int]], latest: Snapshot | None) -> BucketTops:
+    def _rerouted(self, latest: Snapshot | None) -> AppendRebase:
+        """The APPEND's messages re-routed onto ``latest``: a new AppendRebase of them when the re-route
+        changed (its copies of the previous messages discarded)."""
+        rebase, reroute = self.rebase, self.reroute
+        assert rebase is not None
+        if reroute is None or latest is None:
+            return rebase
+        base = self.base_snapshot_id
+        if isinstance(reroute, CrossPartitionFix):
+            routed = reroute.messages_for(latest, base)
+        else:
+            base_entries: list[IndexManifestEntry] | None = None  # unknown: re-route onto the latest
+            if base == 0:
+                base_entries = []
+            elif base is not None and self.snapshots.snapshot_exists(base):
+                base_entries = self._index_entries(self.snapshots.snapshot(base))
+            routed = reroute.messages_for(base_entries, self._index_entries(latest))
+        if routed is not rebase.originals:
+            rebase.discard_copies()
+            rebase = self.rebase = AppendRebase(self.rebaser, routed, rewrites=rebase.rewrites + 1)
+        return rebase
+
+    def _bucket_tops(
+        self, touched: set[tuple[bytes, int]], latest: Snapshot | None, *, live: set[tuple[bytes, int]]
+    ) -> BucketTops:
         """The highest sequence number of each touched bucket that another commit added since this
-        writer's base snapshot (the bucket's live files when the base is unknown or expired since)."""
+        writer's base snapshot (the bucket's live files when the base is unknown or expired since, and
+        for the ``live`` buckets: those that received re-routed rows, whose numbers this writer never
+        restored)."""
         if latest is None or not touched:
             return {}
         base = self.base_snapshot_id
-        if base is not None:
-            tops: BucketTops = {}
+        live = touched if base is None else live & touched
+        tops: BucketTops = {}
+        if base is not None and live != touched:
             for sid in range(base + 1, latest.id + 1):
                 added = self._added_tops(sid)
                 if added is None:
+                    live, tops = touched, {}
                     break
-                for key in touched & added.keys():
+                for key in (touched - live) & added.keys():
                     tops[key] = max(tops.get(key, -1), added[key])
-            else:
-                return tops
-        return bucket_tops(
-            live_entries(
-                self.io, self.paths, latest, entry_filter=lambda e: (e.partition, e.bucket) in touched
+        if live:
+            tops |= bucket_tops(
+                live_entries(
+                    self.io, self.paths, latest, entry_filter=lambda e: (e.partition, e.bucket) in live
+                )
             )
-        )
+        return tops
 
     def _added_tops(self, sid: int) -> BucketTops | None:
         """Highest sequence number ADDed per bucket by snapshot ``sid`` (None: expired)."""
@@ -434,9 +496,16 @@ class FileStoreCommit:
         return []
 
     def _hash_index_conflicts(self, changes: Changes, latest: Snapshot) -> list[str]:
-        """HASH files this commit replaces must be those of the base snapshot (dynamic bucket)."""
+        """HASH files this commit replaces must be those of the snapshot its keys were routed by: the
+        base snapshot, or the latest one when the APPEND was re-routed onto it (dynamic bucket)."""
         if self.base_snapshot_id is None or not changes.index_changes or latest.id == self.base_snapshot_id:
             return []
+        if isinstance(self.reroute, DynamicReroute):
+            partitions = self.reroute.partitions
+            if self.reroute.basis is not None and self.reroute.basis == hash_view(
+                self._index_entries(latest), partitions
+            ):
+                return []
         if self.base_snapshot_id > 0 and not self.snapshots.snapshot_exists(self.base_snapshot_id):
             return [f"snapshot {self.base_snapshot_id}, the base of this HASH index, has expired - retry"]
         base = self.snapshots.snapshot(self.base_snapshot_id) if self.base_snapshot_id > 0 else None

@@ -14,9 +14,9 @@ def hash_index_conflicts(
 ) -> list[str]:
     """Reasons the HASH changes cannot apply (empty when they can).
 
-    A dynamic-bucket writer assigned its new keys from the HASH files of the snapshot it restored
-    (``base``). If another commit changed any HASH file of a partition this commit re-indexes, that
-    writer may have put one of the same keys into another bucket, so the commit must be retried.
+    A dynamic-bucket writer assigned its new keys from the HASH files of ``base`` (the snapshot it
+    restored, or the one its APPEND was re-routed onto: ``commit/reroute.py``). If another commit
+    changed any HASH file of a partition this commit re-indexes since, the commit must not publish.
     """
     touched = {e.partition for e in changes if e.index_file.index_type == HASH_INDEX}
     if not touched:
@@ -32,12 +32,10 @@ def hash_index_conflicts(
     before, now = view(base), view(latest)
     if before == now:
         return []
-    changed = sorted({b for (_, b) in set(before.items()) ^ set(now.items())})
+    changed = sorted({bucket for (_, bucket), _ in set(before.items()) ^ set(now.items())})
     return [
         f"the HASH index of bucket(s) {changed} of a partition this commit writes changed since the "
-        "writer restored it: another writer placed new keys there, and this write placed new keys too, "
-        "by the older index, so one key could end up in two buckets (lsmlake does not yet move such rows "
-        "into the other writer's bucket). Nothing was published: run the write again (it places its keys "
-        "by the new index), or give concurrent writers of a dynamic-bucket table separate partitions, "
-        "or use a fixed bucket count"
+        "writer's keys were routed by it: another writer placed new keys there, and the HASH files this "
+        "commit would publish do not include them, so one key could end up in two buckets. Nothing was "
+        "published: run the write again (it places its keys by the new index)"
     ]

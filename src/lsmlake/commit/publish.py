@@ -21,6 +21,8 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
+import pyarrow as pa
+
 from lsmlake.commit.committer import FileStoreCommit
 from lsmlake.commit.compaction import compact_and_publish, compact_buckets
 from lsmlake.compact.executors import local_executor
@@ -194,6 +196,7 @@ def publish(
     delete: Callable[[str], None],
     overwrite: Callable[[bytes], bool] | None = None,
     result: PublishedWrite | None = None,
+    unplaced_deletes: pa.Table | None = None,
 ) -> list[int]:
     """Publish a write's messages; the ids of the snapshots that landed.
 
@@ -201,14 +204,19 @@ def publish(
     overwrite), so that another writer's data in those buckets since is a conflict. ``written``: every
     file the writers wrote; ``delete`` removes one of them. ``overwrite``: which partitions an
     OVERWRITE snapshot replaces (instead of an APPEND one); as in Paimon it commits no changelog, so the
-    input changelog files are deleted. ``result`` is filled as snapshots land. On an error, or when the
-    write's compaction is dropped after losing a race, every written file no published snapshot
-    references is deleted; an error raised after a snapshot landed names it (``published_error``)."""
+    input changelog files are deleted. ``result`` is filled as snapshots land. ``unplaced_deletes``:
+    keys a cross-partition upsert deleted that no partition held in its base (``FileStoreCommit``). On
+    an error, or when the write's compaction is dropped after losing a race, every written file no
+    published snapshot references is deleted; an error raised after a snapshot landed names it
+    (``published_error``)."""
     result = PublishedWrite() if result is None else result
-    committer = FileStoreCommit(table, base_snapshot_id=base_snapshot_id)
+    committer = FileStoreCommit(table, base_snapshot_id=base_snapshot_id, unplaced_deletes=unplaced_deletes)
     try:
         if overwrite is None:
-            recompact = _recompact(table, messages, committer.commit_user)
+            # the buckets as published: a dynamic-bucket write may have moved rows to other buckets
+            recompact = _recompact(
+                table, lambda: written_buckets(committer.published_messages(messages)), committer.commit_user
+            )
             publish_write(committer, result, messages, table_name=table.name, recompact=recompact)
         else:
             appends = [append_part(m) for m in messages]
@@ -275,16 +283,15 @@ def heal_level0(
 
 
 def _recompact(
-    table: TableHandle, messages: Sequence[CommitMessage], commit_user: str
+    table: TableHandle, touched: Callable[[], set[BucketKey]], commit_user: str
 ) -> Callable[[], int | None] | None:
-    """A fresh compaction of the buckets written, for when the write's own compaction loses a race
-    (none for ``write-only`` or append tables)."""
+    """A fresh compaction of the ``touched`` buckets (asked once the APPEND landed), for when the
+    write's own compaction loses a race (none for ``write-only`` or append tables)."""
     options = table.options
     if options.get(CoreOptions.WRITE_ONLY) or not table.schema.primary_keys:
         return None
-    touched = written_buckets(messages)
     full = options.full_compaction_delta_commits > 0
-    return lambda: compact_buckets(table, full=full, only=touched, commit_user=commit_user)
+    return lambda: compact_buckets(table, full=full, only=touched(), commit_user=commit_user)
 
 
 def _discard(written: Sequence[str], published: set[str], delete: Callable[[str], None]) -> None:

@@ -73,12 +73,23 @@ class FileRebaser:
         self, directory: str, meta: DataFileMeta, shift: int, *, changelog: bool
     ) -> list[DataFileMeta]:
         """``meta`` rewritten under a new name with its sequence numbers raised by ``shift``."""
+        rows = shift_sequence(self.read(directory, meta), shift)
+        return self.write_like(directory, meta, rows, changelog=changelog)
+
+    def read(self, directory: str, meta: DataFileMeta) -> pa.Table:
+        """Every column of ``meta`` (a file of the bucket in ``directory``), as stored."""
         if meta.schema_id != self.schema.id or meta.external_path is not None:
             raise CommitConflictError(
                 f"cannot rebase {meta.file_name}: written with schema {meta.schema_id} "
                 f"(the commit's is {self.schema.id}) or outside its bucket directory"
             )
-        rows = shift_sequence(read_whole_file(self.io, posixpath.join(directory, meta.file_name)), shift)
+        return read_whole_file(self.io, posixpath.join(directory, meta.file_name))
+
+    def write_like(
+        self, directory: str, meta: DataFileMeta, rows: pa.Table, *, changelog: bool
+    ) -> list[DataFileMeta]:
+        """``rows`` (sorted, file layout) written into ``directory`` as ``meta`` was: same name prefix,
+        level and file source, a data or an input changelog file."""
         options = changelog_options(self.options) if changelog else self.options
         writer = DataFileWriter(
             self.io, self.paths, self.schema, options, directory, file_prefix=file_prefix(meta.file_name)

@@ -194,7 +194,8 @@ class TableWriter:
         except BaseException:
             self._write.abort()
             raise
-        if not messages and not overwriting:
+        unplaced = None if overwriting else self._write.unplaced_deletes()
+        if not messages and not overwriting and unplaced is None:
             self.result = CommitResult()
             return None
         result = PublishedWrite()  # filled as snapshots land: their files are never deleted on failure
@@ -208,6 +209,7 @@ class TableWriter:
                 delete=self.table.io.delete_file,
                 overwrite=replaces,
                 result=result,
+                unplaced_deletes=unplaced,
             )
         finally:
             self.snapshot_ids = result.snapshot_ids

@@ -13,6 +13,7 @@ from typing import TypeVar
 import numpy as np
 import pyarrow as pa
 
+from lsmlake.bucket.cross_partition import CrossPartitionRouter
 from lsmlake.bucket.routers import (
     POSTPONE_BUCKET,
     attach_index_files,
@@ -31,6 +32,7 @@ from lsmlake.format.changelog_writer import write_changelog
 from lsmlake.format.data_file_writer import DataFileWriter
 from lsmlake.mergetree.key_sort import stable_key_order
 from lsmlake.mergetree.kv_layout import (
+    KEY_PREFIX,
     SEQUENCE_NUMBER,
     RowKind,
     key_fields,
@@ -379,6 +381,15 @@ class FileStoreWrite:
         self.written_paths.extend(self._router.written_paths)
         self._router.written_paths = []
         return attach_index_files(messages, index_files, self.total_buckets)
+
+    def unplaced_deletes(self) -> pa.Table | None:
+        """Keys this writer deleted that no partition held in its restored snapshot (cross-partition
+        upserts write no row for them), as ``_KEY_*`` columns; None if there are none."""
+        if not isinstance(self._router, CrossPartitionRouter) or not self._router.unplaced_deletes:
+            return None
+        parts = self._router.unplaced_deletes
+        names = {k: KEY_PREFIX + k for k in self.schema.trimmed_primary_keys}
+        return pa.concat_tables(parts).rename_columns(names)
 
     def abort(self, *, keep: Set[str] = frozenset()) -> None:
         """Drop buffered rows and delete the files this writer wrote, except those named in ``keep``
