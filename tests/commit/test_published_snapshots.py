@@ -176,7 +176,7 @@ def always_lose(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Every snapshot publish loses the race (as if another writer took the id each time)."""
     tried: list[int] = []
 
-    def lose(self: SnapshotManager, snapshot: Snapshot) -> bool:
+    def lose(self: SnapshotManager, snapshot: Snapshot, delta: object = ()) -> bool:
         tried.append(snapshot.id)
         return False
 
