@@ -17,6 +17,20 @@ from lsmlake.scan.file_index_eval import candidate_rows, parse_indexes
 from lsmlake.scan.split import DeletionFile
 
 
+def file_index_blobs(io: FileIO, f: DataFileMeta, bucket_path: str) -> tuple[list[IndexBlob], str] | None:
+    """A data file's index blobs (embedded in its manifest entry, or its `.index` file) and where they
+    came from; None when it has no file index."""
+    if f.embedded_index is not None:
+        source = f"embedded file index of {f.file_name}"
+        return read_container(f.embedded_index, source=source), source
+    names = [x for x in f.extra_files if x.endswith(INDEX_SUFFIX)]
+    if not names:
+        return None
+    base = posixpath.dirname(f.external_path) if f.external_path else bucket_path
+    path = posixpath.join(base, names[0])
+    return read_container(io.read_bytes(path), source=path), path
+
+
 class FileIndexPruner:
     """Per-scan state: the filter, the schema's column types, and the DV index files read so far."""
 
@@ -28,15 +42,7 @@ class FileIndexPruner:
         """(data file, the index types that pruned it)."""
 
     def _blobs(self, f: DataFileMeta, bucket_path: str) -> tuple[list[IndexBlob], str] | None:
-        if f.embedded_index is not None:
-            source = f"embedded file index of {f.file_name}"
-            return read_container(f.embedded_index, source=source), source
-        names = [x for x in f.extra_files if x.endswith(INDEX_SUFFIX)]
-        if not names:
-            return None
-        base = posixpath.dirname(f.external_path) if f.external_path else bucket_path
-        path = posixpath.join(base, names[0])
-        return read_container(self.io.read_bytes(path), source=path), path
+        return file_index_blobs(self.io, f, bucket_path)
 
     def _deleted(self, dv: DeletionFile | None) -> BitMap:
         if dv is None:

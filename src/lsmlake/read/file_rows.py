@@ -1,0 +1,105 @@
+"""A data file's rows by position, for key lookups: its key columns and row groups decoded once and kept
+in the byte-bounded lookup caches (`lookup.cache-max-memory-size`)."""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from lsmlake.core.caches import ByteLRU
+from lsmlake.core.fileio import FileIO
+from lsmlake.errors import CorruptFileError
+from lsmlake.format.parquet_files import row_group_layout
+from lsmlake.mergetree.lookup import KEY_CACHE, LOOKUP_CACHE_DEFAULT_BYTES, cached_keys
+from lsmlake.read.context import ReadContext
+from lsmlake.read.file_read import _deletion_mask, _in_layout, _io_for, _plan, _read_physical, data_file_path
+from lsmlake.scan.split import Split
+
+ROW_GROUPS: ByteLRU[pa.Table] = ByteLRU("lookup row groups", LOOKUP_CACHE_DEFAULT_BYTES)
+"""Decoded Parquet row groups of the columns a lookup read, by (FileIO, path, group, columns)."""
+
+
+def resize_lookup_caches(max_bytes: int) -> None:
+    """Bound the key cache and the row-group cache by `lookup.cache-max-memory-size` each."""
+    KEY_CACHE.resize(max_bytes)
+    ROW_GROUPS.resize(max_bytes)
+
+
+def file_keys(ctx: ReadContext, split: Split, index: int) -> pa.Table:
+    """The file's key columns (``ctx.key_names``, table layout) for every row in file order, deletion
+    vector not applied (positions stay file positions), one chunk per column; cached."""
+    f = split.files[index]
+
+    def load() -> pa.Table:
+        return _read_rows(ctx, split, index, ctx.key_names, system=False).combine_chunks()
+
+    return cached_keys(ctx.io, data_file_path(split, f), load)
+
+
+def deleted_mask(ctx: ReadContext, split: Split, index: int) -> Any:
+    """The file's deletion vector as a read-only boolean mask over its rows (None: no row deleted)."""
+    return _deletion_mask(ctx, split.deletion_files[index], split.files[index])
+
+
+def rows_at(
+    ctx: ReadContext, split: Split, index: int, names: Sequence[str], positions: np.ndarray[Any, Any]
+) -> pa.Table:
+    """The file's rows at ascending ``positions`` as ``names`` plus ``_VALUE_KIND`` and
+    ``_SEQUENCE_NUMBER`` (table layout; no deletion vector: the caller chose live positions). Parquet
+    files decode only the row groups holding them, each kept in :data:`ROW_GROUPS`."""
+    f = split.files[index]
+    plan = _plan(ctx, f, names, None, True, True)
+    io, path = _io_for(ctx, data_file_path(split, f), bool(f.external_path), f"data file {f.file_name}")
+    if posixpath.splitext(path)[1].lower() != ".parquet":
+        whole = _read_rows(ctx, split, index, names, system=True)
+        return whole.take(pa.array(positions))
+    meta, starts = row_group_layout(io, path, f.file_size)
+    if starts[-1] != f.row_count:
+        raise CorruptFileError(f"data file {path} has {starts[-1]} rows, its manifest says {f.row_count}")
+    groups = np.searchsorted(starts, positions, side="right") - 1
+    columns = tuple(plan.file_columns)
+    parts = []
+    for g in np.unique(groups).tolist():
+        decoded = ROW_GROUPS.get_or_load(
+            (io, path, g, columns), lambda g=g: _row_group(io, path, meta, f.file_size, g, columns), _weight
+        )
+        local = positions[groups == g] - starts[g]
+        parts.append(decoded.take(pa.array(local)))
+    raw = pa.concat_tables(parts) if len(parts) != 1 else parts[0]
+    return _in_layout(plan, raw, None)
+
+
+def _weight(table: pa.Table) -> int:
+    return int(table.nbytes)
+
+
+def _row_group(
+    io: FileIO, path: str, meta: pq.FileMetaData, size: int, group: int, columns: tuple[str, ...]
+) -> pa.Table:
+    try:
+        with io.open_input_file(path, size) as f:
+            reader = pq.ParquetFile(f, metadata=meta)
+            return reader.read_row_group(group, columns=list(columns), use_threads=False)
+    except FileNotFoundError as e:
+        raise io.missing(path, "data file") from e
+    except (OSError, pa.ArrowException) as e:
+        raise CorruptFileError(f"cannot read data file {path}: {e}") from e
+
+
+def _read_rows(ctx: ReadContext, split: Split, index: int, names: Sequence[str], *, system: bool) -> pa.Table:
+    """Every row of the file (deletion vector not applied) as ``names`` in table layout."""
+    f = split.files[index]
+    plan = _plan(ctx, f, names, None, system, True)
+    io, path = _io_for(ctx, data_file_path(split, f), bool(f.external_path), f"data file {f.file_name}")
+    try:
+        raw = next(_read_physical(io, path, plan.file_columns, None, None, f, False, None))
+    except FileNotFoundError as e:
+        raise io.missing(path, "data file") from e
+    except (OSError, pa.ArrowException) as e:
+        raise CorruptFileError(f"cannot read data file {path}: {e}") from e
+    return _in_layout(plan, raw, None)
