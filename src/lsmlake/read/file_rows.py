@@ -65,9 +65,11 @@ def rows_at(
     columns = tuple(plan.file_columns)
     parts = []
     for g in np.unique(groups).tolist():
-        decoded = ROW_GROUPS.get_or_load(
-            (io, path, g, columns), lambda g=g: _row_group(io, path, meta, f.file_size, g, columns), _weight
-        )
+
+        def load(group: int = g) -> pa.Table:
+            return _row_group(io, path, meta, f.file_size, group, columns)
+
+        decoded = ROW_GROUPS.get_or_load((io, path, g, columns), load, _weight)
         local = positions[groups == g] - starts[g]
         parts.append(decoded.take(pa.array(local)))
     raw = pa.concat_tables(parts) if len(parts) != 1 else parts[0]

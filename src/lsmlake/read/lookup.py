@@ -48,7 +48,9 @@ def lookup_rows(
     names it), then ``columns`` (default: every other column)."""
     schema = table.schema
     if not schema.primary_keys:
-        raise UnsupportedError(f"table {table.name} has no primary key: lookup needs one (use read(filter=...))")
+        raise UnsupportedError(
+            f"table {table.name} has no primary key: lookup needs one (use read(filter=...))"
+        )
     given = key_table(table, keys)
     order = given.column_names
     rest = list(columns) if columns is not None else schema.field_names
@@ -106,9 +108,11 @@ def _route(
         by_total: dict[int, np.ndarray[Any, Any] | None] = {}
         for b in buckets:
             if b.total_buckets not in by_total:
-                by_total[b.total_buckets] = bucket_of(keys.take(pa.array(rows)), table, options, b.total_buckets)
-            ids = by_total[b.total_buckets]
-            chosen = rows if ids is None else rows[ids == b.bucket]
+                by_total[b.total_buckets] = bucket_of(
+                    keys.take(pa.array(rows)), table, options, b.total_buckets
+                )
+            chosen_ids = by_total[b.total_buckets]
+            chosen = rows if chosen_ids is None else rows[chosen_ids == b.bucket]
             if len(chosen):
                 yield b, chosen
 
@@ -135,7 +139,11 @@ def _search(
         else:
             inside = pending & within(keys, lf.low, lf.high)
         wanted = np.flatnonzero(inside)
-        if len(wanted) and hash_type is not None and (bloom := load_bloom(table, lf, key_names[0])) is not None:
+        if (
+            len(wanted)
+            and hash_type is not None
+            and (bloom := load_bloom(table, lf, key_names[0])) is not None
+        ):
             if hashes is None:
                 hashes = key_hashes(keys.column(0), hash_type)
             wanted = wanted[bloom.might_contain(hashes[wanted])]

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TypeAlias
 
 import pyarrow as pa
 
 from lsmlake.core.types import to_arrow_type
 from lsmlake.metadata.table_handle import TableHandle
 
-KeysInput = pa.Table | pa.RecordBatch | Mapping[str, Sequence[Any]] | Sequence[Any]
+KeysInput: TypeAlias = pa.Table | pa.RecordBatch | Mapping[str, Sequence[Any]] | Sequence[Any]
 """A table (or batch, or dict of lists) of the key columns; a list of key dicts; for a table whose primary
 key is one column a list of values; else a list of tuples in primary-key order."""
 
@@ -28,12 +28,16 @@ def key_table(table: TableHandle, keys: KeysInput) -> pa.Table:
         )
     extra = [c for c in given.column_names if c not in pk]
     if extra:
-        raise ValueError(f"table {table.name}: lookup keys have column(s) {extra} outside the primary key {pk}")
+        raise ValueError(
+            f"table {table.name}: lookup keys have column(s) {extra} outside the primary key {pk}"
+        )
     arrays, fields = [], []
     for name in given.column_names:
         column = given.column(name)
         if column.null_count:
-            raise ValueError(f"table {table.name}: lookup key column {name!r} holds nulls; keys are never null")
+            raise ValueError(
+                f"table {table.name}: lookup key column {name!r} holds nulls; keys are never null"
+            )
         target = to_arrow_type(table.schema.field(name).type)
         if column.type != target:
             try:
@@ -88,9 +92,7 @@ def _from_columns(table: TableHandle, columns: dict[str, list[Any]]) -> pa.Table
     """Python values as Arrow columns of the key types (a value of the wrong type is a ValueError)."""
     arrays = {}
     for name, values in columns.items():
-        target = (
-            to_arrow_type(table.schema.field(name).type) if name in table.schema.field_names else None
-        )
+        target = to_arrow_type(table.schema.field(name).type) if name in table.schema.field_names else None
         try:
             arrays[name] = pa.array(values, target)
         except (pa.ArrowException, TypeError, ValueError, OverflowError) as e:

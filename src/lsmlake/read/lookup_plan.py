@@ -37,7 +37,7 @@ class LookupFile:
     merged: bool
     low: list[Any]
     high: list[Any]
-    bloom: BloomFilter | None | bool = True
+    bloom: BloomFilter | bool | None = True
     """The file's bloom filter on the (single) key column; None: it has none; True: not loaded yet."""
 
     @property
@@ -100,7 +100,9 @@ def _build(table: TableHandle, options: CoreOptions, snapshot: Snapshot) -> Look
 # --------------------------------------------------------------------------- routing
 
 
-def partition_ids(keys: pa.Table, names: Sequence[str]) -> tuple[np.ndarray[Any, Any], list[tuple[object, ...]]]:
+def partition_ids(
+    keys: pa.Table, names: Sequence[str]
+) -> tuple[np.ndarray[Any, Any], list[tuple[object, ...]]]:
     """Each row's partition number, and each partition's values (in order of first appearance)."""
     if not names:
         return np.zeros(keys.num_rows, dtype=np.int64), [()]
@@ -113,7 +115,9 @@ def partition_ids(keys: pa.Table, names: Sequence[str]) -> tuple[np.ndarray[Any,
     return np.asarray(ids, dtype=np.int64).reshape(-1), values
 
 
-def bucket_of(keys: pa.Table, table: TableHandle, options: CoreOptions, total_buckets: int) -> np.ndarray[Any, Any] | None:
+def bucket_of(
+    keys: pa.Table, table: TableHandle, options: CoreOptions, total_buckets: int
+) -> np.ndarray[Any, Any] | None:
     """Each key row's bucket in a fixed-bucket table, by Paimon's hash; None when keys can be in any bucket
     (dynamic or postponed buckets, or a bucket function other than the default)."""
     schema = table.schema
@@ -125,12 +129,16 @@ def bucket_of(keys: pa.Table, table: TableHandle, options: CoreOptions, total_bu
     ):
         return None
     columns = [keys.column(k) for k in schema.bucket_keys]
-    return bucket_ids(columns, [schema.field(k).type for k in schema.bucket_keys], total_buckets)
+    ids: np.ndarray[Any, Any] = bucket_ids(
+        columns, [schema.field(k).type for k in schema.bucket_keys], total_buckets
+    )
+    return ids
 
 
 def within(keys: pa.Table, low: Sequence[Any], high: Sequence[Any]) -> np.ndarray[Any, Any]:
     """Which key rows lie in [low, high], compared column by column (the files' key order)."""
-    return _at_least(keys, low) & _at_least(keys, high, reverse=True)
+    inside: np.ndarray[Any, Any] = _at_least(keys, low) & _at_least(keys, high, reverse=True)
+    return inside
 
 
 def _at_least(keys: pa.Table, bound: Sequence[Any], *, reverse: bool = False) -> np.ndarray[Any, Any]:
@@ -173,4 +181,5 @@ def load_bloom(table: TableHandle, lf: LookupFile, column: str) -> BloomFilter |
 def key_hashes(column: pa.ChunkedArray | pa.Array, t: DataType) -> np.ndarray[Any, Any]:
     """The bloom-filter hash of each (non-null) key value."""
     values, _ = array_keys(column, t)
-    return hash_values(values.to_pylist() if is_bytes_type(t) else values, t)
+    hashed: np.ndarray[Any, Any] = hash_values(values.to_pylist() if is_bytes_type(t) else values, t)
+    return hashed
