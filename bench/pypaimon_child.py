@@ -134,9 +134,8 @@ def read(table: Any, flt: list[Any] | None) -> pa.Table:
 
 def main() -> None:
     cmd = json.loads(sys.argv[1])
-    handler = {"write": cmd_write, "upserts": cmd_upserts, "read": cmd_read, "point_reads": cmd_point_reads}[
-        cmd["op"]
-    ]
+    handlers = {"write": cmd_write, "upserts": cmd_upserts, "read": cmd_read, "point_reads": cmd_point_reads}
+    handler = handlers[cmd["op"]]
     result = handler(cmd)
     result["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(json.dumps(result))

@@ -57,11 +57,7 @@ def step_write(warehouse: str, rows: int, buckets: int, options: dict[str, str])
         for part in batches(rows):
             batch_bytes = max(batch_bytes, part.nbytes)
             writer.write(part)
-    return {
-        "rows": rows,
-        "batch_mb": batch_bytes / MB,
-        "buffer_mb": table.options.get(CoreOptions.WRITE_BUFFER_SIZE) / MB,
-    }
+    return {"rows": rows, "batch_mb": batch_bytes / MB, "buffer_mb": table.options.get(CoreOptions.WRITE_BUFFER_SIZE) / MB}
 
 
 def step_read(warehouse: str) -> dict[str, Any]:
@@ -185,9 +181,7 @@ def main(argv: list[str] | None = None) -> None:
         results.append(r)
         print(describe(r, 1_000, 2), flush=True)
     RESULTS.mkdir(exist_ok=True)
-    (RESULTS / f"{args.out}.json").write_text(
-        json.dumps({"machine": machine(), "results": results}, indent=1)
-    )
+    (RESULTS / f"{args.out}.json").write_text(json.dumps({"machine": machine(), "results": results}, indent=1))
 
 
 if __name__ == "__main__":

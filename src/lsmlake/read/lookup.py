@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from lsmlake.core.caches import MB, ByteLRU
 from lsmlake.core.options import CoreOptions
 from lsmlake.errors import UnsupportedError
 from lsmlake.mergetree.key_sort import integer_key
@@ -32,7 +33,6 @@ from lsmlake.read.lookup_plan import (
     within,
 )
 from lsmlake.read.split_read import merge_rows
-from lsmlake.scan.planner import resolve_snapshot
 
 ROW = "__lookup_row"
 _LEVEL = "__lookup_level"
@@ -55,28 +55,53 @@ def lookup_rows(
     order = given.column_names
     rest = list(columns) if columns is not None else schema.field_names
     options = table.options
-    ctx = ReadContext(
-        table.io, table.root, schema, options, tuple(order + [c for c in rest if c not in order])
-    )
+    ctx, names = _context(table, options, tuple(order + [c for c in rest if c not in order]))
     resize_lookup_caches(options.get(CoreOptions.LOOKUP_CACHE_MAX_MEMORY_SIZE))
-    snapshot = resolve_snapshot(table.io, table.root, snapshot_id, options)
-    if snapshot is None or given.num_rows == 0:
+    plan = lookup_plan(table, options, snapshot_id)
+    if plan is None or given.num_rows == 0:
         return ctx.output_schema.empty_table()
     distinct = _distinct(given)
-    plan = lookup_plan(table, options, snapshot)
-    names = ctx.read_columns(merge=True)
     found = []
     for bucket, rows in _route(table, options, plan, distinct):
-        found += _search(ctx, table, bucket, distinct.select(ctx.key_names).take(pa.array(rows)), rows, names)
+        found += _search(ctx, table, bucket, _take(distinct.select(ctx.key_names), rows), rows, names)
     if not found:
         return ctx.output_schema.empty_table()
-    result = _merged(ctx, pa.concat_tables(found))
-    result = result.take(pa.array(np.argsort(result.column(ROW).to_numpy(), kind="stable")))
+    result = _merged(ctx, pa.concat_tables(found) if len(found) > 1 else found[0])
+    result = _take(result, np.argsort(result.column(ROW).to_numpy(), kind="stable"))
     return pa.Table.from_arrays([result.column(n) for n in ctx.columns], schema=ctx.output_schema)
+
+
+_contexts: ByteLRU[tuple[ReadContext, list[str]]] = ByteLRU("lookup read contexts", 4 * MB)
+
+
+def _context(
+    table: TableHandle, options: CoreOptions, columns: tuple[str, ...]
+) -> tuple[ReadContext, list[str]]:
+    """A read context for the lookup's columns and the table columns it reads (kept: its column
+    mappings are memoized per context), checking the columns exist."""
+    key = (table.io, table.root, table.schema.id, tuple(sorted(options.raw.items())), columns)
+
+    def build() -> tuple[ReadContext, list[str]]:
+        ctx = ReadContext(table.io, table.root, table.schema, options, columns)
+        return ctx, ctx.read_columns(merge=True)
+
+    return _contexts.get_or_load(key, build, lambda _: 4096)
+
+
+def _take(table: pa.Table, rows: np.ndarray[Any, Any]) -> pa.Table:
+    """``table``'s rows at ``rows``; the table itself when that is every row in order."""
+    n = table.num_rows
+    if len(rows) == n and (
+        n == 0 or (rows[0] == 0 and rows[-1] == n - 1 and bool((np.diff(rows) == 1).all()))
+    ):
+        return table
+    return table.take(pa.array(rows))
 
 
 def _distinct(keys: pa.Table) -> pa.Table:
     """The distinct key rows, in order of first appearance."""
+    if keys.num_rows == 1:
+        return keys
     single = integer_key(keys, keys.column_names)
     if single is not None:
         _, first = np.unique(single, return_index=True)
@@ -95,7 +120,9 @@ def _route(
     """Each bucket that may hold some of the keys, with those keys' row numbers: the partition from the
     key's partition columns, the bucket from Paimon's hash in fixed-bucket tables (else every bucket)."""
     part_keys = table.schema.partition_keys
-    if set(part_keys) <= set(keys.column_names):
+    if not part_keys:
+        per_partition = [(plan.partitions.get((), []), np.arange(keys.num_rows))]
+    elif set(part_keys) <= set(keys.column_names):
         ids, values = partition_ids(keys, part_keys)
         order = np.argsort(ids, kind="stable")
         cuts = np.searchsorted(ids[order], np.arange(len(values) + 1))
@@ -199,10 +226,11 @@ def _merged(ctx: ReadContext, hits: pa.Table) -> pa.Table:
     rows from an overlapping section are merged by the table's merge engine."""
     merged = hits.column(_MERGED).to_numpy(zero_copy_only=False)
     hits = hits.drop_columns([_MERGED])
-    alone = drop_retracts(hits.filter(pa.array(~merged))) if not merged.all() else None
-    parts = [] if alone is None else [alone.drop_columns([_LEVEL])]
+    if not merged.any():
+        return drop_retracts(hits).drop_columns([_LEVEL])
+    parts = [] if merged.all() else [drop_retracts(hits.filter(pa.array(~merged))).drop_columns([_LEVEL])]
     if merged.any():
-        rows = hits.filter(pa.array(merged))
+        rows = hits if merged.all() else hits.filter(pa.array(merged))
         if merge_skips_shadowed(ctx.options):  # lookup tables: see mergetree/lookup_merge.py
             rows = rows.filter(pa.array(shadowed_mask(rows.select([ROW]), rows.column(_LEVEL).to_numpy())))
         parts.append(

@@ -11,20 +11,22 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lsmlake.core.binary_row import deserialize_row
-from lsmlake.core.bucket import bucket_ids
+from lsmlake.core.binary_row import deserialize_row, encode_row, hash_row_bytes
+from lsmlake.core.bucket import bucket_for_hash, bucket_ids
 from lsmlake.core.caches import MB, ByteLRU
 from lsmlake.core.options import CoreOptions
 from lsmlake.core.types import DataType
 from lsmlake.format.file_index.bloom import BloomFilter, bloom_supported, hash_values
 from lsmlake.format.file_index.keys import FLOAT_ROOTS, array_keys, is_bytes_type
 from lsmlake.metadata.snapshot import Snapshot
+from lsmlake.metadata.snapshot_manager import SnapshotManager
 from lsmlake.metadata.table_handle import TableHandle
 from lsmlake.scan.file_index_prune import file_index_blobs
-from lsmlake.scan.planner import plan_scan
+from lsmlake.scan.planner import plan_scan, resolve_snapshot
 from lsmlake.scan.split import Split
 
 BLOOM_FILTER = "bloom-filter"
+FEW_KEYS = 16
 
 
 @dataclass
@@ -66,10 +68,23 @@ class LookupPlan:
 _plans: ByteLRU[LookupPlan] = ByteLRU("lookup plans", 64 * MB)
 
 
-def lookup_plan(table: TableHandle, options: CoreOptions, snapshot: Snapshot) -> LookupPlan:
-    """The snapshot's lookup plan (cached: snapshots are immutable)."""
-    key = (table.io, table.root, snapshot.id, table.schema.id, tuple(sorted(options.raw.items())))
-    return _plans.get_or_load(key, lambda: _build(table, options, snapshot), _weight)
+def lookup_plan(table: TableHandle, options: CoreOptions, snapshot_id: int | None) -> LookupPlan | None:
+    """The lookup plan of snapshot ``snapshot_id`` (else the one the options or the latest name; None for a
+    table without snapshots), cached: snapshots are immutable, so a hit costs finding the latest id."""
+    sid = snapshot_id if snapshot_id is not None else options.get(CoreOptions.SCAN_SNAPSHOT_ID)
+    if sid is None:
+        sid = SnapshotManager(table.io, table.root).latest_id()
+        if sid is None:
+            return None
+    key = (table.io, table.root, sid, table.schema.id, tuple(sorted(options.raw.items())))
+    hit = _plans.get(key)
+    if hit is not None:
+        return hit
+    snapshot = resolve_snapshot(table.io, table.root, sid, options)  # checks the scan options too
+    assert snapshot is not None
+    plan = _build(table, options, snapshot)
+    _plans.put(key, plan, _weight(plan))
+    return plan
 
 
 def _weight(plan: LookupPlan) -> int:
@@ -128,10 +143,12 @@ def bucket_of(
         or not set(schema.bucket_keys) <= set(keys.column_names)
     ):
         return None
-    columns = [keys.column(k) for k in schema.bucket_keys]
-    ids: np.ndarray[Any, Any] = bucket_ids(
-        columns, [schema.field(k).type for k in schema.bucket_keys], total_buckets
-    )
+    types = [schema.field(k).type for k in schema.bucket_keys]
+    if keys.num_rows <= FEW_KEYS:  # a handful: hashing each row's bytes beats the column set-up
+        columns = [keys.column(k).to_pylist() for k in schema.bucket_keys]
+        hashes = [hash_row_bytes(encode_row(list(r), types)) for r in zip(*columns, strict=True)]
+        return np.array([bucket_for_hash(h, total_buckets) for h in hashes], dtype=np.int32)
+    ids: np.ndarray[Any, Any] = bucket_ids([keys.column(k) for k in schema.bucket_keys], types, total_buckets)
     return ids
 
 
