@@ -247,7 +247,9 @@ class OptionDeclarations:
     )
     FORCE_LOOKUP = bool_option("force-lookup", False, "Compact with lookups as the lookup producer does.")
     LOOKUP_CACHE_MAX_MEMORY_SIZE = memory_option(
-        "lookup.cache-max-memory-size", "256 mb", "Bytes of the process-wide cache of lookup keys."
+        "lookup.cache-max-memory-size",
+        "256 mb",
+        "Bytes of each process-wide lookup cache: data files' key columns, and row groups table.lookup decoded.",
     )
     LOOKUP_CACHE_MAX_DISK_SIZE = memory_option("lookup.cache-max-disk-size", "9223372036854775807 b", f"{NO_EFFECT}.")
     # -- compaction
