@@ -72,7 +72,7 @@ def _key_filter(keys: list[dict[str, Any]]) -> str:
     layout=st.sampled_from(LAYOUTS),
     dv=st.booleans(),
     write_only=st.booleans(),
-    asked=st.lists(st.tuples(PARTS, KEYS, st.sampled_from(["x", "y"])), min_size=1, max_size=12),
+    asked=st.lists(st.tuples(PARTS, KEYS, st.sampled_from(["x", "y"])), min_size=1, max_size=24),
 )
 def test_lookup_equals_filtered_read(
     ops: list[Any],

@@ -173,3 +173,23 @@ def test_bad_columns_and_tables(tmp_path: Path) -> None:
     two = cat.create_table("db.two", schema=SCHEMA, primary_key=["id", "name"])
     with pytest.raises(ValueError, match="give the key as a dict"):
         two.lookup_one(1)
+
+
+def test_a_few_keys_read_only_the_key_blocks_their_row_groups_may_hold(tmp_path: Path) -> None:
+    t = _table(tmp_path, {"bucket": "1"})
+    t.write(_rows(list(range(0, 40_000, 2))))  # one file of 20,000 rows: several row groups
+    (split,) = t.scan().splits()
+    (f,) = split.files
+    path = f"{split.bucket_path}/{f.file_name}"
+    groups = pq.ParquetFile(path).metadata.num_row_groups
+    assert groups >= 3
+    asked = [0, 8190, 8192, 39_998, 7, 40_000, -2]  # group edges, odd (absent) and out-of-range keys
+    got = t.lookup(asked)
+    assert got.column("id").to_pylist() == [0, 8190, 8192, 39_998]
+    assert got.equals(t.read(filter=f"id IN ({','.join(map(str, asked))})").take([0, 1, 2, 3]))
+    assert not KEY_CACHE.peek((t.io, path))  # the file's whole key column was never decoded
+    blocks = {k[2] for k in list(ROW_GROUPS._items) if k[:2] == (t.io, path) and k[3] == ("id",)}
+    assert 0 < len(blocks) < groups
+    many = list(range(1, 40_000, 50))  # more keys than a handful: the whole key column, cached
+    assert t.lookup(many).num_rows == 0
+    assert KEY_CACHE.peek((t.io, path))

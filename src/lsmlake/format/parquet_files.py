@@ -178,9 +178,9 @@ def row_group_layout(
     return entry.meta, entry.row_starts
 
 
-def column_ranges(io: FileIO, path: str, name: str) -> ColumnRanges:
+def column_ranges(io: FileIO, path: str, name: str, file_size: int | None = None) -> ColumnRanges:
     """Per-row-group statistics of one column of a Parquet file, from its cached footer."""
-    return _footer(io, path).ranges(name)
+    return _footer(io, path, file_size).ranges(name)
 
 
 _RANGE_OPS = ("=", "<", "<=", ">", ">=")

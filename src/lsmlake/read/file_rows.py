@@ -14,7 +14,7 @@ import pyarrow.parquet as pq
 from lsmlake.core.caches import ByteLRU
 from lsmlake.core.fileio import FileIO
 from lsmlake.errors import CorruptFileError
-from lsmlake.format.parquet_files import row_group_layout
+from lsmlake.format.parquet_files import column_ranges, row_group_layout
 from lsmlake.mergetree.lookup import KEY_CACHE, LOOKUP_CACHE_DEFAULT_BYTES, cached_keys
 from lsmlake.read.context import ReadContext
 from lsmlake.read.file_read import _deletion_mask, _in_layout, _io_for, _plan, _read_physical, data_file_path
@@ -39,6 +39,52 @@ def file_keys(ctx: ReadContext, split: Split, index: int) -> pa.Table:
         return _read_rows(ctx, split, index, ctx.key_names, system=False).combine_chunks()
 
     return cached_keys(ctx.io, data_file_path(split, f), load)
+
+
+def search_key_blocks(
+    ctx: ReadContext, split: Split, index: int, values: np.ndarray[Any, Any]
+) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]] | None:
+    """(indices into ``values``, file positions) of the integer key ``values`` found in the file, reading
+    only the key column of the row groups whose statistics may hold them (each such block kept in
+    :data:`ROW_GROUPS`). None when that does not apply: the whole file's keys are cached already, the
+    file is not Parquet, its key column has another name or type or no integer statistics, or a key
+    may run across two row groups."""
+    f = split.files[index]
+    path_in_split = data_file_path(split, f)
+    if KEY_CACHE.peek((ctx.io, path_in_split)) or len(ctx.key_names) != 1:
+        return None
+    target = _plan(ctx, f, ctx.key_names, None, False, True).targets[0]
+    io, path = _io_for(ctx, path_in_split, bool(f.external_path), f"data file {f.file_name}")
+    if not target.same or target.source is None or posixpath.splitext(path)[1].lower() != ".parquet":
+        return None
+    meta, starts = row_group_layout(io, path, f.file_size)
+    bounds = column_ranges(io, path, target.source, f.file_size).typed_bounds
+    if bounds is None or bounds[0] is not int or not bool((np.diff(bounds[2]) >= 0).all()):
+        return None
+    _, low, high = bounds
+    groups = np.searchsorted(high, values, side="left")  # the first group whose largest key is >= value
+    inside = groups < len(high)
+    inside[inside] &= low[groups[inside]] <= values[inside]
+    after = groups + 1
+    spill = inside & (after < len(low))
+    if (values[spill] == low[after[spill]]).any():
+        return None  # a key whose rows continue into the next group: the whole-file search handles it
+    which, positions = [], []
+    columns = (target.source,)
+    for g in np.unique(groups[inside]).tolist():
+
+        def load(group: int = g) -> pa.Table:
+            return _row_group(io, path, meta, f.file_size, group, columns)
+
+        block = np.asarray(ROW_GROUPS.get_or_load((io, path, g, columns), load, _weight).column(0).to_numpy())
+        asked = np.flatnonzero(inside & (groups == g))
+        left = np.searchsorted(block, values[asked], side="left")
+        hit = (left < len(block)) & (block[np.minimum(left, len(block) - 1)] == values[asked])
+        which.append(asked[hit])
+        positions.append(left[hit] + starts[g])
+    if not which:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    return np.concatenate(which), np.concatenate(positions)
 
 
 def deleted_mask(ctx: ReadContext, split: Split, index: int) -> Any:

@@ -19,9 +19,10 @@ from lsmlake.mergetree.lookup_merge import merge_skips_shadowed, shadowed_mask
 from lsmlake.mergetree.merge_function import drop_retracts
 from lsmlake.metadata.table_handle import TableHandle
 from lsmlake.read.context import ReadContext
-from lsmlake.read.file_rows import deleted_mask, file_keys, resize_lookup_caches, rows_at
+from lsmlake.read.file_rows import deleted_mask, file_keys, resize_lookup_caches, rows_at, search_key_blocks
 from lsmlake.read.lookup_keys import key_table
 from lsmlake.read.lookup_plan import (
+    FEW_KEYS,
     Bucket,
     LookupPlan,
     bloom_type,
@@ -176,7 +177,15 @@ def _search(
             wanted = wanted[bloom.might_contain(hashes[wanted])]
         if not len(wanted):
             continue
-        which, positions = _match(file_keys(ctx, lf.split, lf.index), keys, wanted, ints, key_names)
+        found_in_blocks = (
+            search_key_blocks(ctx, lf.split, lf.index, ints[wanted])
+            if ints is not None and len(wanted) <= FEW_KEYS
+            else None
+        )
+        if found_in_blocks is not None:  # a few keys: only the key blocks of their row groups are read
+            which, positions = wanted[found_in_blocks[0]], found_in_blocks[1]
+        else:
+            which, positions = _match(file_keys(ctx, lf.split, lf.index), keys, wanted, ints, key_names)
         deleted = deleted_mask(ctx, lf.split, lf.index)
         if deleted is not None and len(positions):
             live = ~deleted[positions]
