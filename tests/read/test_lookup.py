@@ -193,3 +193,54 @@ def test_a_few_keys_read_only_the_key_blocks_their_row_groups_may_hold(tmp_path:
     many = list(range(1, 40_000, 50))  # more keys than a handful: the whole key column, cached
     assert t.lookup(many).num_rows == 0
     assert KEY_CACHE.peek((t.io, path))
+
+
+def test_a_snapshot_id_reused_after_a_rollback_is_planned_afresh(tmp_path: Path) -> None:
+    t = _table(tmp_path, {"bucket": "1"})
+    t.write(_rows([1]))
+    t.write(_rows([2]))
+    assert t.lookup([1, 2]).num_rows == 2
+    latest = t.latest_snapshot()
+    assert latest is not None
+    t.rollback_to(1)
+    t.write(_rows([3]))  # published under the id the rolled-back snapshot had
+    assert t.latest_snapshot().id == latest.id  # type: ignore[union-attr]
+    assert t.lookup([1, 2, 3]).column("id").to_pylist() == [1, 3]
+
+
+@pytest.mark.parametrize(
+    ("options", "partitioned_key"),
+    [
+        ({"bucket": "-1", "dynamic-bucket.target-row-num": "50"}, True),  # dynamic buckets: any bucket
+        ({"bucket": "-1"}, False),  # cross-partition: the key does not name the partition
+        ({"bucket": "-2"}, True),  # postponed: invisible until compacted, to reads and lookups alike
+        ({"bucket": "3", "bucket-key": "id"}, True),
+    ],
+)
+def test_every_bucket_mode(tmp_path: Path, options: dict[str, str], partitioned_key: bool) -> None:
+    cat = lsmlake.Catalog(str(tmp_path / "wh"))
+    cat.create_database("db")
+    schema = pa.schema([("dt", pa.string()), ("id", pa.int64()), ("v", pa.int64())])
+    pk = ["dt", "id"] if partitioned_key else ["id"]
+    t = cat.create_table("db.t", schema=schema, primary_key=pk, partition_keys=["dt"], options=options)
+    ids = list(range(300))
+    t.write({"dt": ["a" if i % 3 else "b" for i in ids], "id": ids, "v": ids})
+    t.write({"dt": ["c"] * 100, "id": ids[::3], "v": [-i for i in ids[::3]]})  # moves keys across partitions
+    keys = [
+        {"dt": "a" if i % 3 else "b", "id": i} if partitioned_key else {"id": i} for i in range(-5, 320, 7)
+    ]
+    keys += [{"dt": "c", "id": i} if partitioned_key else {"id": i} for i in range(0, 30, 3)]
+
+    def expected() -> list[dict[str, object]]:
+        text = " OR ".join(
+            "(" + " AND ".join(f"{c} = '{v}'" if c == "dt" else f"{c} = {v}" for c, v in k.items()) + ")"
+            for k in keys
+        )
+        return sorted(t.read(filter=text).to_pylist(), key=str)
+
+    assert sorted(t.lookup(keys).select(schema.names).to_pylist(), key=str) == expected()
+    if options["bucket"] == "-2":
+        assert t.lookup(keys).num_rows == 0
+        t.compact()
+        assert len(expected()) > 0
+        assert sorted(t.lookup(keys).select(schema.names).to_pylist(), key=str) == expected()

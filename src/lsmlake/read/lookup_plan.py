@@ -70,20 +70,27 @@ _plans: ByteLRU[LookupPlan] = ByteLRU("lookup plans", 64 * MB)
 
 def lookup_plan(table: TableHandle, options: CoreOptions, snapshot_id: int | None) -> LookupPlan | None:
     """The lookup plan of snapshot ``snapshot_id`` (else the one the options or the latest name; None for a
-    table without snapshots), cached: snapshots are immutable, so a hit costs finding the latest id."""
+    table without snapshots), cached by the snapshot file's bytes: a rollback can publish a different
+    snapshot under an id seen before, so the id alone does not name the contents."""
     sid = snapshot_id if snapshot_id is not None else options.get(CoreOptions.SCAN_SNAPSHOT_ID)
+    manager = SnapshotManager(table.io, table.root)
     if sid is None:
-        sid = SnapshotManager(table.io, table.root).latest_id()
+        sid = manager.latest_id()
         if sid is None:
             return None
-    key = (table.io, table.root, sid, table.schema.id, tuple(sorted(options.raw.items())))
-    hit = _plans.get(key)
+    try:
+        content = table.io.read_bytes(manager.snapshot_path(sid))
+    except FileNotFoundError:
+        content = b""  # resolve_snapshot below says what is missing
+    key = (table.io, table.root, sid, content, table.schema.id, tuple(sorted(options.raw.items())))
+    hit = _plans.get(key) if content else None
     if hit is not None:
         return hit
     snapshot = resolve_snapshot(table.io, table.root, sid, options)  # checks the scan options too
-    assert snapshot is not None
+    if snapshot is None:
+        return None
     plan = _build(table, options, snapshot)
-    _plans.put(key, plan, _weight(plan))
+    _plans.put(key, plan, _weight(plan) + len(content))
     return plan
 
 
