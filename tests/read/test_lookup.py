@@ -16,6 +16,7 @@ from lsmlake.format.file_index.bloom import BloomFilter, hash_values
 from lsmlake.format.file_index.container import read_container
 from lsmlake.mergetree.lookup import KEY_CACHE
 from lsmlake.read.file_rows import ROW_GROUPS
+from lsmlake.schema_change import set_option
 
 SCHEMA = pa.schema([("id", pa.int64()), ("name", pa.string()), ("v", pa.int32())])
 
@@ -80,27 +81,28 @@ def _holds(t: lsmlake.Table, file_name: str, key: int) -> bool:
     return key in pq.read_table(Path(t.root) / "bucket-0" / file_name, columns=["id"])["id"].to_pylist()
 
 
-def test_bloom_filter_on_the_key_skips_files_that_cannot_hold_it(tmp_path: Path) -> None:
-    t = _table(
-        tmp_path,
-        {
-            "bucket": "1",
-            "write-only": "true",
-            "file-index.bloom-filter.columns": "id",
-            "file-index.bloom-filter.id.items": "200",
-            "file-index.bloom-filter.id.fpp": "0.01",
-        },
-    )
+BLOOM_ON_ID = {
+    "file-index.bloom-filter.columns": "id",
+    "file-index.bloom-filter.id.items": "200",
+    "file-index.bloom-filter.id.fpp": "0.01",
+}
+
+
+@pytest.mark.parametrize("added_later", [False, True])
+def test_bloom_filter_on_the_key_skips_files_that_cannot_hold_it(tmp_path: Path, added_later: bool) -> None:
+    t = _table(tmp_path, {"bucket": "1", "write-only": "true", **({} if added_later else BLOOM_ON_ID)})
     for i in range(8):  # eight files whose key ranges all overlap: only the bloom filters tell them apart
         t.write(_rows(list(range(i, 1600, 8))))
+    if added_later:  # ALTER TABLE SET, then CALL sys.rewrite_file_index: files of the older schema indexed
+        t = t.alter(*(set_option(k, v) for k, v in BLOOM_ON_ID.items()))
+        assert t.rewrite_file_index().rewritten == 8
     key = 803
     bigint = DataType("BIGINT", False)
     maybe = set()
     for s in t.scan().splits():
         for f in s.files:
-            blobs = read_container(
-                f.embedded_index or (Path(s.bucket_path) / f.extra_files[0]).read_bytes(), source=""
-            )
+            data = f.embedded_index or (Path(s.bucket_path) / f.extra_files[0]).read_bytes()
+            blobs = read_container(data, source="")
             if BloomFilter(blobs[0].data or b"", source="").might_contain(hash_values([key], bigint))[0]:
                 maybe.add(f.file_name)
     assert 1 <= len(maybe) <= 3

@@ -36,7 +36,7 @@ def file_keys(ctx: ReadContext, split: Split, index: int) -> pa.Table:
     f = split.files[index]
 
     def load() -> pa.Table:
-        return _read_rows(ctx, split, index, ctx.key_names, system=False).combine_chunks()
+        return read_all_rows(ctx, split, index, ctx.key_names, system=False).combine_chunks()
 
     return cached_keys(ctx.io, data_file_path(split, f), load)
 
@@ -102,7 +102,7 @@ def rows_at(
     plan = _plan(ctx, f, names, None, True, True)
     io, path = _io_for(ctx, data_file_path(split, f), bool(f.external_path), f"data file {f.file_name}")
     if posixpath.splitext(path)[1].lower() != ".parquet":
-        whole = _read_rows(ctx, split, index, names, system=True)
+        whole = read_all_rows(ctx, split, index, names, system=True)
         return whole.take(pa.array(positions))
     meta, starts = row_group_layout(io, path, f.file_size)
     if starts[-1] != f.row_count:
@@ -139,7 +139,9 @@ def _row_group(
         raise CorruptFileError(f"cannot read data file {path}: {e}") from e
 
 
-def _read_rows(ctx: ReadContext, split: Split, index: int, names: Sequence[str], *, system: bool) -> pa.Table:
+def read_all_rows(
+    ctx: ReadContext, split: Split, index: int, names: Sequence[str], *, system: bool
+) -> pa.Table:
     """Every row of the file (deletion vector not applied) as ``names`` in table layout."""
     f = split.files[index]
     plan = _plan(ctx, f, names, None, system, True)

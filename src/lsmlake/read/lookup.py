@@ -64,7 +64,7 @@ def lookup_rows(
     distinct = _distinct(given)
     found = []
     for bucket, rows in _route(table, options, plan, distinct):
-        found += _search(ctx, table, bucket, _take(distinct.select(ctx.key_names), rows), rows, names)
+        found += _search(ctx, bucket, _take(distinct.select(ctx.key_names), rows), rows, names)
     if not found:
         return ctx.output_schema.empty_table()
     result = _merged(ctx, pa.concat_tables(found) if len(found) > 1 else found[0])
@@ -147,7 +147,6 @@ def _route(
 
 def _search(
     ctx: ReadContext,
-    table: TableHandle,
     bucket: Bucket,
     keys: pa.Table,
     rows: np.ndarray[Any, Any],
@@ -167,11 +166,7 @@ def _search(
         else:
             inside = pending & within(keys, lf.low, lf.high)
         wanted = np.flatnonzero(inside)
-        if (
-            len(wanted)
-            and hash_type is not None
-            and (bloom := load_bloom(table, lf, key_names[0])) is not None
-        ):
+        if len(wanted) and hash_type is not None and (bloom := load_bloom(ctx, lf, key_names[0])) is not None:
             if hashes is None:
                 hashes = key_hashes(keys.column(0), hash_type)
             wanted = wanted[bloom.might_contain(hashes[wanted])]

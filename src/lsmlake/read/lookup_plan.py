@@ -21,7 +21,8 @@ from lsmlake.format.file_index.keys import FLOAT_ROOTS, array_keys, is_bytes_typ
 from lsmlake.metadata.snapshot import Snapshot
 from lsmlake.metadata.snapshot_manager import SnapshotManager
 from lsmlake.metadata.table_handle import TableHandle
-from lsmlake.scan.file_index_prune import file_index_blobs
+from lsmlake.read.context import ReadContext, load_schema
+from lsmlake.scan.file_index_prune import columns_unchanged, file_index_blobs
 from lsmlake.scan.planner import plan_scan, resolve_snapshot
 from lsmlake.scan.split import Split
 
@@ -188,13 +189,16 @@ def bloom_type(options: CoreOptions, types: Sequence[DataType], key_names: Seque
     return t
 
 
-def load_bloom(table: TableHandle, lf: LookupFile, column: str) -> BloomFilter | None:
-    """The file's bloom filter on ``column`` (None: none, or written under another schema)."""
+def load_bloom(ctx: ReadContext, lf: LookupFile, column: str) -> BloomFilter | None:
+    """The file's bloom filter on ``column`` (None: none, or written under a schema where the column had
+    another name or type)."""
     f = lf.split.files[lf.index]
     if isinstance(lf.bloom, bool):
         lf.bloom = None
-        if f.schema_id == table.schema.id and (f.embedded_index is not None or f.extra_files):
-            found = file_index_blobs(table.io, f, lf.split.bucket_path)
+        schema = ctx.schema
+        written = schema if f.schema_id == schema.id else load_schema(ctx, f.schema_id)
+        if columns_unchanged(schema, written, [column]) and (f.embedded_index is not None or f.extra_files):
+            found = file_index_blobs(ctx.io, f, lf.split.bucket_path)
             blobs = found[0] if found is not None else []
             for b in blobs:
                 if b.column == column and b.index_type == BLOOM_FILTER and b.data is not None:

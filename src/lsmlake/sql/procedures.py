@@ -13,7 +13,7 @@ from lsmlake.errors import SqlError, UnsupportedError
 from lsmlake.maintenance import create_tag, delete_tag, expire_snapshots, remove_orphan_files, rollback_to
 from lsmlake.sql.common import Result, parse_time_millis
 from lsmlake.sql.context import SqlContext, open_data_table
-from lsmlake.sql.partitions import drop_partition_call, expire_partitions_call
+from lsmlake.sql.partitions import drop_partition_call, expire_partitions_call, specs_from_text
 from lsmlake.table import Table
 
 Args = dict[str, object]
@@ -220,12 +220,22 @@ def _drop_partition(ctx: SqlContext, args: Args) -> tuple[pa.Table, str]:
     return drop_partition_call(_table(ctx, args), args.get("partitions"))
 
 
+def _rewrite_file_index(ctx: SqlContext, args: Args) -> tuple[pa.Table, str]:
+    table = _table(ctx, args)
+    text = args.get("partitions")
+    result = table.rewrite_file_index(*(specs_from_text(str(text)) if text not in (None, "") else []))
+    note = f" (snapshot {result.snapshot_id})" if result.snapshot_id is not None else ""
+    older = f"; {result.older_schema} file(s) of older schemas left as they are" if result.older_schema else ""
+    return pa.table({"result": [True]}), f"rewrote the file index of {result.rewritten} file(s){note}{older}"
+
+
 def _expire_partitions(ctx: SqlContext, args: Args) -> tuple[pa.Table, str]:
     return expire_partitions_call(_table(ctx, args), args)
 
 
 PROCEDURES: dict[str, Procedure] = {
     "drop_partition": Procedure(("table", "partitions"), _drop_partition),
+    "rewrite_file_index": Procedure(("table", "partitions"), _rewrite_file_index),
     "expire_partitions": Procedure(
         ("table", "expiration_time", "timestamp_formatter", "timestamp_pattern", "expire_strategy", "max_expires"),
         _expire_partitions,

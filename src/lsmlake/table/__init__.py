@@ -37,6 +37,7 @@ from lsmlake.stream.options import StreamOptions
 from lsmlake.table.arrow_dataset import TableDataset
 from lsmlake.table.compact import compact_table
 from lsmlake.table.explain import explain_table
+from lsmlake.table.file_index_rewrite import RewriteResult, rewrite_file_index
 from lsmlake.table.partition_expire import expire_partitions
 from lsmlake.table.partitions import drop_partitions
 from lsmlake.table.stream import TableStream, stream_table
@@ -294,6 +295,11 @@ class Table(TableHandle):
         return compact_table(self, full=full, executor=executor)
 
     # -- maintenance
+    def rewrite_file_index(self, *partitions: Mapping[str, object]) -> RewriteResult:
+        """Rebuild every live data file's file index (of the partitions matching any spec, default all)
+        for the current `file-index.*` options, in one COMPACT snapshot (CALL sys.rewrite_file_index)."""
+        return rewrite_file_index(self, partitions)
+
     def create_tag(self, name: str, snapshot_id: int | None = None) -> Tag:
         """Tag a snapshot (the latest by default); tagged files survive expiry."""
         return create_tag(self, name, snapshot_id)
