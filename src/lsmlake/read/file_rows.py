@@ -117,7 +117,10 @@ def rows_at(
 
         decoded = ROW_GROUPS.get_or_load((io, path, g, columns), load, _weight)
         local = positions[groups == g] - starts[g]
-        parts.append(decoded.take(pa.array(local)))
+        if int(local[-1]) - int(local[0]) == len(local) - 1:  # consecutive rows (one, say): a slice, no copy
+            parts.append(decoded.slice(int(local[0]), len(local)))
+        else:
+            parts.append(decoded.take(pa.array(local)))
     raw = pa.concat_tables(parts) if len(parts) != 1 else parts[0]
     return _in_layout(plan, raw, None)
 
