@@ -17,7 +17,7 @@ from lsmlake.errors import CorruptFileError
 from lsmlake.format.parquet_files import column_ranges, row_group_layout
 from lsmlake.mergetree.lookup import KEY_CACHE, LOOKUP_CACHE_DEFAULT_BYTES, cached_keys
 from lsmlake.read.context import ReadContext
-from lsmlake.read.file_read import _deletion_mask, _in_layout, _io_for, _plan, _read_physical, data_file_path
+from lsmlake.read.file_read import data_file_path, deletion_mask, file_plan, in_layout, io_for, read_physical
 from lsmlake.scan.split import Split
 
 ROW_GROUPS: ByteLRU[pa.Table] = ByteLRU("lookup row groups", LOOKUP_CACHE_DEFAULT_BYTES)
@@ -53,8 +53,8 @@ def search_key_blocks(
     path_in_split = data_file_path(split, f)
     if KEY_CACHE.peek((ctx.io, path_in_split)) or len(ctx.key_names) != 1:
         return None
-    target = _plan(ctx, f, ctx.key_names, None, False, True).targets[0]
-    io, path = _io_for(ctx, path_in_split, bool(f.external_path), f"data file {f.file_name}")
+    target = file_plan(ctx, f, ctx.key_names, None, False, True).targets[0]
+    io, path = io_for(ctx, path_in_split, bool(f.external_path), f"data file {f.file_name}")
     if not target.same or target.source is None or posixpath.splitext(path)[1].lower() != ".parquet":
         return None
     meta, starts = row_group_layout(io, path, f.file_size)
@@ -89,7 +89,7 @@ def search_key_blocks(
 
 def deleted_mask(ctx: ReadContext, split: Split, index: int) -> Any:
     """The file's deletion vector as a read-only boolean mask over its rows (None: no row deleted)."""
-    return _deletion_mask(ctx, split.deletion_files[index], split.files[index])
+    return deletion_mask(ctx, split.deletion_files[index], split.files[index])
 
 
 def rows_at(
@@ -99,8 +99,8 @@ def rows_at(
     ``_SEQUENCE_NUMBER`` (table layout; no deletion vector: the caller chose live positions). Parquet
     files decode only the row groups holding them, each kept in :data:`ROW_GROUPS`."""
     f = split.files[index]
-    plan = _plan(ctx, f, names, None, True, True)
-    io, path = _io_for(ctx, data_file_path(split, f), bool(f.external_path), f"data file {f.file_name}")
+    plan = file_plan(ctx, f, names, None, True, True)
+    io, path = io_for(ctx, data_file_path(split, f), bool(f.external_path), f"data file {f.file_name}")
     if posixpath.splitext(path)[1].lower() != ".parquet":
         whole = read_all_rows(ctx, split, index, names, system=True)
         return whole.take(pa.array(positions))
@@ -122,7 +122,7 @@ def rows_at(
         else:
             parts.append(decoded.take(pa.array(local)))
     raw = pa.concat_tables(parts) if len(parts) != 1 else parts[0]
-    return _in_layout(plan, raw, None)
+    return in_layout(plan, raw, None)
 
 
 def _weight(table: pa.Table) -> int:
@@ -147,12 +147,12 @@ def read_all_rows(
 ) -> pa.Table:
     """Every row of the file (deletion vector not applied) as ``names`` in table layout."""
     f = split.files[index]
-    plan = _plan(ctx, f, names, None, system, True)
-    io, path = _io_for(ctx, data_file_path(split, f), bool(f.external_path), f"data file {f.file_name}")
+    plan = file_plan(ctx, f, names, None, system, True)
+    io, path = io_for(ctx, data_file_path(split, f), bool(f.external_path), f"data file {f.file_name}")
     try:
-        raw = next(_read_physical(io, path, plan.file_columns, None, None, f, False, None))
+        raw = next(read_physical(io, path, plan.file_columns, None, None, f, False, None))
     except FileNotFoundError as e:
         raise io.missing(path, "data file") from e
     except (OSError, pa.ArrowException) as e:
         raise CorruptFileError(f"cannot read data file {path}: {e}") from e
-    return _in_layout(plan, raw, None)
+    return in_layout(plan, raw, None)
