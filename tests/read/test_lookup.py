@@ -15,7 +15,7 @@ from lsmlake.errors import NoSuchColumnError, UnsupportedError
 from lsmlake.format.file_index.bloom import BloomFilter, hash_values
 from lsmlake.format.file_index.container import read_container
 from lsmlake.mergetree.lookup import KEY_CACHE
-from lsmlake.read.file_rows import ROW_GROUPS
+from lsmlake.read.file_rows import LOOKUP_FILES, ROW_GROUPS
 from lsmlake.schema_change import set_option
 
 SCHEMA = pa.schema([("id", pa.int64()), ("name", pa.string()), ("v", pa.int32())])
@@ -246,3 +246,23 @@ def test_every_bucket_mode(tmp_path: Path, options: dict[str, str], partitioned_
         t.compact()
         assert len(expected()) > 0
         assert sorted(t.lookup(keys).select(schema.names).to_pylist(), key=str) == expected()
+
+
+def test_a_batch_over_many_row_groups_reads_a_memory_mapped_local_copy(tmp_path: Path) -> None:
+    t = _table(tmp_path, {"bucket": "1"})
+    t.write(_rows(list(range(60_000))))  # one file of many row groups
+    t.write(_rows(list(range(0, 60_000, 7))))  # newer values for some keys
+    keys = list(range(-3, 60_010, 13))
+    expected = t.read(filter=f"id IN ({','.join(map(str, keys))})")
+    LOOKUP_FILES.clear()
+    counted, io = _recorded(t)
+    got = counted.lookup(keys)
+    assert got.equals(expected.sort_by("id"))
+    assert LOOKUP_FILES.info().entries >= 1 and LOOKUP_FILES.info().nbytes > 0
+    io.opened.clear()
+    assert counted.lookup(keys).equals(got)
+    assert io.data_files() == set()  # warm: the local copies and cached keys answer
+    tight = t.with_options({"lookup.cache-max-disk-size": "1 b"})  # too small for any copy: decoded each time
+    LOOKUP_FILES.clear()
+    assert tight.lookup(keys).equals(got)
+    assert LOOKUP_FILES.info().entries == 0

@@ -16,18 +16,28 @@ from lsmlake.core.fileio import FileIO
 from lsmlake.errors import CorruptFileError
 from lsmlake.format.parquet_files import column_ranges, row_group_layout
 from lsmlake.mergetree.lookup import KEY_CACHE, LOOKUP_CACHE_DEFAULT_BYTES, cached_keys
+from lsmlake.metadata.data_file import DataFileMeta
 from lsmlake.read.context import ReadContext
 from lsmlake.read.file_read import data_file_path, deletion_mask, file_plan, in_layout, io_for, read_physical
+from lsmlake.read.lookup_files import LookupFiles
 from lsmlake.scan.split import Split
 
 ROW_GROUPS: ByteLRU[pa.Table] = ByteLRU("lookup row groups", LOOKUP_CACHE_DEFAULT_BYTES)
 """Decoded Parquet row groups of the columns a lookup read, by (FileIO, path, group, columns)."""
 
+LOOKUP_FILES = LookupFiles("lookup local files", 2**63 - 1)
+"""Whole data files decoded for lookups, as memory-mapped local files, by (FileIO, path, columns)."""
 
-def resize_lookup_caches(max_bytes: int) -> None:
-    """Bound the key cache and the row-group cache by `lookup.cache-max-memory-size` each."""
-    KEY_CACHE.resize(max_bytes)
-    ROW_GROUPS.resize(max_bytes)
+LOCAL_FILE_GROUPS = 8
+"""A lookup needing rows of more row groups of one file than this decodes the file to a local file."""
+
+
+def resize_lookup_caches(memory_bytes: int, disk_bytes: int) -> None:
+    """Bound the key and row-group caches by `lookup.cache-max-memory-size` each, the local lookup files
+    by `lookup.cache-max-disk-size`."""
+    KEY_CACHE.resize(memory_bytes)
+    ROW_GROUPS.resize(memory_bytes)
+    LOOKUP_FILES.resize(disk_bytes)
 
 
 def file_keys(ctx: ReadContext, split: Split, index: int) -> pa.Table:
@@ -109,8 +119,12 @@ def rows_at(
         raise CorruptFileError(f"data file {path} has {starts[-1]} rows, its manifest says {f.row_count}")
     groups = np.searchsorted(starts, positions, side="right") - 1
     columns = tuple(plan.file_columns)
+    wanted = np.unique(groups).tolist()
+    if len(wanted) > LOCAL_FILE_GROUPS:  # a batch over much of the file: decode it once, to a local file
+        whole = LOOKUP_FILES.get_or_build((io, path, columns), lambda: _physical(io, path, f, list(columns)))
+        return in_layout(plan, whole.take(pa.array(positions)), None)
     parts = []
-    for g in np.unique(groups).tolist():
+    for g in wanted:
 
         def load(group: int = g) -> pa.Table:
             return _row_group(io, path, meta, f.file_size, group, columns)
@@ -149,10 +163,14 @@ def read_all_rows(
     f = split.files[index]
     plan = file_plan(ctx, f, names, None, system, True)
     io, path = io_for(ctx, data_file_path(split, f), bool(f.external_path), f"data file {f.file_name}")
+    return in_layout(plan, _physical(io, path, f, plan.file_columns), None)
+
+
+def _physical(io: FileIO, path: str, f: DataFileMeta, columns: list[str]) -> pa.Table:
+    """Every row of ``columns`` of the file as stored."""
     try:
-        raw = next(read_physical(io, path, plan.file_columns, None, None, f, False, None))
+        return next(read_physical(io, path, columns, None, None, f, False, None))
     except FileNotFoundError as e:
         raise io.missing(path, "data file") from e
     except (OSError, pa.ArrowException) as e:
         raise CorruptFileError(f"cannot read data file {path}: {e}") from e
-    return in_layout(plan, raw, None)

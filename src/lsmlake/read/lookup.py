@@ -57,7 +57,10 @@ def lookup_rows(
     rest = list(columns) if columns is not None else schema.field_names
     options = table.options
     ctx, names = _context(table, options, tuple(order + [c for c in rest if c not in order]))
-    resize_lookup_caches(options.get(CoreOptions.LOOKUP_CACHE_MAX_MEMORY_SIZE))
+    resize_lookup_caches(
+        options.get(CoreOptions.LOOKUP_CACHE_MAX_MEMORY_SIZE),
+        options.get(CoreOptions.LOOKUP_CACHE_MAX_DISK_SIZE),
+    )
     plan = lookup_plan(table, options, snapshot_id)
     if plan is None or given.num_rows == 0:
         return ctx.output_schema.empty_table()
