@@ -19,6 +19,7 @@ import lsmlake
 from bench.common import RESULTS, machine, make_rows, peak_rss_mb
 from bench.java_system import JVM_FLAGS, JavaSystem
 from bench.java_system import NAME as JAVA
+from bench.lookup import lookup_scenarios, lookup_summary
 from bench.lsm import UPSERT_COMMITS, live_paths, upserts
 from bench.systems import LsmlakeSystem, PypaimonSystem, checksum, save_ipc
 
@@ -51,9 +52,16 @@ class Bench:
     """Runs every scenario for every system, alternating systems within each repetition."""
 
     def __init__(
-        self, rows: int, repeats: int, pypaimon_repeats: int, systems: list[str], work: Path
+        self,
+        rows: int,
+        repeats: int,
+        pypaimon_repeats: int,
+        systems: list[str],
+        work: Path,
+        scenarios: str = "all",
     ) -> None:
         self.n, self.repeats, self.py_repeats = rows, repeats, pypaimon_repeats
+        self.scenarios = scenarios
         self.work = work
         self.data = make_rows(rows)
         self.upsert_batches = [upserts(self.data, i) for i in range(UPSERT_COMMITS)]
@@ -113,9 +121,13 @@ class Bench:
         """Every scenario in order; the JVM (if any) stops at the end."""
         try:
             lsm_wh, py_wh = self.write_and_upserts()
+            if self.scenarios == "lookup":  # the tables, then only the lookups
+                lookup_scenarios(self, self.deletion_vectors(), py_wh)
+                return
             mor = self.merge_reads(lsm_wh, py_wh)
             dv = self.deletion_vectors()
             self.filtered(mor, dv, py_wh)
+            lookup_scenarios(self, dv, py_wh)
             self.compaction(lsm_wh)
         finally:
             if self.java:
@@ -376,12 +388,20 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--systems", default=f"lsmlake,pypaimon,pypaimon-rust,{JAVA}")
     parser.add_argument("--quick", action="store_true", help="100k rows, 2 repetitions (CI-sized)")
+    parser.add_argument(
+        "--scenarios",
+        choices=["all", "lookup"],
+        default="all",
+        help="lookup: write the tables, then time only the point lookups (e.g. with --rows 10000000)",
+    )
     args = parser.parse_args(argv)
     if args.quick:
         args.rows, args.repeats = min(args.rows, 100_000), 2
     work = Path(tempfile.mkdtemp(prefix="lsmlake-bench-"))
     try:
-        bench = Bench(args.rows, args.repeats, args.pypaimon_repeats, args.systems.split(","), work)
+        bench = Bench(
+            args.rows, args.repeats, args.pypaimon_repeats, args.systems.split(","), work, args.scenarios
+        )
         bench.run()
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -393,10 +413,10 @@ def main(argv: list[str] | None = None) -> int:
         + "\n"
     )
     print(text)
-    summary = pruning_summary(bench.rows)
+    summary = "\n".join(x for x in (pruning_summary(bench.rows), lookup_summary(bench.rows)) if x)
     print("\n" + summary)
     RESULTS.mkdir(exist_ok=True)
-    stem = f"bench-{args.rows}"
+    stem = f"bench-{args.rows}" + ("-lookup" if args.scenarios == "lookup" else "")
     (RESULTS / f"{stem}.json").write_text(
         json.dumps(
             {

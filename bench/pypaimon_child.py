@@ -101,6 +101,20 @@ def cmd_read(cmd: dict[str, Any]) -> dict[str, Any]:
     return {"seconds": seconds, **checksum(result)}
 
 
+def cmd_point_reads(cmd: dict[str, Any]) -> dict[str, Any]:
+    """One filtered read per key (``id = k``), each timed after an untimed read of the same key; the
+    checksum covers every key's rows."""
+    table = table_for(cmd)
+    seconds, results = [], []
+    for key in cmd["keys"]:
+        if cmd.get("warmup"):
+            read(table, ["eq", key])
+        start = time.perf_counter()
+        results.append(read(table, ["eq", key]))
+        seconds.append(time.perf_counter() - start)
+    return {"seconds": seconds, **checksum(pa.concat_tables(results))}
+
+
 def read(table: Any, flt: list[Any] | None) -> pa.Table:
     """Plan and read the table (optionally filtered) to one Arrow table."""
     builder = table.new_read_builder()
@@ -108,6 +122,10 @@ def read(table: Any, flt: list[Any] | None) -> pa.Table:
         pb = builder.new_predicate_builder()
         if flt[0] == "between":
             builder = builder.with_filter(pb.between("id", flt[1], flt[2]))
+        elif flt[0] == "eq":
+            builder = builder.with_filter(pb.equal("id", flt[1]))
+        elif flt[0] == "in":
+            builder = builder.with_filter(pb.is_in("id", flt[1]))
         else:
             builder = builder.with_filter(pb.greater_than("amount", flt[1]))
     splits = builder.new_scan().plan().splits()
@@ -116,7 +134,8 @@ def read(table: Any, flt: list[Any] | None) -> pa.Table:
 
 def main() -> None:
     cmd = json.loads(sys.argv[1])
-    handler = {"write": cmd_write, "upserts": cmd_upserts, "read": cmd_read}[cmd["op"]]
+    handlers = {"write": cmd_write, "upserts": cmd_upserts, "read": cmd_read, "point_reads": cmd_point_reads}
+    handler = handlers[cmd["op"]]
     result = handler(cmd)
     result["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(json.dumps(result))

@@ -76,6 +76,11 @@ class PypaimonSystem:
         r = self._run({"op": "read", "warehouse": str(warehouse), "filter": flt})
         return float(r.pop("seconds")), r
 
+    def point_reads(self, warehouse: Path, keys: list[int]) -> tuple[list[float], dict[str, Any]]:
+        """Seconds of one warm ``id = k`` read per key, and the checksum of all their rows."""
+        r = self._run({"op": "point_reads", "warehouse": str(warehouse), "keys": keys})
+        return [float(s) for s in r.pop("seconds")], r
+
 
 class LsmlakeSystem:
     """lsmlake in this process."""

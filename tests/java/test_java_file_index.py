@@ -9,6 +9,7 @@ import pytest
 from java_harness import JavaPaimon
 
 import lsmlake
+from lsmlake.schema_change import set_option
 
 pytestmark = pytest.mark.java
 
@@ -103,3 +104,30 @@ def test_lsmlake_prunes_with_java_written_indexes(
         assert probe["id"] in got and all(r == probe["id"] or column == "d" for r in got), text
         pruned = table.scan(filter=text).plan.counts.by_file_index
         assert len(pruned) >= 4, (text, pruned)
+
+
+def test_java_skips_files_by_indexes_rewrite_file_index_added(
+    java_paimon: JavaPaimon, tmp_path: Path
+) -> None:
+    """Files written before the index was asked for, indexed by CALL sys.rewrite_file_index (their schema
+    is the older one): Java evaluates the rewritten indexes as it evaluates written ones."""
+    warehouse = str(tmp_path / "warehouse")
+    catalog = lsmlake.Catalog(warehouse)
+    catalog.create_database("db")
+    schema = pa.schema([pa.field("id", pa.int64()), pa.field("name", pa.string())])
+    table = catalog.create_table("db.t", schema=schema)
+    for part in range(6):
+        table.write(
+            pa.table({"id": pa.array(range(part * 200, part * 200 + 200), pa.int64()), "name": _names(part)})
+        )
+    table = table.alter(
+        set_option("file-index.bloom-filter.columns", "name"),
+        set_option("file-index.bloom-filter.name.items", "200"),
+        set_option("file-index.in-manifest-threshold", "1 mb"),
+    )
+    assert table.rewrite_file_index().rewritten == 6
+    target = _names(3)[17]
+    pruned = len(table.scan(filter=f"name = '{target}'").plan.counts.by_file_index)
+    rows, files = java_paimon.read_equal(warehouse, "db.t", "name", target)
+    assert {"id": 617, "name": target} in [{"id": r["id"], "name": r["name"]} for r in rows]
+    assert pruned >= 4 and files == 6 - pruned

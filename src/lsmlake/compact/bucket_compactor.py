@@ -32,11 +32,12 @@ from lsmlake.mergetree.compact_task import Rewrite, TaskPlanner, Upgrade, Upgrad
 from lsmlake.mergetree.key_sort import by_sequence, stable_key_order
 from lsmlake.mergetree.kv_layout import SEQUENCE_NUMBER, VALUE_KIND, is_retract, to_kv_table
 from lsmlake.mergetree.levels import Levels
-from lsmlake.mergetree.lookup import KEY_CACHE, cached_keys
+from lsmlake.mergetree.lookup import KEY_CACHE
 from lsmlake.mergetree.lookup_merge import lookup_merge_rows, needs_lookup
 from lsmlake.mergetree.merge_function import merge_function_for, sort_for_merge
 from lsmlake.metadata.commit_message import CommitMessage
 from lsmlake.metadata.data_file import DataFileMeta
+from lsmlake.read.file_rows import file_keys
 from lsmlake.read.key_chunks import section_pieces
 from lsmlake.read.split_read import ReadContext, read_file
 from lsmlake.scan.split import DeletionFile, Split
@@ -314,12 +315,7 @@ class BucketCompactor:
         return [self.schema.field(k).type for k in self.key_names]
 
     def _read_keys(self, f: DataFileMeta) -> pa.Table:
-        split = self._split([f])
-        return cached_keys(
-            self.io,
-            f"{self.state.directory}/{f.file_name}",
-            lambda: read_file(self.ctx, split, 0, self.key_names, push=None, system=False),
-        )
+        return file_keys(self.ctx, self._split([f]), 0)  # shared with table lookups (read/file_rows.py)
 
     def _read_rows(self, f: DataFileMeta) -> pa.Table:
         return read_file(self.ctx, self._split([f]), 0, self.schema.field_names, push=None, system=True)

@@ -104,6 +104,11 @@ class ByteLRU(Generic[V]):
             self.hits += 1
             return hit
 
+    def peek(self, key: Hashable) -> bool:
+        """Whether ``key`` is cached (no effect on recency or the hit counts)."""
+        with self._lock:
+            return key in self._items
+
     def put(self, key: Hashable, value: V, nbytes: int) -> None:
         """Keep ``value`` (weighing ``nbytes``), evicting the least recently used past the bound."""
         nbytes = max(int(nbytes), 1)

@@ -169,9 +169,18 @@ def _footer(
     return entry
 
 
-def column_ranges(io: FileIO, path: str, name: str) -> ColumnRanges:
+def row_group_layout(
+    io: FileIO, path: str, file_size: int | None = None
+) -> tuple[pq.FileMetaData, np.ndarray[Any, np.dtype[np.int64]]]:
+    """A Parquet file's cached footer and the file position of each row group's first row (the row
+    count last), for reading rows by position."""
+    entry = _footer(io, path, file_size)
+    return entry.meta, entry.row_starts
+
+
+def column_ranges(io: FileIO, path: str, name: str, file_size: int | None = None) -> ColumnRanges:
     """Per-row-group statistics of one column of a Parquet file, from its cached footer."""
-    return _footer(io, path).ranges(name)
+    return _footer(io, path, file_size).ranges(name)
 
 
 _RANGE_OPS = ("=", "<", "<=", ">", ">=")

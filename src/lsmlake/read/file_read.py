@@ -44,7 +44,7 @@ def _external_io(uri_root: str) -> FileIO:
 FunctionCache("external file systems", _external_io)
 
 
-def _io_for(ctx: ReadContext, path: str, external: bool, what: str) -> tuple[FileIO, str]:
+def io_for(ctx: ReadContext, path: str, external: bool, what: str) -> tuple[FileIO, str]:
     """The FileIO and filesystem path of a file: a table path as it is, an external path (from
     metadata) confined to the table and its external roots (else a CorruptFileError naming ``what``)."""
     if not external:
@@ -114,11 +114,11 @@ def _index_file_bytes(io: FileIO, path: str) -> bytes:
     return _index_files.get_or_load((io, path), load, len)
 
 
-def _deletion_mask(ctx: ReadContext, d: DeletionFile | None, f: DataFileMeta) -> Any:
+def deletion_mask(ctx: ReadContext, d: DeletionFile | None, f: DataFileMeta) -> Any:
     if d is None:
         return None
     external = not d.path.startswith(ctx.root.rstrip("/") + "/")
-    io, path = _io_for(ctx, d.path, external, f"deletion vector index file of data file {f.file_name}")
+    io, path = io_for(ctx, d.path, external, f"deletion vector index file of data file {f.file_name}")
     return _cached_mask(io, path, d.offset, d.length, d.cardinality, f.file_name, f.row_count)
 
 
@@ -161,7 +161,7 @@ def _cast(col: pa.Array | pa.ChunkedArray, target: pa.DataType) -> pa.Array | pa
     return pc.cast(col, target, safe=False)
 
 
-def _read_physical(
+def read_physical(
     io: FileIO,
     path: str,
     columns: list[str],
@@ -260,7 +260,7 @@ class _FilePlan:
     schema: pa.Schema
 
 
-def _plan(
+def file_plan(
     ctx: ReadContext,
     f: DataFileMeta,
     names: Sequence[str],
@@ -326,11 +326,11 @@ def read_file_pieces(
     least one, maybe empty; one without ``max_rows``). A Parquet row group is never split, so a piece
     may hold more rows than ``max_rows`` when the file's row groups do: callers slice."""
     f = split.files[index]
-    plan = _plan(ctx, f, names, push, system, sequence)
-    io, path = _io_for(ctx, data_file_path(split, f), bool(f.external_path), f"data file {f.file_name}")
-    deleted = _deletion_mask(ctx, split.deletion_files[index], f)
+    plan = file_plan(ctx, f, names, push, system, sequence)
+    io, path = io_for(ctx, data_file_path(split, f), bool(f.external_path), f"data file {f.file_name}")
+    deleted = deletion_mask(ctx, split.deletion_files[index], f)
     pushed = push if plan.pushable else None
-    raws = _read_physical(
+    raws = read_physical(
         io, path, plan.file_columns, pushed, deleted, f, ctx.decode_threads, plan.sorted_by, max_rows
     )
     while True:
@@ -342,10 +342,10 @@ def read_file_pieces(
             raise CorruptFileError(f"cannot read data file {path}: {e}") from e
         if raw is None:
             return
-        yield _in_layout(plan, raw, push)
+        yield in_layout(plan, raw, push)
 
 
-def _in_layout(plan: _FilePlan, raw: pa.Table, push: Predicate | None) -> pa.Table:
+def in_layout(plan: _FilePlan, raw: pa.Table, push: Predicate | None) -> pa.Table:
     """Rows read from a file in the table's layout and types, the part of ``push`` not pushed applied."""
     if not plan.schema:
         return raw if plan.pushable else filter_table(raw, push)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from pyroaring import BitMap
 
@@ -15,28 +15,59 @@ from lsmlake.metadata.data_file import DataFileMeta
 from lsmlake.metadata.deletion_vector import read_deletion_vector
 from lsmlake.scan.file_index_eval import candidate_rows, parse_indexes
 from lsmlake.scan.split import DeletionFile
+from lsmlake.schema_change.stats import StatsEvolution
+
+
+def file_index_blobs(io: FileIO, f: DataFileMeta, bucket_path: str) -> tuple[list[IndexBlob], str] | None:
+    """A data file's index blobs (embedded in its manifest entry, or its `.index` file) and where they
+    came from; None when it has no file index."""
+    if f.embedded_index is not None:
+        source = f"embedded file index of {f.file_name}"
+        return read_container(f.embedded_index, source=source), source
+    names = [x for x in f.extra_files if x.endswith(INDEX_SUFFIX)]
+    if not names:
+        return None
+    base = posixpath.dirname(f.external_path) if f.external_path else bucket_path
+    path = posixpath.join(base, names[0])
+    return read_container(io.read_bytes(path), source=path), path
+
+
+def columns_unchanged(schema: TableSchema, file_schema: TableSchema | None, names: Iterable[str]) -> bool:
+    """Whether every column of ``names`` has the same name and type in ``file_schema`` (matched by field
+    id) as in ``schema``: then the file indexes written under ``file_schema`` answer for it."""
+    if file_schema is None:
+        return False
+    if file_schema.id == schema.id:
+        return True
+    by_id = {f.id: f for f in file_schema.fields}
+    for name in names:
+        now = schema.field(name)
+        then = by_id.get(now.id)
+        if then is None or then.name != name or then.type.copy(nullable=True) != now.type.copy(nullable=True):
+            return False
+    return True
 
 
 class FileIndexPruner:
     """Per-scan state: the filter, the schema's column types, and the DV index files read so far."""
 
-    def __init__(self, io: FileIO, schema: TableSchema, predicate: Predicate | None) -> None:
+    def __init__(
+        self,
+        io: FileIO,
+        schema: TableSchema,
+        predicate: Predicate | None,
+        evolution: StatsEvolution | None = None,
+    ) -> None:
         self.io, self.schema, self.predicate = io, schema, predicate
+        self.evolution = evolution
+        """Where the schemas of older files come from (without it, their indexes are not used)."""
         self.types = {f.name: f.type for f in schema.fields}
         self._dv_files: dict[str, bytes] = {}
         self.pruned: list[tuple[str, str]] = []
         """(data file, the index types that pruned it)."""
 
     def _blobs(self, f: DataFileMeta, bucket_path: str) -> tuple[list[IndexBlob], str] | None:
-        if f.embedded_index is not None:
-            source = f"embedded file index of {f.file_name}"
-            return read_container(f.embedded_index, source=source), source
-        names = [x for x in f.extra_files if x.endswith(INDEX_SUFFIX)]
-        if not names:
-            return None
-        base = posixpath.dirname(f.external_path) if f.external_path else bucket_path
-        path = posixpath.join(base, names[0])
-        return read_container(self.io.read_bytes(path), source=path), path
+        return file_index_blobs(self.io, f, bucket_path)
 
     def _deleted(self, dv: DeletionFile | None) -> BitMap:
         if dv is None:
@@ -47,9 +78,14 @@ class FileIndexPruner:
         return BitMap(read_deletion_vector(data, dv.offset, dv.length, name=dv.path).positions)
 
     def may_match(self, f: DataFileMeta, bucket_path: str, dv: DeletionFile | None) -> bool:
-        """False when the file's indexes leave no live candidate row (files of older schemas: True)."""
-        if self.predicate is None or f.schema_id != self.schema.id:
+        """False when the file's indexes leave no live candidate row (True for a file of an older schema
+        in which a column of the filter had another name or type)."""
+        if self.predicate is None:
             return True
+        if f.schema_id != self.schema.id:  # an older file: usable while the filter's columns are unchanged
+            older = self.evolution.file_schema(f.schema_id) if self.evolution is not None else None
+            if not columns_unchanged(self.schema, older, self.predicate.fields()):
+                return True
         found = self._blobs(f, bucket_path)
         if found is None:
             return True

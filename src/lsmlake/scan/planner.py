@@ -341,7 +341,7 @@ def plan_scan(
     target = options.get(CoreOptions.SOURCE_SPLIT_TARGET_SIZE)
     open_cost = options.get(CoreOptions.SOURCE_SPLIT_OPEN_FILE_COST)
     bounds = KeyBounds([f.type for f in planner.key_fields])
-    index_pruner = FileIndexPruner(io, schema, predicate)
+    index_pruner = FileIndexPruner(io, schema, predicate, planner.evolution)
     index_pruner.pruned = planner.counts.by_file_index
     use_indexes = (
         predicate is not None

@@ -210,13 +210,17 @@ def _rename_tag(ctx: SqlContext, args: Args) -> tuple[pa.Table, str]:
 def _replace_tag(ctx: SqlContext, args: Args) -> tuple[pa.Table, str]:
     table, name = _table(ctx, args), _name(args, "tag", "replace_tag")
     tag = replace_tag(table, name, _int(args, "snapshot_id"), time_retained_ms=_retained(args))
-    return pa.table({"result": [True]}), f"tag {name} of {table.name} now points at snapshot {tag.snapshot.id}"
+    return pa.table(
+        {"result": [True]}
+    ), f"tag {name} of {table.name} now points at snapshot {tag.snapshot.id}"
 
 
 def _expire_tags(ctx: SqlContext, args: Args) -> tuple[pa.Table, str]:
     table = _table(ctx, args)
     older = args.get("older_than")
-    older_than = None if older in (None, "") else local_time(parse_time_millis(older, what="older_than"), None)
+    older_than = (
+        None if older in (None, "") else local_time(parse_time_millis(older, what="older_than"), None)
+    )
     expired = expire_tags(table, older_than=older_than)
     rows = expired or ["No expired tags."]
     return pa.table({"expired_tags": rows}), "\n".join(rows)
@@ -242,7 +246,9 @@ def _clear_consumers(ctx: SqlContext, args: Args) -> tuple[pa.Table, str]:
     cleared = table.clear_consumers(
         None if including is None else str(including), None if excluding is None else str(excluding)
     )
-    return pa.table({"result": ["Success"]}), f"cleared consumer(s) {', '.join(cleared) or 'none'} of {table.name}"
+    return pa.table(
+        {"result": ["Success"]}
+    ), f"cleared consumer(s) {', '.join(cleared) or 'none'} of {table.name}"
 
 
 def _expire_changelogs(ctx: SqlContext, args: Args) -> tuple[pa.Table, str]:
@@ -393,6 +399,17 @@ def _mark_partition_done(ctx: SqlContext, args: Args) -> tuple[pa.Table, str]:
     return pa.table({"result": ["Success"]}), f"marked {len(written)} partition(s) of {table.name} done"
 
 
+def _rewrite_file_index(ctx: SqlContext, args: Args) -> tuple[pa.Table, str]:
+    table = _table(ctx, args)
+    text = args.get("partitions")
+    result = table.rewrite_file_index(*(specs_from_text(str(text)) if text not in (None, "") else []))
+    note = f" (snapshot {result.snapshot_id})" if result.snapshot_id is not None else ""
+    older = (
+        f"; {result.older_schema} file(s) of older schemas left as they are" if result.older_schema else ""
+    )
+    return pa.table({"result": [True]}), f"rewrote the file index of {result.rewritten} file(s){note}{older}"
+
+
 def _expire_partitions(ctx: SqlContext, args: Args) -> tuple[pa.Table, str]:
     return expire_partitions_call(_table(ctx, args), args)
 
@@ -400,8 +417,16 @@ def _expire_partitions(ctx: SqlContext, args: Args) -> tuple[pa.Table, str]:
 PROCEDURES: dict[str, Procedure] = {
     "drop_partition": Procedure(("table", "partitions"), _drop_partition),
     "mark_partition_done": Procedure(("table", "partitions"), _mark_partition_done),
+    "rewrite_file_index": Procedure(("table", "partitions"), _rewrite_file_index),
     "expire_partitions": Procedure(
-        ("table", "expiration_time", "timestamp_formatter", "timestamp_pattern", "expire_strategy", "max_expires"),
+        (
+            "table",
+            "expiration_time",
+            "timestamp_formatter",
+            "timestamp_pattern",
+            "expire_strategy",
+            "max_expires",
+        ),
         _expire_partitions,
     ),
     "create_branch": Procedure(("table", "branch", "tag"), _create_branch),
@@ -437,8 +462,14 @@ PROCEDURES: dict[str, Procedure] = {
             "compact_strategy",
         ),
         _compact_database,
-        supported=("including_databases", "mode", "including_tables", "excluding_tables", "table_options",
-                   "compact_strategy"),
+        supported=(
+            "including_databases",
+            "mode",
+            "including_tables",
+            "excluding_tables",
+            "table_options",
+            "compact_strategy",
+        ),
     ),
     "expire_snapshots": Procedure(
         ("table", "retain_max", "retain_min", "older_than", "max_deletes", "options"),
@@ -454,7 +485,9 @@ PROCEDURES: dict[str, Procedure] = {
     "expire_changelogs": Procedure(
         ("table", "retain_max", "retain_min", "older_than", "max_deletes", "delete_all"), _expire_changelogs
     ),
-    "create_tag_from_timestamp": Procedure(("table", "tag", "timestamp", "time_retained"), _create_tag_from_timestamp),
+    "create_tag_from_timestamp": Procedure(
+        ("table", "tag", "timestamp", "time_retained"), _create_tag_from_timestamp
+    ),
     "rename_tag": Procedure(
         ("table", "tag", "target_tag"),
         _rename_tag,

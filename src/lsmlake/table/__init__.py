@@ -46,6 +46,8 @@ from lsmlake.metadata.tags import (
     rename_tag,
     replace_tag,
 )
+from lsmlake.read.lookup import lookup_rows
+from lsmlake.read.lookup_keys import KeysInput
 from lsmlake.read.options import ReadOptions
 from lsmlake.read.table_read import Scan, read_table, scan_table
 from lsmlake.schema_change import SchemaChange, commit_changes, latest_schema
@@ -55,6 +57,7 @@ from lsmlake.stream.options import StreamOptions
 from lsmlake.table.arrow_dataset import TableDataset
 from lsmlake.table.compact import compact_table
 from lsmlake.table.explain import explain_table
+from lsmlake.table.file_index_rewrite import RewriteResult, rewrite_file_index
 from lsmlake.table.partition_done import mark_done, spec_paths
 from lsmlake.table.partition_expire import expire_partitions
 from lsmlake.table.partitions import drop_partitions
@@ -234,6 +237,33 @@ class Table(TableHandle):
             return read_incremental(self, filter=filter, columns=columns, limit=limit)
         return read_table(self, options)
 
+    def lookup(
+        self, keys: KeysInput, columns: Sequence[str] | None = None, *, snapshot_id: int | None = None
+    ) -> pa.Table:
+        """The latest live row of each primary key in ``keys`` (a pyarrow Table or dict of the key
+        columns, a list of key dicts, values or tuples), as ``read(filter=<key IN keys>)`` returns it.
+
+        The result holds one row per distinct key the table has, in the order the keys first appear
+        (keys the table lacks give no row); its columns are the primary key, in the order ``keys`` gives
+        it, then ``columns`` (default: every other column). Keys are routed to their bucket, files
+        skipped by key range and bloom filter, and the rest binary-searched in cached key columns
+        (`lookup.cache-max-memory-size` bounds that cache)."""
+        return lookup_rows(self, keys, columns=columns, snapshot_id=snapshot_id)
+
+    def lookup_one(
+        self, key: object, columns: Sequence[str] | None = None, *, snapshot_id: int | None = None
+    ) -> dict[str, Any] | None:
+        """The latest live row of one primary key (a dict of the key columns, or the value of a one-column
+        key) as a dict, or None when the table does not hold it."""
+        keys: KeysInput = [key] if isinstance(key, Mapping) else {self.primary_keys[0]: [key]}
+        if not isinstance(key, Mapping) and len(self.primary_keys) != 1:
+            raise ValueError(
+                f"table {self.name}: its primary key {self.primary_keys} has several columns; "
+                "give the key as a dict"
+            )
+        rows = self.lookup(keys, columns, snapshot_id=snapshot_id).to_pylist()
+        return rows[0] if rows else None
+
     def __arrow_c_stream__(self, requested_schema: object | None = None) -> object:
         """The Arrow PyCapsule stream protocol: the latest rows, batch by batch as the consumer pulls them
         (``pl.DataFrame(table)``, ``pa.table(table)``, ``duckdb.sql("SELECT ... FROM table")``)."""
@@ -343,6 +373,11 @@ class Table(TableHandle):
     def create_auto_tags(self) -> list[str]:
         """Run `tag.automatic-creation` now (writers run it after each commit); the tags created."""
         return create_auto_tags(self)
+
+    def rewrite_file_index(self, *partitions: Mapping[str, object]) -> RewriteResult:
+        """Rebuild every live data file's file index (of the partitions matching any spec, default all)
+        for the current `file-index.*` options, in one COMPACT snapshot (CALL sys.rewrite_file_index)."""
+        return rewrite_file_index(self, partitions)
 
     def delete_tag(self, name: str) -> None:
         delete_tag(self, name)

@@ -260,9 +260,15 @@ class OptionDeclarations:
     )
     FORCE_LOOKUP = bool_option("force-lookup", False, "Compact with lookups as the lookup producer does.")
     LOOKUP_CACHE_MAX_MEMORY_SIZE = memory_option(
-        "lookup.cache-max-memory-size", "256 mb", "Bytes of the process-wide cache of lookup keys."
+        "lookup.cache-max-memory-size",
+        "256 mb",
+        "Bytes of each process-wide lookup cache: data files' key columns, and row groups table.lookup decoded.",
     )
-    LOOKUP_CACHE_MAX_DISK_SIZE = memory_option("lookup.cache-max-disk-size", "9223372036854775807 b", f"{NO_EFFECT}.")
+    LOOKUP_CACHE_MAX_DISK_SIZE = memory_option(
+        "lookup.cache-max-disk-size",
+        "9223372036854775807 b",
+        "Bytes of local lookup files: data files table.lookup decoded, memory-mapped from a temporary directory.",
+    )
     # -- compaction
     NUM_LEVELS = optional_int("num-levels", "Levels of the LSM tree (default: compaction trigger + 1).")
     NUM_SORTED_RUN_COMPACTION_TRIGGER = int_option(

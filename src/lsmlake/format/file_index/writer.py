@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pyarrow as pa
@@ -39,6 +39,8 @@ class FileIndexSpec:
     columns: Mapping[str, Mapping[str, Mapping[str, str]]]
     types: Mapping[str, DataType]
     threshold: int
+    table_names: Mapping[str, str] = field(default_factory=dict)
+    """For a file of an older schema: the current name of each indexed column named otherwise there."""
 
     @staticmethod
     def of(schema: TableSchema, options: CoreOptions) -> FileIndexSpec | None:
@@ -90,7 +92,8 @@ class FileIndexBuilder:
         for column, chunks in self._chunks.items():
             chunks.append(rows.column(column))
 
-    def _bytes(self) -> bytes:
+    def encode(self) -> bytes:
+        """The serialized indexes (a file-index container) of the rows added so far."""
         indexes: dict[str, dict[str, bytes | None]] = {}
         for column, kinds in self.spec.columns.items():
             t = self.spec.types[column]
@@ -111,7 +114,7 @@ class FileIndexBuilder:
 
     def finish(self, io: FileIO, data_path: str) -> tuple[bytes | None, tuple[str, ...]]:
         """(embedded index bytes, extra files): a ``<data file>.index`` beside the file above the threshold."""
-        data = self._bytes()
+        data = self.encode()
         if len(data) <= self.spec.threshold:
             return data, ()
         path = data_path + INDEX_SUFFIX

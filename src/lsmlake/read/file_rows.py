@@ -1,0 +1,176 @@
+"""A data file's rows by position, for key lookups: its key columns and row groups decoded once and kept
+in the byte-bounded lookup caches (`lookup.cache-max-memory-size`)."""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from lsmlake.core.caches import ByteLRU
+from lsmlake.core.fileio import FileIO
+from lsmlake.errors import CorruptFileError
+from lsmlake.format.parquet_files import column_ranges, row_group_layout
+from lsmlake.mergetree.lookup import KEY_CACHE, LOOKUP_CACHE_DEFAULT_BYTES, cached_keys
+from lsmlake.metadata.data_file import DataFileMeta
+from lsmlake.read.context import ReadContext
+from lsmlake.read.file_read import data_file_path, deletion_mask, file_plan, in_layout, io_for, read_physical
+from lsmlake.read.lookup_files import LookupFiles
+from lsmlake.scan.split import Split
+
+ROW_GROUPS: ByteLRU[pa.Table] = ByteLRU("lookup row groups", LOOKUP_CACHE_DEFAULT_BYTES)
+"""Decoded Parquet row groups of the columns a lookup read, by (FileIO, path, group, columns)."""
+
+LOOKUP_FILES = LookupFiles("lookup local files", 2**63 - 1)
+"""Whole data files decoded for lookups, as memory-mapped local files, by (FileIO, path, columns)."""
+
+LOCAL_FILE_GROUPS = 8
+"""A lookup needing rows of more row groups of one file than this decodes the file to a local file."""
+
+
+def resize_lookup_caches(memory_bytes: int, disk_bytes: int) -> None:
+    """Bound the key and row-group caches by `lookup.cache-max-memory-size` each, the local lookup files
+    by `lookup.cache-max-disk-size`."""
+    KEY_CACHE.resize(memory_bytes)
+    ROW_GROUPS.resize(memory_bytes)
+    LOOKUP_FILES.resize(disk_bytes)
+
+
+def file_keys(ctx: ReadContext, split: Split, index: int) -> pa.Table:
+    """The file's key columns (``ctx.key_names``, table layout) for every row in file order, deletion
+    vector not applied (positions stay file positions), one chunk per column; cached."""
+    f = split.files[index]
+
+    def load() -> pa.Table:
+        return read_all_rows(ctx, split, index, ctx.key_names, system=False).combine_chunks()
+
+    return cached_keys(ctx.io, data_file_path(split, f), load)
+
+
+def search_key_blocks(
+    ctx: ReadContext, split: Split, index: int, values: np.ndarray[Any, Any]
+) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]] | None:
+    """(indices into ``values``, file positions) of the integer key ``values`` found in the file, reading
+    only the key column of the row groups whose statistics may hold them (each such block kept in
+    :data:`ROW_GROUPS`). None when that does not apply: the whole file's keys are cached already, the
+    file is not Parquet, its key column has another name or type or no integer statistics, or a key
+    may run across two row groups."""
+    f = split.files[index]
+    path_in_split = data_file_path(split, f)
+    if KEY_CACHE.peek((ctx.io, path_in_split)) or len(ctx.key_names) != 1:
+        return None
+    target = file_plan(ctx, f, ctx.key_names, None, False, True).targets[0]
+    io, path = io_for(ctx, path_in_split, bool(f.external_path), f"data file {f.file_name}")
+    if not target.same or target.source is None or posixpath.splitext(path)[1].lower() != ".parquet":
+        return None
+    meta, starts = row_group_layout(io, path, f.file_size)
+    bounds = column_ranges(io, path, target.source, f.file_size).typed_bounds
+    if bounds is None or bounds[0] is not int or not bool((np.diff(bounds[2]) >= 0).all()):
+        return None
+    _, low, high = bounds
+    groups = np.searchsorted(high, values, side="left")  # the first group whose largest key is >= value
+    inside = groups < len(high)
+    inside[inside] &= low[groups[inside]] <= values[inside]
+    after = groups + 1
+    spill = inside & (after < len(low))
+    if (values[spill] == low[after[spill]]).any():
+        return None  # a key whose rows continue into the next group: the whole-file search handles it
+    which, positions = [], []
+    columns = (target.source,)
+    for g in np.unique(groups[inside]).tolist():
+
+        def load(group: int = g) -> pa.Table:
+            return _row_group(io, path, meta, f.file_size, group, columns)
+
+        block = np.asarray(ROW_GROUPS.get_or_load((io, path, g, columns), load, _weight).column(0).to_numpy())
+        asked = np.flatnonzero(inside & (groups == g))
+        left = np.searchsorted(block, values[asked], side="left")
+        hit = (left < len(block)) & (block[np.minimum(left, len(block) - 1)] == values[asked])
+        which.append(asked[hit])
+        positions.append(left[hit] + starts[g])
+    if not which:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    return np.concatenate(which), np.concatenate(positions)
+
+
+def deleted_mask(ctx: ReadContext, split: Split, index: int) -> Any:
+    """The file's deletion vector as a read-only boolean mask over its rows (None: no row deleted)."""
+    return deletion_mask(ctx, split.deletion_files[index], split.files[index])
+
+
+def rows_at(
+    ctx: ReadContext, split: Split, index: int, names: Sequence[str], positions: np.ndarray[Any, Any]
+) -> pa.Table:
+    """The file's rows at ascending ``positions`` as ``names`` plus ``_VALUE_KIND`` and
+    ``_SEQUENCE_NUMBER`` (table layout; no deletion vector: the caller chose live positions). Parquet
+    files decode only the row groups holding them, each kept in :data:`ROW_GROUPS`."""
+    f = split.files[index]
+    plan = file_plan(ctx, f, names, None, True, True)
+    io, path = io_for(ctx, data_file_path(split, f), bool(f.external_path), f"data file {f.file_name}")
+    if posixpath.splitext(path)[1].lower() != ".parquet":
+        whole = read_all_rows(ctx, split, index, names, system=True)
+        return whole.take(pa.array(positions))
+    meta, starts = row_group_layout(io, path, f.file_size)
+    if starts[-1] != f.row_count:
+        raise CorruptFileError(f"data file {path} has {starts[-1]} rows, its manifest says {f.row_count}")
+    groups = np.searchsorted(starts, positions, side="right") - 1
+    columns = tuple(plan.file_columns)
+    wanted = np.unique(groups).tolist()
+    if len(wanted) > LOCAL_FILE_GROUPS:  # a batch over much of the file: decode it once, to a local file
+        whole = LOOKUP_FILES.get_or_build((io, path, columns), lambda: _physical(io, path, f, list(columns)))
+        return in_layout(plan, whole.take(pa.array(positions)), None)
+    parts = []
+    for g in wanted:
+
+        def load(group: int = g) -> pa.Table:
+            return _row_group(io, path, meta, f.file_size, group, columns)
+
+        decoded = ROW_GROUPS.get_or_load((io, path, g, columns), load, _weight)
+        local = positions[groups == g] - starts[g]
+        if int(local[-1]) - int(local[0]) == len(local) - 1:  # consecutive rows (one, say): a slice, no copy
+            parts.append(decoded.slice(int(local[0]), len(local)))
+        else:
+            parts.append(decoded.take(pa.array(local)))
+    raw = pa.concat_tables(parts) if len(parts) != 1 else parts[0]
+    return in_layout(plan, raw, None)
+
+
+def _weight(table: pa.Table) -> int:
+    return int(table.nbytes)
+
+
+def _row_group(
+    io: FileIO, path: str, meta: pq.FileMetaData, size: int, group: int, columns: tuple[str, ...]
+) -> pa.Table:
+    try:
+        with io.open_input_file(path, size) as f:
+            reader = pq.ParquetFile(f, metadata=meta)
+            return reader.read_row_group(group, columns=list(columns), use_threads=False)
+    except FileNotFoundError as e:
+        raise io.missing(path, "data file") from e
+    except (OSError, pa.ArrowException) as e:
+        raise CorruptFileError(f"cannot read data file {path}: {e}") from e
+
+
+def read_all_rows(
+    ctx: ReadContext, split: Split, index: int, names: Sequence[str], *, system: bool
+) -> pa.Table:
+    """Every row of the file (deletion vector not applied) as ``names`` in table layout."""
+    f = split.files[index]
+    plan = file_plan(ctx, f, names, None, system, True)
+    io, path = io_for(ctx, data_file_path(split, f), bool(f.external_path), f"data file {f.file_name}")
+    return in_layout(plan, _physical(io, path, f, plan.file_columns), None)
+
+
+def _physical(io: FileIO, path: str, f: DataFileMeta, columns: list[str]) -> pa.Table:
+    """Every row of ``columns`` of the file as stored."""
+    try:
+        return next(read_physical(io, path, columns, None, None, f, False, None))
+    except FileNotFoundError as e:
+        raise io.missing(path, "data file") from e
+    except (OSError, pa.ArrowException) as e:
+        raise CorruptFileError(f"cannot read data file {path}: {e}") from e
