@@ -14,6 +14,7 @@ from lsmlake.metadata.commit_message import CommitMessage
 from lsmlake.metadata.index_manifest import IndexFileMeta
 from lsmlake.metadata.manifest import FileKind, ManifestEntry
 from lsmlake.metadata.restore import BucketKey, RestoredState
+from lsmlake.metadata.snapshot import Snapshot
 from lsmlake.metadata.table_handle import TableHandle
 from lsmlake.scan.planner import POSTPONE_BUCKET
 
@@ -48,11 +49,16 @@ def compact_and_publish(
                 return None
             try:
                 return commit_compaction(
-                    table, [m for m, _ in kept.values()], commit_user, read_dvs=read.as_read_dvs()
+                    table,
+                    [m for m, _ in kept.values()],
+                    commit_user,
+                    read_dvs=read.as_read_dvs(),
+                    known_snapshot=restored.snapshot,
                 )
             except CommitConflictError:
                 pass
-            restored = RestoredState.load(table.io, table.paths, table.snapshot_manager.latest())
+            latest = table.snapshot_manager.latest_after(restored.snapshot)
+            restored = RestoredState.load(table.io, table.paths, latest)
             lost = [b for b, (m, _) in kept.items() if not _still_valid(m, read, restored)]
             lost = lost or list(kept)  # not explained by the inputs: redo them all
             for b in lost:
@@ -76,10 +82,14 @@ def compact_buckets(
     full: bool,
     only: Collection[BucketKey] | None = None,
     commit_user: str | None = None,
+    known: Snapshot | None = None,
 ) -> int | None:
     """Compact the buckets of the latest snapshot here (``only`` these; never the postpone bucket) in one
-    COMPACT snapshot: its id, or None. A write re-running its own compaction passes its ``commit_user``."""
-    restored = RestoredState.load(table.io, table.paths, table.snapshot_manager.latest())
+    COMPACT snapshot: its id, or None. A write re-running its own compaction passes its ``commit_user``
+    and the snapshot it published (``known``), from which the latest is found."""
+    manager = table.snapshot_manager
+    latest = manager.latest() if known is None else manager.latest_after(known)
+    restored = RestoredState.load(table.io, table.paths, latest)
     if restored.snapshot is None:
         return None
     pending = [b for b in restored.buckets() if b[1] != POSTPONE_BUCKET and (only is None or b in only)]
@@ -92,6 +102,7 @@ def commit_compaction(
     commit_user: str | None = None,
     *,
     read_dvs: tuple[DvIndexes, str] | None = None,
+    known_snapshot: Snapshot | None = None,
 ) -> int | None:
     """Publish compaction messages; the id of the last snapshot, or None. A compaction has no base
     snapshot: its inputs are checked against the latest snapshot's live files, and (``read_dvs``: the

@@ -29,6 +29,7 @@ from lsmlake.errors import CommitConflictError, LsmlakeError, PartiallyPublished
 from lsmlake.metadata.commit_message import CommitMessage
 from lsmlake.metadata.index_manifest import hash_index_files, other_index_files
 from lsmlake.metadata.restore import BucketKey, RestoredState
+from lsmlake.metadata.snapshot import Snapshot
 from lsmlake.metadata.table_handle import TableHandle
 from lsmlake.scan.planner import POSTPONE_BUCKET, skip_level0
 
@@ -140,15 +141,25 @@ def publish_compaction(
 ) -> None:
     """Commit the compaction part of ``messages``. If it conflicts after the write landed, the write
     stands: the compaction is dropped and ``recompact`` (a compaction of the written buckets from the
-    latest snapshot) is tried instead -- tables whose reads skip level 0 need it to show the rows."""
+    latest snapshot) is tried instead -- tables whose reads skip level 0 need it to show the rows.
+    A compaction of a bucket the APPEND had to be rebased in (another writer added files to it since
+    the base) is stale for sure: it goes straight to ``recompact``."""
+    parts = [compaction_part(m) for m in messages]
+    compacted = {(m.partition, m.bucket) for m in parts if m.compact_before or m.compact_after}
+    stale = committer.rebased_buckets & compacted
+    reason: Exception
     try:
-        result.snapshot_ids += committer.commit([compaction_part(m) for m in messages])
+        if stale and result.snapshot_ids:
+            raise CommitConflictError(
+                f"bucket(s) {sorted(b for _, b in stale)} got other writers' files after this write's base"
+            )
+        result.snapshot_ids += committer.commit(parts)
         return
     except CommitConflictError as e:
         if not result.snapshot_ids:
             raise
         result.compaction_dropped = True
-        reason: Exception = e
+        reason = e
     if recompact is not None:  # it retries buckets that lose again itself (commit.compaction)
         try:
             sid = recompact()
@@ -194,6 +205,7 @@ def publish(
     delete: Callable[[str], None],
     overwrite: Callable[[bytes], bool] | None = None,
     result: PublishedWrite | None = None,
+    known_snapshot: Snapshot | None = None,
 ) -> list[int]:
     """Publish a write's messages; the ids of the snapshots that landed.
 
@@ -203,12 +215,14 @@ def publish(
     OVERWRITE snapshot replaces (instead of an APPEND one); as in Paimon it commits no changelog, so the
     input changelog files are deleted. ``result`` is filled as snapshots land. On an error, or when the
     write's compaction is dropped after losing a race, every written file no published snapshot
-    references is deleted; an error raised after a snapshot landed names it (``published_error``)."""
+    references is deleted; an error raised after a snapshot landed names it (``published_error``).
+    ``known_snapshot``: the base snapshot as the writers read it, when they did (the committer looks for
+    newer ones from there instead of reading LATEST again)."""
     result = PublishedWrite() if result is None else result
-    committer = FileStoreCommit(table, base_snapshot_id=base_snapshot_id)
+    committer = FileStoreCommit(table, base_snapshot_id=base_snapshot_id, known_snapshot=known_snapshot)
     try:
         if overwrite is None:
-            recompact = _recompact(table, messages, committer.commit_user)
+            recompact = _recompact(table, messages, committer)
             publish_write(committer, result, messages, table_name=table.name, recompact=recompact)
         else:
             appends = [append_part(m) for m in messages]
@@ -228,7 +242,13 @@ def publish(
         _discard(written, result.published, delete)
     if result.snapshot_ids:
         with naming_published(result.snapshot_ids, table_name=table.name):
-            heal_level0(table, result, exclude=written_buckets(messages), commit_user=committer.commit_user)
+            heal_level0(
+                table,
+                result,
+                exclude=written_buckets(messages),
+                commit_user=committer.commit_user,
+                known=committer.published,
+            )
     return result.snapshot_ids
 
 
@@ -244,16 +264,24 @@ def level0_buckets(table: TableHandle, restored: RestoredState) -> list[BucketKe
 
 
 def heal_level0(
-    table: TableHandle, result: PublishedWrite, *, exclude: set[BucketKey], commit_user: str
+    table: TableHandle,
+    result: PublishedWrite,
+    *,
+    exclude: set[BucketKey],
+    commit_user: str,
+    known: Snapshot | None = None,
 ) -> None:
     """Compact the level-0 files of up to `lsmlake.commit.heal-level0-buckets` buckets outside
     ``exclude`` (the write's own) in one COMPACT snapshot, for tables whose batch reads skip level 0.
-    Losing a race here is fine (another commit changed those buckets; the next commit tries again)."""
+    Losing a race here is fine (another commit changed those buckets; the next commit tries again).
+    ``known``: a snapshot this write published, from which the latest is found (else LATEST is read)."""
     options = table.options
     limit = options.get(CoreOptions.HEAL_LEVEL0_BUCKETS)
     if limit <= 0 or options.get(CoreOptions.WRITE_ONLY) or not skip_level0(table.schema, options):
         return
-    restored = RestoredState.load(table.io, table.paths, table.snapshot_manager.latest())
+    manager = table.snapshot_manager
+    latest = manager.latest() if known is None else manager.latest_after(known)
+    restored = RestoredState.load(table.io, table.paths, latest)
     stale = [b for b in level0_buckets(table, restored) if b not in exclude][:limit]
     if not stale:
         return
@@ -275,7 +303,7 @@ def heal_level0(
 
 
 def _recompact(
-    table: TableHandle, messages: Sequence[CommitMessage], commit_user: str
+    table: TableHandle, messages: Sequence[CommitMessage], committer: FileStoreCommit
 ) -> Callable[[], int | None] | None:
     """A fresh compaction of the buckets written, for when the write's own compaction loses a race
     (none for ``write-only`` or append tables)."""
@@ -284,7 +312,9 @@ def _recompact(
         return None
     touched = written_buckets(messages)
     full = options.full_compaction_delta_commits > 0
-    return lambda: compact_buckets(table, full=full, only=touched, commit_user=commit_user)
+    return lambda: compact_buckets(
+        table, full=full, only=touched, commit_user=committer.commit_user, known=committer.published
+    )
 
 
 def _discard(written: Sequence[str], published: set[str], delete: Callable[[str], None]) -> None:

@@ -138,6 +138,38 @@ class SnapshotManager:
         sid = self.latest_id()
         return None if sid is None else self.snapshot(sid, expired=True)
 
+    def read_if_present(self, snapshot_id: int) -> Snapshot | None:
+        """Snapshot ``snapshot_id`` in one GET, None when its file is missing; EARLIEST is not consulted
+        (a snapshot read whole is what it was when published, expired or not)."""
+        path = self.snapshot_path(snapshot_id)
+        try:
+            data = self.io.read_bytes(path)
+        except FileNotFoundError:
+            return None
+        return decode_snapshot(data, name=path)
+
+    def published_after(self, known_id: int) -> list[Snapshot] | None:
+        """The snapshots published after snapshot ``known_id``, ascending, the last one the latest: read
+        one GET each from ``known_id + 1`` until one is missing, then the EARLIEST hint (a GET) proves
+        the walk did not stop at a gap an expiry left: a snapshot is deleted only after EARLIEST has
+        moved past it, so EARLIEST at or below the last snapshot found means the missing one was
+        never published. None when EARLIEST is past it (ask :meth:`latest` instead)."""
+        out: list[Snapshot] = []
+        while (snapshot := self.read_if_present(known_id + len(out) + 1)) is not None:
+            out.append(snapshot)
+        last = known_id + len(out)
+        hint = self._read_hint(EARLIEST)
+        return None if hint is not None and hint > last else out
+
+    def latest_after(self, known: Snapshot | None) -> Snapshot | None:
+        """The latest snapshot, found from ``known`` (a snapshot read earlier, None: the table had none)
+        by :meth:`published_after`: two GETs when nothing was published since, one more per snapshot
+        that was; :meth:`latest` when an expiry got past ``known``."""
+        newer = self.published_after(known.id if known is not None else 0)
+        if newer is None:
+            return self.latest()
+        return newer[-1] if newer else known
+
     def earliest(self) -> Snapshot | None:
         """The earliest snapshot (it is EARLIEST, or the smallest listed when there is no hint)."""
         sid = self.earliest_id()
@@ -168,14 +200,22 @@ class SnapshotManager:
         As in Java's RenamingSnapshotCommit, an existing file whose bytes equal this snapshot
         (a retried publish of the same commit) counts as success.
         """
+        return self.publish_or_read(snapshot)[0]
+
+    def publish_or_read(self, snapshot: Snapshot) -> tuple[bool, Snapshot | None]:
+        """``try_publish``, and when the id was taken, the snapshot that holds it (None if it is gone
+        again): the GET that compares the bytes reads it anyway."""
         path = self.snapshot_path(snapshot.id)
         data = encode_snapshot(snapshot).encode("utf-8")
         if self.io.write_if_absent(path, data):
-            return True
+            return True, None
         try:
-            return self.io.read_bytes(path) == data
+            found = self.io.read_bytes(path)
         except FileNotFoundError:
-            return False
+            return False, None
+        if found == data:
+            return True, None
+        return False, decode_snapshot(found, name=path)
 
     def write_latest_hint(self, snapshot_id: int) -> None:
         self._write_hint(LATEST, snapshot_id)
