@@ -185,6 +185,11 @@ class FileStoreCommit:
         return ids
 
     @property
+    def newest_known(self) -> Snapshot | None:
+        """The newest snapshot this committer has published or read (None if it has read none yet)."""
+        return self._known[1]
+
+    @property
     def rebased_buckets(self) -> set[tuple[bytes, int]]:
         """The buckets whose new files the last APPEND rewrote above another writer's."""
         return set() if self.rebase is None else self.rebase.rebased_buckets

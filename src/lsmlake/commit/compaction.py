@@ -86,9 +86,9 @@ def compact_buckets(
 ) -> int | None:
     """Compact the buckets of the latest snapshot here (``only`` these; never the postpone bucket) in one
     COMPACT snapshot: its id, or None. A write re-running its own compaction passes its ``commit_user``
-    and the snapshot it published (``known``), from which the latest is found."""
-    manager = table.snapshot_manager
-    latest = manager.latest() if known is None else manager.latest_after(known)
+    and the newest snapshot its committer saw (``known``): the buckets are compacted as of that one
+    (the COMPACT commit checks the inputs against the latest, and redoes the buckets that changed)."""
+    latest = table.snapshot_manager.latest() if known is None else known
     restored = RestoredState.load(table.io, table.paths, latest)
     if restored.snapshot is None:
         return None

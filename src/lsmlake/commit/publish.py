@@ -247,7 +247,7 @@ def publish(
                 result,
                 exclude=written_buckets(messages),
                 commit_user=committer.commit_user,
-                known=committer.published,
+                known=committer.newest_known,
             )
     return result.snapshot_ids
 
@@ -274,13 +274,15 @@ def heal_level0(
     """Compact the level-0 files of up to `lsmlake.commit.heal-level0-buckets` buckets outside
     ``exclude`` (the write's own) in one COMPACT snapshot, for tables whose batch reads skip level 0.
     Losing a race here is fine (another commit changed those buckets; the next commit tries again).
-    ``known``: a snapshot this write published, from which the latest is found (else LATEST is read)."""
+    ``known``: the newest snapshot the write's committer saw, at or after those it published: the
+    level-0 files are looked for there (else in the latest snapshot). Every commit published before
+    this write's is in it, which is what the guarantee needs; the COMPACT commit checks its inputs
+    against the latest."""
     options = table.options
     limit = options.get(CoreOptions.HEAL_LEVEL0_BUCKETS)
     if limit <= 0 or options.get(CoreOptions.WRITE_ONLY) or not skip_level0(table.schema, options):
         return
-    manager = table.snapshot_manager
-    latest = manager.latest() if known is None else manager.latest_after(known)
+    latest = table.snapshot_manager.latest() if known is None else known
     restored = RestoredState.load(table.io, table.paths, latest)
     stale = [b for b in level0_buckets(table, restored) if b not in exclude][:limit]
     if not stale:
@@ -313,7 +315,7 @@ def _recompact(
     touched = written_buckets(messages)
     full = options.full_compaction_delta_commits > 0
     return lambda: compact_buckets(
-        table, full=full, only=touched, commit_user=committer.commit_user, known=committer.published
+        table, full=full, only=touched, commit_user=committer.commit_user, known=committer.newest_known
     )
 
 

@@ -27,6 +27,13 @@ from lsmlake.metadata.commit_message import CommitMessage
 from lsmlake.metadata.data_file import DataFileMeta
 
 BucketId = tuple[bytes, int]
+REBASE_HEADROOM = 1 << 20
+"""A rebased bucket's new files start this far above the bucket's top sequence number, not right after
+it: writers that lose a race together rebase together, and without the headroom each commit of one of
+them pushes the others' files below the top again, so a writer rewrites its files on every attempt.
+With it, commits of writers still numbering from an older base land below the rebased files, and the
+next attempt only re-publishes. Sequence numbers only order a bucket's rows; gaps mean nothing (int64
+leaves room for 2**43 rebases)."""
 KEPT_ROWS_BYTES = 64 * 1024 * 1024
 """A rebase keeps the rows of the writer's files it read, up to this many bytes in all, for the next one."""
 # A data file name: <prefix><writer uuid>-<counter>.<extension>; the prefix is kept on a rewrite
@@ -110,7 +117,8 @@ class AppendRebase:
 
     ``current`` is what the next attempt publishes; each rewrite starts from the original files (the
     writer's), shifting a bucket as a whole so the order of its rows is kept:
-    ``new = old - lowest + top + 1`` where ``top`` is the bucket's highest sequence number now."""
+    ``new = old - lowest + top + 1 + REBASE_HEADROOM`` where ``top`` is the bucket's highest sequence
+    number now."""
 
     rebaser: FileRebaser
     originals: list[CommitMessage]
@@ -136,7 +144,7 @@ class AppendRebase:
             top = tops.get(key)
             if top is None or low + self.shifts.get(key, 0) > top:
                 continue
-            self._shift_bucket(key, top + 1 - low)
+            self._shift_bucket(key, top + 1 - low + REBASE_HEADROOM)
         return self.current
 
     def _shift_bucket(self, key: BucketId, shift: int) -> None:
