@@ -337,20 +337,22 @@ class FileStoreCommit:
         attempt = level = 0
         lost: list[str] = []  # files of lost attempts
         written: list[str] = []
+        landed = False
         try:
             if isinstance(changes, Changes):
                 lists.prepare(changes)
             while True:
                 attempt += 1
+                written = []
                 rewrites = self.rebase.rewrites if self.rebase is not None else 0
                 latest = self._latest()
                 current = changes if isinstance(changes, Changes) else changes(latest)
                 delta, changelog = lists.prepare(current)
                 self._check_conflicts(current, latest)
-                written = []
                 snapshot = self._build_snapshot(current, latest, delta, changelog, identifier, written)
                 published, holder = self.snapshots.publish_or_read(snapshot)
                 if published:
+                    landed = True
                     self.published = self._seen[snapshot.id] = snapshot
                     self._known = (True, snapshot)
                     self._write_hints(snapshot.id, first=latest is None)
@@ -369,7 +371,8 @@ class FileStoreCommit:
                     break
                 time.sleep(wait_ms / 1000)
         except BaseException:
-            lost += lists.all() + [self.paths.manifest(name) for name in written]
+            if not landed:  # once published, its files are referenced: never deleted here
+                lost += lists.all() + [self.paths.manifest(name) for name in written]
             raise
         finally:
             self._discard(lost)
