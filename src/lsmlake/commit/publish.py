@@ -10,14 +10,15 @@ Tables whose batch reads skip level 0 (deletion vectors, first-row: Paimon's ``b
 heal themselves: after its own snapshots, a commit compacts the level-0 files of up to
 `lsmlake.commit.heal-level0-buckets` other buckets in one more COMPACT snapshot (those left by a
 commit interrupted between its APPEND and COMPACT, or whose compaction lost a race), oldest first,
-so committed rows never stay invisible past the next commit to the table.
+so committed rows never stay invisible past the next commit that starts after them (a write heals
+the level-0 files its base snapshot held, not those of writers committing alongside it).
 """
 
 from __future__ import annotations
 
 import posixpath
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
@@ -206,6 +207,7 @@ def publish(
     overwrite: Callable[[bytes], bool] | None = None,
     result: PublishedWrite | None = None,
     known_snapshot: Snapshot | None = None,
+    base_level0: Collection[str] | None = None,
 ) -> list[int]:
     """Publish a write's messages; the ids of the snapshots that landed.
 
@@ -217,7 +219,9 @@ def publish(
     write's compaction is dropped after losing a race, every written file no published snapshot
     references is deleted; an error raised after a snapshot landed names it (``published_error``).
     ``known_snapshot``: the base snapshot as the writers read it, when they did (the committer looks for
-    newer ones from there instead of reading LATEST again)."""
+    newer ones from there instead of reading LATEST again). ``base_level0``: the names of the level-0
+    files in that base snapshot, when known: only buckets holding one of them are healed
+    (``heal_level0``)."""
     result = PublishedWrite() if result is None else result
     committer = FileStoreCommit(table, base_snapshot_id=base_snapshot_id, known_snapshot=known_snapshot)
     try:
@@ -248,6 +252,7 @@ def publish(
                 exclude=written_buckets(messages),
                 commit_user=committer.commit_user,
                 known=committer.newest_known,
+                only_files=base_level0,
             )
     return result.snapshot_ids
 
@@ -270,6 +275,7 @@ def heal_level0(
     exclude: set[BucketKey],
     commit_user: str,
     known: Snapshot | None = None,
+    only_files: Collection[str] | None = None,
 ) -> None:
     """Compact the level-0 files of up to `lsmlake.commit.heal-level0-buckets` buckets outside
     ``exclude`` (the write's own) in one COMPACT snapshot, for tables whose batch reads skip level 0.
@@ -277,14 +283,26 @@ def heal_level0(
     ``known``: the newest snapshot the write's committer saw, at or after those it published: the
     level-0 files are looked for there (else in the latest snapshot). Every commit published before
     this write's is in it, which is what the guarantee needs; the COMPACT commit checks its inputs
-    against the latest."""
+    against the latest. ``only_files``: heal only buckets holding one of these level-0 files (those the
+    write's base snapshot held): level-0 files published since may be those of writers running now,
+    about to compact them themselves, and compacting them here too would only race them. A file an
+    interrupted commit left is in the base of every write that starts after it, so it is healed by
+    the next commit that starts after it landed."""
     options = table.options
     limit = options.get(CoreOptions.HEAL_LEVEL0_BUCKETS)
     if limit <= 0 or options.get(CoreOptions.WRITE_ONLY) or not skip_level0(table.schema, options):
         return
     latest = table.snapshot_manager.latest() if known is None else known
     restored = RestoredState.load(table.io, table.paths, latest)
-    stale = [b for b in level0_buckets(table, restored) if b not in exclude][:limit]
+    stale = [
+        b
+        for b in level0_buckets(table, restored)
+        if b not in exclude
+        and (
+            only_files is None
+            or any(e.file.level == 0 and e.file.file_name in only_files for e in restored.entries(*b))
+        )
+    ][:limit]
     if not stale:
         return
     full = options.full_compaction_delta_commits > 0

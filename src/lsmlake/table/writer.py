@@ -208,6 +208,7 @@ class TableWriter:
                 # an overwrite replaces what it finds at commit time: it has no base
                 base_snapshot_id=None if overwriting else self._write.restored_snapshot_id,
                 known_snapshot=None if overwriting else self._write.restored_snapshot,
+                base_level0=None if overwriting else self._write.restored_level0(),
                 written=self._write.written_paths,
                 delete=self.table.io.delete_file,
                 overwrite=replaces,

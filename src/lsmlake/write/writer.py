@@ -255,6 +255,17 @@ class FileStoreWrite:
         restored)."""
         return None if self._restored is None else self._restored.snapshot
 
+    def restored_level0(self) -> frozenset[str] | None:
+        """The names of the level-0 files of the snapshot this writer restored (None: not restored)."""
+        if self._restored is None:
+            return None
+        return frozenset(
+            e.file.file_name
+            for entries in self._restored.files.values()
+            for e in entries
+            if e.file.level == 0
+        )
+
     @property
     def restored(self) -> RestoredState:
         if self._restored is None:
