@@ -297,18 +297,21 @@ def heal_level0(
     stale = [
         b
         for b in level0_buckets(table, restored)
-        if b not in exclude
-        and (
-            only_files is None
-            or any(e.file.level == 0 and e.file.file_name in only_files for e in restored.entries(*b))
-        )
+        if b not in exclude and (only_files is None or holds_level0(restored, b, only_files))
     ][:limit]
     if not stale:
         return
     full = options.full_compaction_delta_commits > 0
     try:
         sid = compact_and_publish(
-            table, restored, stale, local_executor(table, full), commit_user=commit_user
+            table,
+            restored,
+            stale,
+            local_executor(table, full),
+            commit_user=commit_user,
+            still_needed=None
+            if only_files is None
+            else (lambda state, b: holds_level0(state, b, only_files)),
         )
     except CommitConflictError:
         return
@@ -332,9 +335,26 @@ def _recompact(
         return None
     touched = written_buckets(messages)
     full = options.full_compaction_delta_commits > 0
-    return lambda: compact_buckets(
-        table, full=full, only=touched, commit_user=committer.commit_user, known=committer.newest_known
-    )
+
+    def recompact() -> int | None:
+        # the write's files as its APPEND published them (renamed if rebased); once another commit
+        # has compacted them all in a bucket, that bucket needs nothing more from this write
+        ours = {f.file_name for m in committer.published_messages(messages) for f in m.new_files}
+        return compact_buckets(
+            table,
+            full=full,
+            only=touched,
+            commit_user=committer.commit_user,
+            known=committer.newest_known,
+            still_needed=lambda state, b: holds_level0(state, b, ours),
+        )
+
+    return recompact
+
+
+def holds_level0(state: RestoredState, bucket: BucketKey, names: Collection[str]) -> bool:
+    """Whether ``bucket`` of ``state`` holds one of the level-0 files ``names``."""
+    return any(e.file.level == 0 and e.file.file_name in names for e in state.entries(*bucket))
 
 
 def _discard(written: Sequence[str], published: set[str], delete: Callable[[str], None]) -> None:
