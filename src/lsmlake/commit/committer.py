@@ -19,7 +19,7 @@ from lsmlake.commit.conflicts import (
     sequence_problems,
 )
 from lsmlake.commit.hash_index_conflicts import hash_index_conflicts
-from lsmlake.commit.manifest_files import ManifestWriter
+from lsmlake.commit.manifest_files import DeltaLists, ManifestWriter
 from lsmlake.commit.rebase import AppendRebase, FileRebaser
 from lsmlake.core.options import CoreOptions
 from lsmlake.errors import CommitConflictError
@@ -328,7 +328,7 @@ class FileStoreCommit:
         lost attempts are deleted together when the commit ends (one request on S3), so an attempt's
         window from reading the latest snapshot to publishing the next holds little more than the
         base manifest list and the snapshot itself."""
-        lists = _ManifestLists(self)
+        lists = DeltaLists(self.manifests)
         retries = self.options.commit_max_retries
         min_wait = self.options.get(CoreOptions.COMMIT_MIN_RETRY_WAIT)
         max_wait = self.options.get(CoreOptions.COMMIT_MAX_RETRY_WAIT)
@@ -340,14 +340,14 @@ class FileStoreCommit:
         landed = False
         try:
             if isinstance(changes, Changes):
-                lists.prepare(changes)
+                lists.prepare(changes.entries, changes.changelog)
             while True:
                 attempt += 1
                 written = []
                 rewrites = self.rebase.rewrites if self.rebase is not None else 0
                 latest = self._latest()
                 current = changes if isinstance(changes, Changes) else changes(latest)
-                delta, changelog = lists.prepare(current)
+                delta, changelog = lists.prepare(current.entries, current.changelog)
                 self._check_conflicts(current, latest)
                 snapshot = self._build_snapshot(current, latest, delta, changelog, identifier, written)
                 published, holder = self.snapshots.publish_or_read(snapshot)
@@ -356,7 +356,7 @@ class FileStoreCommit:
                     self.published = self._seen[snapshot.id] = snapshot
                     self._known = (True, snapshot)
                     self._write_hints(snapshot.id, first=latest is None)
-                    lost += lists.unused(current)
+                    lost += lists.unused(current.entries, current.changelog)
                     return snapshot.id
                 lost += [self.paths.manifest(name) for name in written]
                 if holder is not None:  # the snapshot that took the id: the next walk starts there
@@ -602,35 +602,3 @@ class FileStoreCommit:
             next_row_id=latest.next_row_id if latest and latest.next_row_id is not None else 0,
             uuid=str(uuid.uuid4()),
         )
-
-
-class _ManifestLists:
-    """The delta (and changelog) manifests and manifest lists of one commit's changes, written once per
-    distinct set of entries (a rebase changes them), remembered across its attempts."""
-
-    def __init__(self, committer: FileStoreCommit) -> None:
-        self.c = committer
-        self._lists: dict[tuple[ManifestEntry, ...], tuple[tuple[str, int], list[str]]] = {}
-
-    def _list(self, entries: tuple[ManifestEntry, ...]) -> tuple[str, int]:
-        if entries not in self._lists:
-            c = self.c
-            metas = c.manifests.write(list(entries)) if entries else []
-            name = c.paths.new_manifest_list_name()
-            files = [c.paths.manifest(m.file_name) for m in metas] + [c.paths.manifest(name)]
-            self._lists[entries] = ((name, 0), files)  # size filled below; files known if the write fails
-            size = write_manifest_list(c.io, c.paths.manifest(name), metas, codec=c.options.manifest_codec)
-            self._lists[entries] = ((name, size), files)
-        return self._lists[entries][0]
-
-    def prepare(self, changes: Changes) -> tuple[tuple[str, int], tuple[str, int] | None]:
-        """The (name, size) of the delta manifest list, and of the changelog one if there is a changelog."""
-        return self._list(changes.entries), self._list(changes.changelog) if changes.changelog else None
-
-    def unused(self, changes: Changes) -> list[str]:
-        """The files written for other entries than ``changes``' (earlier attempts, before a rebase)."""
-        keep = {changes.entries, changes.changelog}
-        return [f for entries, (_, files) in self._lists.items() if entries not in keep for f in files]
-
-    def all(self) -> list[str]:
-        return [f for _, files in self._lists.values() for f in files]
