@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import threading
+import time
 
 import pyarrow as pa
 import pytest
 from s3_server import S3Endpoint
 
 import lsmlake
+from lsmlake.metadata.snapshot import Snapshot
+from lsmlake.metadata.snapshot_manager import SnapshotManager
 
 SCHEMA = pa.schema([("k", pa.int64()), ("v", pa.string())])
 
@@ -120,6 +123,8 @@ a snapshot after LATEST), 1 LIST (expiry: the snapshot directory, for EARLIEST's
 below it). 33 at the start of issue 22, about 70 in the issue, 16 before the committer shared the
 writer's reads."""
 
+SMALL_WRITE_PUTS = 7
+
 TWENTY_SMALL_WRITES_MAX_REQUESTS = 370
 """20 small writes (2 rows each, 2 buckets) into a new table, with the compactions they trigger:
 measured 367 (GET 158, PUT 169, LIST 21, HEAD 19); the issue's baseline was 1,445, 448 before the
@@ -138,7 +143,9 @@ def test_small_write_stays_within_its_request_budget(s3_endpoint: S3Endpoint) ->
     after = s3_endpoint.requests.counts()
     assert counts == {op: n - before.get(op, 0) for op, n in after.items() if n > before.get(op, 0)}
     assert sum(counts.values()) <= SMALL_WRITE_MAX_REQUESTS, counts
-    assert counts.get("LIST", 0) <= 1 and counts["PUT"] == 7 and counts.get("HEAD", 0) <= 1, counts
+    assert counts.get("LIST", 0) <= 1 and counts["PUT"] == SMALL_WRITE_PUTS and counts.get("HEAD", 0) <= 1, (
+        counts
+    )
     with t.io.counting_requests() as counts:
         assert t.read().num_rows == 1000
     assert counts.get("LIST", 0) == 0, counts  # the LATEST hint is current: no listing
@@ -179,3 +186,31 @@ def test_files_are_deleted_together_in_one_request(s3_endpoint: S3Endpoint) -> N
         t.io.delete_files([*paths, f"{t.root}/scratch/missing"])
     assert counts == {"POST": 1}
     assert not any(t.io.is_file(p) for p in paths)
+
+
+def test_a_lost_attempt_costs_only_its_base_manifest_list(
+    s3_endpoint: S3Endpoint, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The delta manifest and its list are written once, before the race; an attempt that loses wrote
+    only the base manifest list, deleted when the commit ends."""
+    cat = lsmlake.Catalog(s3_endpoint.fresh_warehouse("lost"), options=s3_endpoint.options)
+    cat.create_database("db")
+    t = cat.create_table("db.t", schema=SCHEMA, primary_key=["k"], options={"bucket": "2"})
+    rows = pa.table({"k": list(range(1000)), "v": ["x"] * 1000}, schema=SCHEMA)
+    t.write(rows)
+    real = SnapshotManager.publish_or_read
+    tried: list[int] = []
+
+    def lose_once(self: SnapshotManager, snapshot: Snapshot) -> tuple[bool, Snapshot | None]:
+        tried.append(snapshot.id)
+        return (False, None) if len(tried) == 1 else real(self, snapshot)
+
+    monkeypatch.setattr(SnapshotManager, "publish_or_read", lose_once)
+    with t.io.counting_requests() as counts:
+        t.write(rows)
+    monkeypatch.undo()
+    assert tried == [2, 2]
+    assert counts["PUT"] == SMALL_WRITE_PUTS + 1, counts  # the lost attempt's base manifest list
+    assert counts.get("DELETE", 0) + counts.get("POST", 0) == 1, counts  # ... deleted again
+    assert t.read().num_rows == 1000
+    assert t.remove_orphan_files(older_than_ms=int(time.time() * 1000) + 60_000, dry_run=True) == []
