@@ -85,3 +85,13 @@ def test_a_lost_publish_returns_the_snapshot_that_took_the_id(tmp_path: Path) ->
     assert manager.publish_or_read(mine) == (True, None)  # the same bytes: a retried publish
     published, holder = manager.publish_or_read(rival)
     assert not published and holder == mine
+
+
+def test_a_walk_from_far_behind_gives_way_to_latest(tmp_path: Path) -> None:
+    t = _table(tmp_path, 6)
+    manager = t.snapshot_manager
+    assert manager.published_after(1, limit=3) is None  # 5 snapshots follow: LATEST is cheaper
+    newer = manager.published_after(1, limit=5)
+    assert newer is not None and [s.id for s in newer] == [2, 3, 4, 5, 6]
+    latest = manager.latest_after(manager.snapshot(1))
+    assert latest is not None and latest.id == 6

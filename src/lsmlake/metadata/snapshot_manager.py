@@ -18,6 +18,8 @@ from lsmlake.metadata.snapshot import (
 EARLIEST = "EARLIEST"
 LATEST = "LATEST"
 _HINT_ATTEMPTS = 3
+WALK_LIMIT = 64
+"""``published_after`` reads at most this many snapshots one by one; further behind, LATEST is read."""
 _NO_WATERMARK = -(2**63)
 """Java's Long.MIN_VALUE: a snapshot committed without a watermark."""
 
@@ -148,15 +150,18 @@ class SnapshotManager:
             return None
         return decode_snapshot(data, name=path)
 
-    def published_after(self, known_id: int) -> list[Snapshot] | None:
+    def published_after(self, known_id: int, *, limit: int = WALK_LIMIT) -> list[Snapshot] | None:
         """The snapshots published after snapshot ``known_id``, ascending, the last one the latest: read
         one GET each from ``known_id + 1`` until one is missing, then the EARLIEST hint (a GET) proves
         the walk did not stop at a gap an expiry left: a snapshot is deleted only after EARLIEST has
         moved past it, so EARLIEST at or below the last snapshot found means the missing one was
-        never published. None when EARLIEST is past it (ask :meth:`latest` instead)."""
+        never published. None when EARLIEST is past it, or when more than ``limit`` snapshots follow
+        ``known_id`` (ask :meth:`latest` instead)."""
         out: list[Snapshot] = []
         while (snapshot := self.read_if_present(known_id + len(out) + 1)) is not None:
             out.append(snapshot)
+            if len(out) > limit:
+                return None
         last = known_id + len(out)
         hint = self._read_hint(EARLIEST)
         return None if hint is not None and hint > last else out
