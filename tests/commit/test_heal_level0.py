@@ -138,3 +138,19 @@ def test_tables_that_read_level_0_are_left_alone(tmp_path: Path) -> None:
     w.write(pa.table({"k": keys_in_bucket(t, 2, 1), "v": ["x"]}, schema=SCHEMA))
     w.commit()
     assert w.result is not None and len(w.result.snapshot_ids) == 1  # its APPEND only: no healing
+
+
+def test_level_0_files_published_after_a_writers_base_are_left_to_their_writer(tmp_path: Path) -> None:
+    """A writer heals only what its base snapshot held: level-0 files that landed while it was writing
+    may be those of a writer compacting them right now. The next commit that starts after them heals
+    them."""
+    t = make(tmp_path, {"deletion-vectors.enabled": "true"})
+    w = t.writer()
+    w.write(pa.table({"k": keys_in_bucket(t, 3, 200)[-1:], "v": ["x"]}, schema=SCHEMA))  # base read here
+    crash_after_append(t, keys_in_bucket(t, 1, 2), "new")  # lands while ``w`` is writing
+    w.commit()
+    assert w.result is not None and len(w.result.snapshot_ids) == 2  # APPEND, COMPACT: no heal
+    assert buckets_rows(t)[1] == (1, 2)
+    t.write(pa.table({"k": keys_in_bucket(t, 2, 200)[-1:], "v": ["y"]}, schema=SCHEMA))
+    assert buckets_rows(t)[1] == (0, 0)
+    assert all(visible(t)[k] == "new" for k in keys_in_bucket(t, 1, 2))

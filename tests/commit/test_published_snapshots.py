@@ -176,11 +176,11 @@ def always_lose(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Every snapshot publish loses the race (as if another writer took the id each time)."""
     tried: list[int] = []
 
-    def lose(self: SnapshotManager, snapshot: Snapshot, delta: object = ()) -> bool:
+    def lose(self: SnapshotManager, snapshot: Snapshot, delta: object = ()) -> tuple[bool, Snapshot | None]:
         tried.append(snapshot.id)
-        return False
+        return False, None
 
-    monkeypatch.setattr(SnapshotManager, "try_publish", lose)
+    monkeypatch.setattr(SnapshotManager, "publish_or_read", lose)
     return tried
 
 

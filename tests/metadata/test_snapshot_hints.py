@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pyarrow as pa
@@ -48,3 +49,49 @@ def test_a_snapshot_below_earliest_still_reads_as_expired(tmp_path: Path) -> Non
         manager.snapshot(2)
     latest = manager.latest()
     assert latest is not None and latest.id == 4
+
+
+def test_walking_from_a_known_snapshot_finds_those_published_since(tmp_path: Path) -> None:
+    t = _table(tmp_path, 5)
+    manager = t.snapshot_manager
+    newer = manager.published_after(2)
+    assert newer is not None and [s.id for s in newer] == [3, 4, 5]
+    assert manager.published_after(5) == []
+    known = manager.snapshot(3)
+    latest = manager.latest_after(known)
+    assert latest is not None and latest.id == 5
+    assert manager.latest_after(manager.snapshot(5)) == manager.snapshot(5)
+
+
+def test_a_walk_that_stops_at_an_expired_gap_is_not_taken_for_the_latest(tmp_path: Path) -> None:
+    """Snapshots 2 and 3 expired after a writer read snapshot 1: snapshot-2 is missing, but 1 is not the
+    latest. EARLIEST (moved before the files went) says so, and the latest is found from LATEST."""
+    t = _table(tmp_path, 5)
+    manager = t.snapshot_manager
+    old = manager.snapshot(1)
+    manager.write_earliest_hint(4)
+    for sid in (1, 2, 3):
+        t.io.delete_file(manager.snapshot_path(sid))
+    assert manager.published_after(1) is None
+    latest = manager.latest_after(old)
+    assert latest is not None and latest.id == 5
+
+
+def test_a_lost_publish_returns_the_snapshot_that_took_the_id(tmp_path: Path) -> None:
+    t = _table(tmp_path, 2)
+    manager = t.snapshot_manager
+    mine = manager.snapshot(2)
+    rival = dataclasses.replace(mine, commit_user="someone else")
+    assert manager.publish_or_read(mine) == (True, None)  # the same bytes: a retried publish
+    published, holder = manager.publish_or_read(rival)
+    assert not published and holder == mine
+
+
+def test_a_walk_from_far_behind_gives_way_to_latest(tmp_path: Path) -> None:
+    t = _table(tmp_path, 6)
+    manager = t.snapshot_manager
+    assert manager.published_after(1, limit=3) is None  # 5 snapshots follow: LATEST is cheaper
+    newer = manager.published_after(1, limit=5)
+    assert newer is not None and [s.id for s in newer] == [2, 3, 4, 5, 6]
+    latest = manager.latest_after(manager.snapshot(1))
+    assert latest is not None and latest.id == 6

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from bench.campaign import run_concurrency
 from bench.crash_campaign import run_crash
 
@@ -29,6 +31,19 @@ def test_writers_of_a_dynamic_bucket_table_lose_no_acknowledged_write(tmp_path: 
     print("\n".join(result.lines()))
     assert not result.failures, result.failures
     assert result.acknowledged > 0 and all(s.acknowledged + s.failed == s.attempted for s in result.stats)
+
+
+def test_writers_on_the_same_buckets_of_an_s3_table_lose_no_acknowledged_write(tmp_path: Path) -> None:
+    """The same on S3 (a moto server the campaign starts): conditional puts instead of hard links."""
+    pytest.importorskip("moto.server", reason="moto[server] is a dev dependency")
+    pytest.importorskip("boto3")
+    result = run_concurrency(
+        processes=3, buckets=2, seconds=3.0, commits=0, keys=16, rows=3, s3=True, work=tmp_path
+    )
+    print("\n".join(result.lines()))
+    assert not result.failures, result.failures
+    assert result.acknowledged > 0 and result.attempted >= result.acknowledged
+    assert all(s.acknowledged + s.failed == s.attempted for s in result.stats)
 
 
 def test_killed_writers_leave_a_consistent_table(tmp_path: Path) -> None:

@@ -23,7 +23,7 @@ from lsmlake.commit.conflicts import (
 from lsmlake.commit.cross_partition_fix import CrossPartitionFix
 from lsmlake.commit.hash_index_conflicts import hash_index_conflicts
 from lsmlake.commit.key_overlap import KeyReader, KeysSinceBase
-from lsmlake.commit.manifest_files import ManifestWriter
+from lsmlake.commit.manifest_files import DeltaLists, ManifestWriter
 from lsmlake.commit.rebase import AppendRebase, FileRebaser
 from lsmlake.commit.reroute import DynamicReroute, hash_view
 from lsmlake.core import clock
@@ -130,6 +130,7 @@ class FileStoreCommit:
         commit_user: str | None = None,
         read_dvs: tuple[DvIndexes, str] | None = None,
         unplaced_deletes: pa.Table | None = None,
+        known_snapshot: Snapshot | None = None,
     ) -> None:
         """``base_snapshot_id``: the snapshot the writer restored its buckets from, so that data another
         writer committed to them since is a conflict (read from the snapshots after it, HASH index
@@ -138,7 +139,10 @@ class FileStoreCommit:
         each bucket it read its inputs with, and which snapshot(s) that was; an input file whose
         deletion vector changed since is a conflict. ``unplaced_deletes``: keys (``_KEY_*`` columns) a
         cross-partition upsert deleted while no partition held them in its base: deleted wherever another
-        writer has put them since (serial order), even if the write has no files."""
+        writer has put them since (serial order), even if the write has no files. ``known_snapshot``: a
+        snapshot the caller read recently (the writer's base, the one a compaction read): the first
+        attempt looks for newer snapshots from there, one GET each (``SnapshotManager.published_after``),
+        instead of reading LATEST and the latest snapshot again."""
         io, schema, options = table.io, table.schema, table.options
         self.io = io
         self.paths = table.paths
@@ -165,6 +169,17 @@ class FileStoreCommit:
         self.unplaced_deletes = unplaced_deletes
         self._tops: BucketTops = {}
         self._delta_tops: dict[int, BucketTops] = {}  # highest sequence number ADDed per bucket, by snapshot
+        # snapshots read by this committer's walks from a known one, by id (immutable once published)
+        self._seen: dict[int, Snapshot] = {}
+        # where the next attempt's walk starts: (True, snapshot or None for "no snapshot yet") when known
+        self._known: tuple[bool, Snapshot | None] = (False, None)
+        if known_snapshot is not None:
+            self._known = (True, known_snapshot)
+            self._seen[known_snapshot.id] = known_snapshot
+        elif base_snapshot_id == 0:
+            self._known = (True, None)
+        self.published: Snapshot | None = None
+        """The last snapshot this committer published."""
 
     def commit(
         self, messages: Sequence[CommitMessage], *, identifier: int = BATCH_COMMIT_IDENTIFIER
@@ -211,6 +226,11 @@ class FileStoreCommit:
         return needed
 
     @property
+    def newest_known(self) -> Snapshot | None:
+        """The newest snapshot this committer has published or read (None if it has read none yet)."""
+        return self._known[1]
+
+    @property
     def rebased_buckets(self) -> set[tuple[bytes, int]]:
         """The buckets whose new files the last APPEND rewrote above another writer's."""
         return set() if self.rebase is None else self.rebase.rebased_buckets
@@ -237,15 +257,14 @@ class FileStoreCommit:
         try:
             sid = self._commit_changes(changes_for, identifier)
         except BaseException:
-            self.rebase.discard_copies()
+            self._discard(self.rebase.discard_copies())
             if reroute is not None:
                 reroute.discard()
             raise
         # the writer's files (and earlier attempts' copies) replaced by their rebased/re-routed copies
-        superseded = set(self.rebase.superseded())
+        superseded = set(self.rebase.superseded()) | set(self.rebase.stale)
         superseded |= set(reroute.superseded(self.rebase.current)) if reroute is not None else set()
-        for path in sorted(superseded):
-            self.io.delete_file(path)
+        self._discard(sorted(superseded))
         return sid
 
     def _reroute_for(self, messages: Sequence[CommitMessage]) -> DynamicReroute | CrossPartitionFix | None:
@@ -273,11 +292,11 @@ class FileStoreCommit:
             base_entries: list[IndexManifestEntry] | None = None  # unknown: re-route onto the latest
             if base == 0:
                 base_entries = []
-            elif base is not None and self.snapshots.snapshot_exists(base):
-                base_entries = self._index_entries(self.snapshots.snapshot(base))
+            elif base is not None and (base_snapshot := self._snapshot_since_base(base)) is not None:
+                base_entries = self._index_entries(base_snapshot)
             routed = reroute.messages_for(base_entries, self._index_entries(latest))
         if routed is not rebase.originals:
-            rebase.discard_copies()
+            self._discard(rebase.discard_copies())
             rebase = self.rebase = AppendRebase(self.rebaser, routed, rewrites=rebase.rewrites + 1)
         return rebase
 
@@ -312,13 +331,29 @@ class FileStoreCommit:
     def _added_tops(self, sid: int) -> BucketTops | None:
         """Highest sequence number ADDed per bucket by snapshot ``sid`` (None: expired)."""
         if sid not in self._delta_tops:
-            if not self.snapshots.snapshot_exists(sid):
+            entries = self._delta_entries(sid)
+            if entries is None:
                 return None
-            snapshot = self.snapshots.snapshot(sid)
-            metas = read_manifest_list(self.io, self.paths.manifest(snapshot.delta_manifest_list))
-            entries = [e for m in metas for e in read_manifest(self.io, self.paths.manifest(m.file_name))]
             self._delta_tops[sid] = bucket_tops([e for e in entries if e.kind == FileKind.ADD])
         return self._delta_tops[sid]
+
+    def _snapshot_since_base(self, sid: int) -> Snapshot | None:
+        """Snapshot ``sid`` (published after this writer's base), None when it has expired."""
+        seen = self._seen.get(sid)
+        if seen is not None:
+            return seen
+        return self.snapshots.snapshot(sid) if self.snapshots.snapshot_exists(sid) else None
+
+    def _delta_entries(self, sid: int) -> list[ManifestEntry] | None:
+        """The entries snapshot ``sid`` committed (its delta manifests), None when it has expired."""
+        snapshot = self._snapshot_since_base(sid)
+        if snapshot is None:
+            return None
+        try:
+            metas = read_manifest_list(self.io, self.paths.manifest(snapshot.delta_manifest_list))
+            return [e for m in metas for e in read_manifest(self.io, self.paths.manifest(m.file_name))]
+        except FileNotFoundError:  # an expiry is deleting it
+            return None
 
     def overwrite(
         self,
@@ -361,49 +396,62 @@ class FileStoreCommit:
     def _commit_changes(
         self, changes: Changes | Callable[[Snapshot | None], Changes], identifier: int
     ) -> int:
-        """Publish one snapshot; ``changes`` may be a function of the latest snapshot (re-based per attempt)."""
-        fixed = changes if isinstance(changes, Changes) else None
-        delta_metas = self.manifests.write(list(fixed.entries)) if fixed is not None and fixed.entries else []
+        """Publish one snapshot; ``changes`` may be a function of the latest snapshot (re-based per attempt).
+
+        What does not depend on the latest snapshot (the delta and changelog manifests and their
+        lists) is written once, before the race, and again only when a rebase changed it; files of
+        lost attempts are deleted together when the commit ends (one request on S3), so an attempt's
+        window from reading the latest snapshot to publishing the next holds little more than the
+        base manifest list and the snapshot itself."""
+        lists = DeltaLists(self.manifests)
         retries = self.options.commit_max_retries
         min_wait = self.options.get(CoreOptions.COMMIT_MIN_RETRY_WAIT)
         max_wait = self.options.get(CoreOptions.COMMIT_MAX_RETRY_WAIT)
         timeout = self.options.get(CoreOptions.COMMIT_TIMEOUT)
         start = time.monotonic()
         attempt = level = 0
-        while True:
-            attempt += 1
-            rewrites = self.rebase.rewrites if self.rebase is not None else 0
-            latest = self.snapshots.latest()
-            written: list[str] = []
-            if fixed is not None:
-                current = fixed
-            else:
-                assert callable(changes)
-                current = changes(latest)
-                delta_metas = self.manifests.write(list(current.entries)) if current.entries else []
-                written += [m.file_name for m in delta_metas]
-            try:
+        lost: list[str] = []  # files of lost attempts
+        written: list[str] = []
+        landed = False
+        try:
+            if isinstance(changes, Changes):
+                lists.prepare(changes.entries, changes.changelog)
+            while True:
+                attempt += 1
+                written = []
+                rewrites = self.rebase.rewrites if self.rebase is not None else 0
+                latest = self._latest()
+                current = changes if isinstance(changes, Changes) else changes(latest)
+                delta, changelog = lists.prepare(current.entries, current.changelog)
                 self._check_conflicts(current, latest)
-            except CommitConflictError:
-                for m in delta_metas:
-                    self.io.delete_file(self.paths.manifest(m.file_name))
-                raise
-            snapshot = self._build_snapshot(current, latest, delta_metas, identifier, written)
-            if self.snapshots.try_publish(snapshot, current.entries):
-                self._write_hints(snapshot.id, first=latest is None)
-                return snapshot.id
-            for name in written:
-                self.io.delete_file(self.paths.manifest(name))
-            elapsed_ms = (time.monotonic() - start) * 1000
-            rebased = self.rebase is not None and self.rebase.rewrites > rewrites
-            level = backoff_level(level, rebased=rebased)
-            wait_ms = retry_wait_ms(level, min_wait, max_wait)
-            out_of_retries = attempt > retries
-            if out_of_retries or (timeout is not None and elapsed_ms + wait_ms > timeout):
-                break
-            time.sleep(wait_ms / 1000)
-        for m in delta_metas if fixed is not None else []:
-            self.io.delete_file(self.paths.manifest(m.file_name))
+                snapshot = self._build_snapshot(current, latest, delta, changelog, identifier, written)
+                published, holder = self.snapshots.publish_or_read(snapshot, current.entries)
+                if published:
+                    landed = True
+                    self.published = self._seen[snapshot.id] = snapshot
+                    self._known = (True, snapshot)
+                    self._write_hints(snapshot.id, first=latest is None)
+                    lost += lists.unused(current.entries, current.changelog)
+                    return snapshot.id
+                lost += [self.paths.manifest(name) for name in written]
+                if holder is not None:  # the snapshot that took the id: the next walk starts there
+                    self._seen[holder.id] = holder
+                    self._known = (True, holder)
+                elapsed_ms = (time.monotonic() - start) * 1000
+                rebased = self.rebase is not None and self.rebase.rewrites > rewrites
+                level = backoff_level(level, rebased=rebased)
+                wait_ms = retry_wait_ms(level, min_wait, max_wait)
+                out_of_retries = attempt > retries
+                if out_of_retries or (timeout is not None and elapsed_ms + wait_ms > timeout):
+                    break
+                time.sleep(wait_ms / 1000)
+        except BaseException:
+            if not landed:  # once published, its files are referenced: never deleted here
+                lost += lists.all() + [self.paths.manifest(name) for name in written]
+            raise
+        finally:
+            self._discard(lost)
+        self._discard(lists.all())
         why = (
             f"commit.max-retries is {retries}"
             if out_of_retries
@@ -417,6 +465,31 @@ class FileStoreCommit:
             f"({retries}), commit.timeout ({'none' if timeout is None else f'{timeout} ms'}), "
             f"commit.min-retry-wait ({min_wait} ms) and commit.max-retry-wait ({max_wait} ms)"
         )
+
+    def _discard(self, paths: list[str]) -> None:
+        """Delete files no snapshot references; a failure only warns (they are orphans then)."""
+        try:
+            self.io.delete_files(paths)
+        except Exception as e:
+            warnings.warn(
+                f"table {self.table_name}: could not delete {len(paths)} unreferenced file(s) ({e}); "
+                "remove_orphan_files removes them",
+                stacklevel=3,
+            )
+
+    def _latest(self) -> Snapshot | None:
+        """The latest snapshot for the next attempt: found by walking from the newest snapshot this
+        committer knows (its base, or the one that beat its last attempt), the walk's snapshots kept
+        for the checks against what was published since; LATEST and the latest snapshot otherwise."""
+        known, snapshot = self._known
+        newer = self.snapshots.published_after(snapshot.id if snapshot is not None else 0) if known else None
+        if newer is None:
+            latest = self.snapshots.latest()
+        else:
+            self._seen.update((s.id, s) for s in newer)
+            latest = newer[-1] if newer else snapshot
+        self._known = (True, latest)
+        return latest
 
     def _write_hints(self, snapshot_id: int, *, first: bool) -> None:
         """Update LATEST (and EARLIEST for a first snapshot). The snapshot is published whatever happens
@@ -481,18 +554,17 @@ class FileStoreCommit:
         if base is None:
             return ["the compaction has no base snapshot to check against"]
         for sid in range(base + 1, latest.id + 1):
-            if not self.snapshots.snapshot_exists(sid):
-                return [f"snapshot {sid}, committed after this writer's base {base}, has expired"]
-            snapshot = self.snapshots.snapshot(sid)
-            if snapshot.commit_user == self.commit_user:
+            snapshot = self._snapshot_since_base(sid)
+            if snapshot is not None and snapshot.commit_user == self.commit_user:
                 continue
-            metas = read_manifest_list(self.io, self.paths.manifest(snapshot.delta_manifest_list))
-            for meta in metas:
-                for e in read_manifest(self.io, self.paths.manifest(meta.file_name)):
-                    if (e.partition, e.bucket) in touched:
-                        return [
-                            f"bucket {e.bucket} was changed by snapshot {sid} after this writer's base {base}"
-                        ]
+            entries = self._delta_entries(sid)
+            if entries is None:
+                return [f"snapshot {sid}, committed after this writer's base {base}, has expired"]
+            for e in entries:
+                if (e.partition, e.bucket) in touched:
+                    return [
+                        f"bucket {e.bucket} was changed by snapshot {sid} after this writer's base {base}"
+                    ]
         return []
 
     def _hash_index_conflicts(self, changes: Changes, latest: Snapshot) -> list[str]:
@@ -508,7 +580,9 @@ class FileStoreCommit:
                 return []
         if self.base_snapshot_id > 0 and not self.snapshots.snapshot_exists(self.base_snapshot_id):
             return [f"snapshot {self.base_snapshot_id}, the base of this HASH index, has expired - retry"]
-        base = self.snapshots.snapshot(self.base_snapshot_id) if self.base_snapshot_id > 0 else None
+        base = None
+        if self.base_snapshot_id > 0:
+            base = self._seen.get(self.base_snapshot_id) or self.snapshots.snapshot(self.base_snapshot_id)
 
         def entries(s: Snapshot | None) -> list[IndexManifestEntry]:
             if s is None or not s.index_manifest:
@@ -549,10 +623,14 @@ class FileStoreCommit:
         self,
         changes: Changes,
         latest: Snapshot | None,
-        delta_metas: list[ManifestFileMeta],
+        delta: tuple[str, int],
+        changelog: tuple[str, int] | None,
         identifier: int,
         written: list[str],
     ) -> Snapshot:
+        """The next snapshot on top of ``latest``: its base manifest list (and merged manifests, and
+        index manifest) written here, their names added to ``written``; ``delta`` and ``changelog``
+        are the manifest lists already written for the changes (name, size)."""
         previous = self._previous_metas(latest)
         base, merged_names = self.manifests.merge(
             previous,
@@ -565,23 +643,9 @@ class FileStoreCommit:
         base_size = write_manifest_list(
             self.io, self.paths.manifest(base_name), base, codec=self.options.manifest_codec
         )
-        delta_name = self.paths.new_manifest_list_name()
-        delta_size = write_manifest_list(
-            self.io, self.paths.manifest(delta_name), delta_metas, codec=self.options.manifest_codec
-        )
-        written += [base_name, delta_name]
-        changelog_name: str | None = None
-        changelog_size: int | None = None
-        if changes.changelog:
-            changelog_metas = self.manifests.write(list(changes.changelog))
-            changelog_name = self.paths.new_manifest_list_name()
-            changelog_size = write_manifest_list(
-                self.io,
-                self.paths.manifest(changelog_name),
-                changelog_metas,
-                codec=self.options.manifest_codec,
-            )
-            written += [m.file_name for m in changelog_metas] + [changelog_name]
+        written.append(base_name)
+        delta_name, delta_size = delta
+        changelog_name, changelog_size = changelog if changelog is not None else (None, None)
         index_manifest = latest.index_manifest if latest else None
         if changes.index_changes:
             previous_index = (

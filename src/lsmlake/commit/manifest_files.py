@@ -10,7 +10,7 @@ from lsmlake.core.fileio import FileIO
 from lsmlake.core.paths import TablePaths
 from lsmlake.core.types import DataType
 from lsmlake.metadata.manifest import FileKind, ManifestEntry, merge_entries, read_manifest, write_manifest
-from lsmlake.metadata.manifest_list import ManifestFileMeta
+from lsmlake.metadata.manifest_list import ManifestFileMeta, write_manifest_list
 from lsmlake.metadata.stats import EMPTY_STATS, SimpleStats
 
 # Entries per manifest file before rolling to the next (a data-file entry is ~0.3-1 KB of Avro).
@@ -116,3 +116,38 @@ class ManifestWriter:
         new = self.write(merge_entries(self._read(run)))
         result.extend(new)
         written.extend(m.file_name for m in new)
+
+
+class DeltaLists:
+    """The delta (and changelog) manifests and manifest lists of one commit's changes, written once per
+    distinct set of entries (a rebase changes them) and remembered across its attempts."""
+
+    def __init__(self, manifests: ManifestWriter) -> None:
+        self.manifests = manifests
+        self._lists: dict[tuple[ManifestEntry, ...], tuple[tuple[str, int], list[str]]] = {}
+
+    def _list(self, entries: tuple[ManifestEntry, ...]) -> tuple[str, int]:
+        if entries not in self._lists:
+            io, paths = self.manifests.io, self.manifests.paths
+            metas = self.manifests.write(list(entries)) if entries else []
+            name = paths.new_manifest_list_name()
+            files = [paths.manifest(m.file_name) for m in metas] + [paths.manifest(name)]
+            self._lists[entries] = ((name, 0), files)  # its files are known should the list write fail
+            size = write_manifest_list(io, paths.manifest(name), metas, codec=self.manifests.codec)
+            self._lists[entries] = ((name, size), files)
+        return self._lists[entries][0]
+
+    def prepare(
+        self, entries: tuple[ManifestEntry, ...], changelog: tuple[ManifestEntry, ...]
+    ) -> tuple[tuple[str, int], tuple[str, int] | None]:
+        """The (name, size) of the delta manifest list, and of the changelog one if there is a changelog."""
+        return self._list(entries), self._list(changelog) if changelog else None
+
+    def unused(self, entries: tuple[ManifestEntry, ...], changelog: tuple[ManifestEntry, ...]) -> list[str]:
+        """Paths of the files written for other entries than these (earlier attempts, before a rebase)."""
+        keep = {entries, changelog}
+        return [f for key, (_, files) in self._lists.items() if key not in keep for f in files]
+
+    def all(self) -> list[str]:
+        """Paths of every file written."""
+        return [f for _, files in self._lists.values() for f in files]

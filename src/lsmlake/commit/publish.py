@@ -10,14 +10,15 @@ Tables whose batch reads skip level 0 (deletion vectors, first-row: Paimon's ``b
 heal themselves: after its own snapshots, a commit compacts the level-0 files of up to
 `lsmlake.commit.heal-level0-buckets` other buckets in one more COMPACT snapshot (those left by a
 commit interrupted between its APPEND and COMPACT, or whose compaction lost a race), oldest first,
-so committed rows never stay invisible past the next commit to the table.
+so committed rows never stay invisible past the next commit that starts after them (a write heals
+the level-0 files its base snapshot held, not those of writers committing alongside it).
 """
 
 from __future__ import annotations
 
 import posixpath
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
@@ -31,6 +32,7 @@ from lsmlake.errors import CommitConflictError, LsmlakeError, PartiallyPublished
 from lsmlake.metadata.commit_message import CommitMessage
 from lsmlake.metadata.index_manifest import hash_index_files, other_index_files
 from lsmlake.metadata.restore import BucketKey, RestoredState
+from lsmlake.metadata.snapshot import Snapshot
 from lsmlake.metadata.table_handle import TableHandle
 from lsmlake.scan.planner import POSTPONE_BUCKET, skip_level0
 
@@ -142,15 +144,25 @@ def publish_compaction(
 ) -> None:
     """Commit the compaction part of ``messages``. If it conflicts after the write landed, the write
     stands: the compaction is dropped and ``recompact`` (a compaction of the written buckets from the
-    latest snapshot) is tried instead -- tables whose reads skip level 0 need it to show the rows."""
+    latest snapshot) is tried instead -- tables whose reads skip level 0 need it to show the rows.
+    A compaction of a bucket the APPEND had to be rebased in (another writer added files to it since
+    the base) is stale for sure: it goes straight to ``recompact``."""
+    parts = [compaction_part(m) for m in messages]
+    compacted = {(m.partition, m.bucket) for m in parts if m.compact_before or m.compact_after}
+    stale = committer.rebased_buckets & compacted
+    reason: Exception
     try:
-        result.snapshot_ids += committer.commit([compaction_part(m) for m in messages])
+        if stale and result.snapshot_ids:
+            raise CommitConflictError(
+                f"bucket(s) {sorted(b for _, b in stale)} got other writers' files after this write's base"
+            )
+        result.snapshot_ids += committer.commit(parts)
         return
     except CommitConflictError as e:
         if not result.snapshot_ids:
             raise
         result.compaction_dropped = True
-        reason: Exception = e
+        reason = e
     if recompact is not None:  # it retries buckets that lose again itself (commit.compaction)
         try:
             sid = recompact()
@@ -197,6 +209,8 @@ def publish(
     overwrite: Callable[[bytes], bool] | None = None,
     result: PublishedWrite | None = None,
     unplaced_deletes: pa.Table | None = None,
+    known_snapshot: Snapshot | None = None,
+    base_level0: Collection[str] | None = None,
 ) -> list[int]:
     """Publish a write's messages; the ids of the snapshots that landed.
 
@@ -208,15 +222,20 @@ def publish(
     keys a cross-partition upsert deleted that no partition held in its base (``FileStoreCommit``). On
     an error, or when the write's compaction is dropped after losing a race, every written file no
     published snapshot references is deleted; an error raised after a snapshot landed names it
-    (``published_error``)."""
+    (``published_error``). ``known_snapshot``: the base snapshot as the writers read it, when they did
+    (the committer looks for newer ones from there instead of reading LATEST again). ``base_level0``:
+    the names of the level-0 files in that base snapshot, when known: only buckets holding one of them
+    are healed (``heal_level0``)."""
     result = PublishedWrite() if result is None else result
-    committer = FileStoreCommit(table, base_snapshot_id=base_snapshot_id, unplaced_deletes=unplaced_deletes)
+    committer = FileStoreCommit(
+        table,
+        base_snapshot_id=base_snapshot_id,
+        unplaced_deletes=unplaced_deletes,
+        known_snapshot=known_snapshot,
+    )
     try:
         if overwrite is None:
-            # the buckets as published: a dynamic-bucket write may have moved rows to other buckets
-            recompact = _recompact(
-                table, lambda: written_buckets(committer.published_messages(messages)), committer.commit_user
-            )
+            recompact = _recompact(table, messages, committer)
             publish_write(committer, result, messages, table_name=table.name, recompact=recompact)
         else:
             appends = [append_part(m) for m in messages]
@@ -236,7 +255,14 @@ def publish(
         _discard(written, result.published, delete)
     if result.snapshot_ids:
         with naming_published(result.snapshot_ids, table_name=table.name):
-            heal_level0(table, result, exclude=written_buckets(messages), commit_user=committer.commit_user)
+            heal_level0(
+                table,
+                result,
+                exclude=written_buckets(messages),
+                commit_user=committer.commit_user,
+                known=committer.newest_known,
+                only_files=base_level0,
+            )
     return result.snapshot_ids
 
 
@@ -252,23 +278,49 @@ def level0_buckets(table: TableHandle, restored: RestoredState) -> list[BucketKe
 
 
 def heal_level0(
-    table: TableHandle, result: PublishedWrite, *, exclude: set[BucketKey], commit_user: str
+    table: TableHandle,
+    result: PublishedWrite,
+    *,
+    exclude: set[BucketKey],
+    commit_user: str,
+    known: Snapshot | None = None,
+    only_files: Collection[str] | None = None,
 ) -> None:
     """Compact the level-0 files of up to `lsmlake.commit.heal-level0-buckets` buckets outside
     ``exclude`` (the write's own) in one COMPACT snapshot, for tables whose batch reads skip level 0.
-    Losing a race here is fine (another commit changed those buckets; the next commit tries again)."""
+    Losing a race here is fine (another commit changed those buckets; the next commit tries again).
+    ``known``: the newest snapshot the write's committer saw, at or after those it published: the
+    level-0 files are looked for there (else in the latest snapshot). Every commit published before
+    this write's is in it, which is what the guarantee needs; the COMPACT commit checks its inputs
+    against the latest. ``only_files``: heal only buckets holding one of these level-0 files (those the
+    write's base snapshot held): level-0 files published since may be those of writers running now,
+    about to compact them themselves, and compacting them here too would only race them. A file an
+    interrupted commit left is in the base of every write that starts after it, so it is healed by
+    the next commit that starts after it landed."""
     options = table.options
     limit = options.get(CoreOptions.HEAL_LEVEL0_BUCKETS)
     if limit <= 0 or options.get(CoreOptions.WRITE_ONLY) or not skip_level0(table.schema, options):
         return
-    restored = RestoredState.load(table.io, table.paths, table.snapshot_manager.latest())
-    stale = [b for b in level0_buckets(table, restored) if b not in exclude][:limit]
+    latest = table.snapshot_manager.latest() if known is None else known
+    restored = RestoredState.load(table.io, table.paths, latest)
+    stale = [
+        b
+        for b in level0_buckets(table, restored)
+        if b not in exclude and (only_files is None or holds_level0(restored, b, only_files))
+    ][:limit]
     if not stale:
         return
     full = options.full_compaction_delta_commits > 0
     try:
         sid = compact_and_publish(
-            table, restored, stale, local_executor(table, full), commit_user=commit_user
+            table,
+            restored,
+            stale,
+            local_executor(table, full),
+            commit_user=commit_user,
+            still_needed=None
+            if only_files is None
+            else (lambda state, b: holds_level0(state, b, only_files)),
         )
     except CommitConflictError:
         return
@@ -283,15 +335,36 @@ def heal_level0(
 
 
 def _recompact(
-    table: TableHandle, touched: Callable[[], set[BucketKey]], commit_user: str
+    table: TableHandle, messages: Sequence[CommitMessage], committer: FileStoreCommit
 ) -> Callable[[], int | None] | None:
-    """A fresh compaction of the ``touched`` buckets (asked once the APPEND landed), for when the
+    """A fresh compaction of the buckets the APPEND published to (asked once it landed), for when the
     write's own compaction loses a race (none for ``write-only`` or append tables)."""
     options = table.options
     if options.get(CoreOptions.WRITE_ONLY) or not table.schema.primary_keys:
         return None
     full = options.full_compaction_delta_commits > 0
-    return lambda: compact_buckets(table, full=full, only=touched(), commit_user=commit_user)
+
+    def recompact() -> int | None:
+        # the write's files as its APPEND published them (renamed if rebased); once another commit
+        # has compacted them all in a bucket, that bucket needs nothing more from this write
+        # (a dynamic-bucket write may have moved rows to other buckets: the buckets as published)
+        published = committer.published_messages(messages)
+        ours = {f.file_name for m in published for f in m.new_files}
+        return compact_buckets(
+            table,
+            full=full,
+            only=written_buckets(published),
+            commit_user=committer.commit_user,
+            known=committer.newest_known,
+            still_needed=lambda state, b: holds_level0(state, b, ours),
+        )
+
+    return recompact
+
+
+def holds_level0(state: RestoredState, bucket: BucketKey, names: Collection[str]) -> bool:
+    """Whether ``bucket`` of ``state`` holds one of the level-0 files ``names``."""
+    return any(e.file.level == 0 and e.file.file_name in names for e in state.entries(*bucket))
 
 
 def _discard(written: Sequence[str], published: set[str], delete: Callable[[str], None]) -> None:

@@ -27,6 +27,15 @@ from lsmlake.metadata.commit_message import CommitMessage
 from lsmlake.metadata.data_file import DataFileMeta
 
 BucketId = tuple[bytes, int]
+REBASE_HEADROOM = 1 << 20
+"""A rebased bucket's new files start this far above the bucket's top sequence number, not right after
+it: writers that lose a race together rebase together, and without the headroom each commit of one of
+them pushes the others' files below the top again, so a writer rewrites its files on every attempt.
+With it, commits of writers still numbering from an older base land below the rebased files, and the
+next attempt only re-publishes. Sequence numbers only order a bucket's rows; gaps mean nothing (int64
+leaves room for 2**43 rebases)."""
+KEPT_ROWS_BYTES = 64 * 1024 * 1024
+"""A rebase keeps the rows of the writer's files it read, up to this many bytes in all, for the next one."""
 # A data file name: <prefix><writer uuid>-<counter>.<extension>; the prefix is kept on a rewrite
 # (postpone-bucket files carry their writer in it).
 _NAME = re.compile(r"^(.*)[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}-\d+\.(\w+)$")
@@ -40,9 +49,10 @@ def file_prefix(name: str) -> str:
     return match.group(1)
 
 
-def read_whole_file(io: FileIO, path: str) -> pa.Table:
-    """Every column of one data file, as stored (system columns included)."""
-    with io.open_input_file(path) as source:
+def read_whole_file(io: FileIO, path: str, size: int | None = None) -> pa.Table:
+    """Every column of one data file, as stored (system columns included); ``size``: its size in bytes,
+    when known (a small file is then one GET)."""
+    with io.open_input_file(path, size) as source:
         if path.endswith(".orc"):
             return orc.ORCFile(source).read()
         return pq.read_table(source)
@@ -69,13 +79,6 @@ class FileRebaser:
         values = tuple(deserialize_row(partition, ptypes)) if ptypes else ()
         return self.paths.bucket_dir(partition_directory(self.schema, self.options, values), bucket)
 
-    def rewrite(
-        self, directory: str, meta: DataFileMeta, shift: int, *, changelog: bool
-    ) -> list[DataFileMeta]:
-        """``meta`` rewritten under a new name with its sequence numbers raised by ``shift``."""
-        rows = shift_sequence(self.read(directory, meta), shift)
-        return self.write_like(directory, meta, rows, changelog=changelog)
-
     def read(self, directory: str, meta: DataFileMeta) -> pa.Table:
         """Every column of ``meta`` (a file of the bucket in ``directory``), as stored."""
         if meta.schema_id != self.schema.id or meta.external_path is not None:
@@ -83,7 +86,15 @@ class FileRebaser:
                 f"cannot rebase {meta.file_name}: written with schema {meta.schema_id} "
                 f"(the commit's is {self.schema.id}) or outside its bucket directory"
             )
-        return read_whole_file(self.io, posixpath.join(directory, meta.file_name))
+        return read_whole_file(self.io, posixpath.join(directory, meta.file_name), meta.file_size)
+
+    def rewrite(
+        self, directory: str, meta: DataFileMeta, shift: int, *, changelog: bool, rows: pa.Table | None = None
+    ) -> list[DataFileMeta]:
+        """``meta`` (its ``rows``, when already read) rewritten under a new name with its sequence
+        numbers raised by ``shift``."""
+        rows = shift_sequence(self.read(directory, meta) if rows is None else rows, shift)
+        return self.write_like(directory, meta, rows, changelog=changelog)
 
     def write_like(
         self, directory: str, meta: DataFileMeta, rows: pa.Table, *, changelog: bool
@@ -113,7 +124,8 @@ class AppendRebase:
 
     ``current`` is what the next attempt publishes; each rewrite starts from the original files (the
     writer's), shifting a bucket as a whole so the order of its rows is kept:
-    ``new = old - lowest + top + 1`` where ``top`` is the bucket's highest sequence number now."""
+    ``new = old - lowest + top + 1 + REBASE_HEADROOM`` where ``top`` is the bucket's highest sequence
+    number now."""
 
     rebaser: FileRebaser
     originals: list[CommitMessage]
@@ -121,6 +133,9 @@ class AppendRebase:
     shifts: dict[BucketId, int] = field(default_factory=dict)
     copies: dict[BucketId, list[str]] = field(default_factory=dict)
     rewrites: int = 0  # how many times a bucket was rewritten above another writer's commits
+    stale: list[str] = field(default_factory=list)  # copies an earlier rebase wrote, to delete at the end
+    _rows: dict[str, pa.Table] = field(default_factory=dict)  # original files' rows, kept for the next rebase
+    _rows_bytes: int = 0
 
     def __post_init__(self) -> None:
         self.current = list(self.originals)
@@ -136,7 +151,7 @@ class AppendRebase:
             top = tops.get(key)
             if top is None or low + self.shifts.get(key, 0) > top:
                 continue
-            self._shift_bucket(key, top + 1 - low)
+            self._shift_bucket(key, top + 1 - low + REBASE_HEADROOM)
         return self.current
 
     def _shift_bucket(self, key: BucketId, shift: int) -> None:
@@ -152,7 +167,7 @@ class AppendRebase:
         except BaseException:
             self._delete(written)
             raise
-        self._delete(self.copies.pop(key, []))
+        self.stale += self.copies.pop(key, [])  # deleted with the commit's other leftovers, after the race
         self.copies[key] = written
         self.shifts[key] = shift
         self.rewrites += 1
@@ -168,10 +183,22 @@ class AppendRebase:
     ) -> tuple[DataFileMeta, ...]:
         out: list[DataFileMeta] = []
         for f in files:
-            metas = self.rebaser.rewrite(directory, f, shift, changelog=changelog)
+            metas = self.rebaser.rewrite(
+                directory, f, shift, changelog=changelog, rows=self._original(directory, f)
+            )
             written += [posixpath.join(directory, m.file_name) for m in metas]
             out += metas
         return tuple(out)
+
+    def _original(self, directory: str, meta: DataFileMeta) -> pa.Table:
+        """The rows of one of the writer's files, read once: a commit that loses again rebases it again."""
+        rows = self._rows.get(meta.file_name)
+        if rows is None:
+            rows = self.rebaser.read(directory, meta)
+            if self._rows_bytes + rows.nbytes <= KEPT_ROWS_BYTES:
+                self._rows[meta.file_name] = rows
+                self._rows_bytes += rows.nbytes
+        return rows
 
     def superseded(self) -> list[str]:
         """Paths of the original files of the rebased buckets (no snapshot references them)."""
@@ -182,11 +209,12 @@ class AppendRebase:
                 out += [posixpath.join(directory, f.file_name) for f in (*m.new_files, *m.changelog_files)]
         return out
 
-    def discard_copies(self) -> None:
-        """Delete every rewritten file (the commit did not publish them)."""
-        for paths in self.copies.values():
-            self._delete(paths)
+    def discard_copies(self) -> list[str]:
+        """Every rewritten file, for the caller to delete (the commit did not publish them)."""
+        out = [p for paths in self.copies.values() for p in paths] + self.stale
         self.copies.clear()
+        self.stale = []
+        return out
 
     def _delete(self, paths: Sequence[str]) -> None:
         for path in paths:

@@ -19,6 +19,7 @@ import pyarrow.fs as pafs
 from lsmlake.core.object_store import (
     S3ConditionalPut,
     S3DeleteObject,
+    S3DeleteObjects,
     S3GetObject,
     S3HeadObject,
     S3Settings,
@@ -47,6 +48,18 @@ def _lazy_delete_object(settings: S3Settings) -> Callable[[str], None]:
         if not holder:
             holder.append(S3DeleteObject(settings))
         holder[0](path)
+
+    return delete
+
+
+def _lazy_delete_objects(settings: S3Settings) -> Callable[[str, list[str]], None]:
+    """The batch S3 delete (one request per 1,000 keys), its client created on first use."""
+    holder: list[S3DeleteObjects] = []
+
+    def delete(bucket: str, keys: list[str]) -> None:
+        if not holder:
+            holder.append(S3DeleteObjects(settings))
+        holder[0](bucket, keys)
 
     return delete
 
@@ -132,17 +145,19 @@ class FileIO:
         get_object: Callable[[str], bytes] | None = None,
         delete_object: Callable[[str], None] | None = None,
         head_object: Callable[[str], bool] | None = None,
+        delete_objects: Callable[[str, list[str]], None] | None = None,
     ) -> None:
         """``scheme``: the URI scheme of an object store (``s3``), whose filesystem paths omit it;
         ``get_object``: reads a whole file in one request, instead of the filesystem's stream;
         ``delete_object``: deletes a file in one request; ``head_object``: whether a file exists, in
-        one request."""
+        one request; ``delete_objects``: deletes up to 1,000 keys of one bucket in one request."""
         self.fs = filesystem
         self.local = local
         self._conditional_put = conditional_put
         self._get_object = get_object
         self._delete_object = delete_object
         self._head_object = head_object
+        self._delete_objects = delete_objects
         self.scheme = scheme
         self.requests = RequestCounter()
         # set by a catalog with a lock (JDBC lock.enabled): held around every create-only publish of
@@ -209,6 +224,7 @@ class FileIO:
                 get_object=_lazy_get_object(settings) if boto3_available() else None,
                 delete_object=_lazy_delete_object(settings) if boto3_available() else None,
                 head_object=_lazy_head_object(settings) if boto3_available() else None,
+                delete_objects=_lazy_delete_objects(settings) if boto3_available() else None,
             ), rest.rstrip("/")
         fs, root = pafs.FileSystem.from_uri(uri)
         return FileIO(fs, local=False), root.rstrip("/")
@@ -499,6 +515,21 @@ class FileIO:
         with contextlib.suppress(FileNotFoundError):
             self.fs.delete_file(path)
 
+    def delete_files(self, paths: list[str]) -> None:
+        """Delete files (missing ones are no error); on S3 one request per 1,000 files of a bucket."""
+        if self._delete_objects is None or len(paths) < 2:
+            for path in paths:
+                self.delete_file(path)
+            return
+        by_bucket: dict[str, list[str]] = {}
+        for path in dict.fromkeys(paths):
+            bucket, _, key = path.partition("/")
+            by_bucket.setdefault(bucket, []).append(key)
+        for bucket, keys in by_bucket.items():
+            for i in range(0, len(keys), _DELETE_BATCH):
+                self._count("POST")
+                self._delete_objects(bucket, keys[i : i + _DELETE_BATCH])
+
     def delete_dir(self, path: str) -> None:
         """Delete a directory and everything below it; a missing one is no error."""
         if self.is_dir(path):
@@ -539,6 +570,7 @@ class FileIO:
 
 
 _UPLOAD_PART_SIZE = 10 * 1024 * 1024  # pyarrow's S3 multipart part size
+_DELETE_BATCH = 1000  # keys per S3 DeleteObjects request
 
 
 class OutputFile:

@@ -122,6 +122,25 @@ class S3DeleteObject:
         self._client.delete_object(Bucket=bucket, Key=key)
 
 
+class S3DeleteObjects:
+    """Up to 1,000 keys of one bucket deleted in one ``POST ?delete``; deleting missing keys succeeds."""
+
+    def __init__(self, settings: S3Settings) -> None:
+        self._client = _boto3_client(settings)
+
+    def __call__(self, bucket: str, keys: list[str]) -> None:
+        reply = self._client.delete_objects(
+            Bucket=bucket, Delete={"Objects": [{"Key": k} for k in keys], "Quiet": True}
+        )
+        errors = reply.get("Errors") or []
+        if errors:
+            first = errors[0]
+            raise OSError(
+                f"could not delete {len(errors)} of {len(keys)} object(s) in bucket {bucket}, e.g. "
+                f"{first.get('Key')}: {first.get('Code')} {first.get('Message')}"
+            )
+
+
 class S3ConditionalPut:
     """``PUT`` with ``If-None-Match: *``: the object is created only if no object has that key."""
 

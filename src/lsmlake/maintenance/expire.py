@@ -112,24 +112,31 @@ def expire_snapshots(
 
     manager = table.snapshot_manager
     latest = manager.latest_id() if latest is None else latest
-    hinted = manager.valid_earliest_hint()
-    earliest = hinted if hinted is not None else manager.earliest_id()
+    listed = manager.listed_ids()  # one LIST: the hint's snapshot and any left below it
+    hinted = manager.expired_below(listed)
+    earliest = hinted if hinted is not None else (listed[0] if listed else None)
     if latest is None or earliest is None:
         return ExpireResult()
-    leftover = [i for i in manager.listed_ids() if i < earliest]  # claimed by an interrupted run
-    end = expire_end(
-        earliest=earliest,
-        latest=latest,
-        retain_min=retain_min,
-        retain_max=retain_max,
-        max_deletes=max_deletes,
-        older_than_ms=older_than_ms,
-        snapshot_times=_SnapshotTimes(manager),
-        # consumers only hold expiry back: not read (a LIST) when retain_min already keeps everything
-        consumer_min_next=None
-        if latest - retain_min + 1 <= earliest
-        else min_next_snapshot(table.io, table.root),
-    )
+    leftover = [i for i in listed if i < earliest]  # claimed by an interrupted run
+
+    times, first, last = _SnapshotTimes(manager), earliest, latest
+
+    def end_of_range(consumers: int | None) -> int:
+        return expire_end(
+            earliest=first,
+            latest=last,
+            retain_min=retain_min,
+            retain_max=retain_max,
+            max_deletes=max_deletes,
+            older_than_ms=older_than_ms,
+            snapshot_times=times,
+            consumer_min_next=consumers,
+        )
+
+    # consumers only hold expiry back: read (a LIST) only when there is something to hold back
+    end = end_of_range(None)
+    if end > earliest:
+        end = end_of_range(min_next_snapshot(table.io, table.root))
     decoupled = changelog_decoupled(options)
     if end <= earliest and not leftover:
         if hinted is None:

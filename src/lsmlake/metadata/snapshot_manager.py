@@ -20,6 +20,8 @@ from lsmlake.metadata.snapshot import (
 EARLIEST = "EARLIEST"
 LATEST = "LATEST"
 _HINT_ATTEMPTS = 3
+WALK_LIMIT = 64
+"""``published_after`` reads at most this many snapshots one by one; further behind, LATEST is read."""
 _NO_WATERMARK = -(2**63)
 """Java's Long.MIN_VALUE: a snapshot committed without a watermark."""
 
@@ -141,6 +143,41 @@ class SnapshotManager:
         sid = self.latest_id()
         return None if sid is None else self.snapshot(sid, expired=True)
 
+    def read_if_present(self, snapshot_id: int) -> Snapshot | None:
+        """Snapshot ``snapshot_id`` in one GET, None when its file is missing; EARLIEST is not consulted
+        (a snapshot read whole is what it was when published, expired or not)."""
+        path = self.snapshot_path(snapshot_id)
+        try:
+            data = self.io.read_bytes(path)
+        except FileNotFoundError:
+            return None
+        return decode_snapshot(data, name=path)
+
+    def published_after(self, known_id: int, *, limit: int = WALK_LIMIT) -> list[Snapshot] | None:
+        """The snapshots published after snapshot ``known_id``, ascending, the last one the latest: read
+        one GET each from ``known_id + 1`` until one is missing, then the EARLIEST hint (a GET) proves
+        the walk did not stop at a gap an expiry left: a snapshot is deleted only after EARLIEST has
+        moved past it, so EARLIEST at or below the last snapshot found means the missing one was
+        never published. None when EARLIEST is past it, or when more than ``limit`` snapshots follow
+        ``known_id`` (ask :meth:`latest` instead)."""
+        out: list[Snapshot] = []
+        while (snapshot := self.read_if_present(known_id + len(out) + 1)) is not None:
+            out.append(snapshot)
+            if len(out) > limit:
+                return None
+        last = known_id + len(out)
+        hint = self._read_hint(EARLIEST)
+        return None if hint is not None and hint > last else out
+
+    def latest_after(self, known: Snapshot | None) -> Snapshot | None:
+        """The latest snapshot, found from ``known`` (a snapshot read earlier, None: the table had none)
+        by :meth:`published_after`: two GETs when nothing was published since, one more per snapshot
+        that was; :meth:`latest` when an expiry got past ``known``."""
+        newer = self.published_after(known.id if known is not None else 0)
+        if newer is None:
+            return self.latest()
+        return newer[-1] if newer else known
+
     def earliest(self) -> Snapshot | None:
         """The earliest snapshot (it is EARLIEST, or the smallest listed when there is no hint)."""
         sid = self.earliest_id()
@@ -211,16 +248,26 @@ class SnapshotManager:
         its commits (``catalog_env``, the REST catalog) sends the snapshot there instead, with the
         snapshot's ``delta`` entries (the catalog keeps per-partition statistics from them).
         """
+        return self.publish_or_read(snapshot, delta)[0]
+
+    def publish_or_read(
+        self, snapshot: Snapshot, delta: Sequence[ManifestEntry] = ()
+    ) -> tuple[bool, Snapshot | None]:
+        """``try_publish``, and when the id was taken, the snapshot that holds it (None if it is gone
+        again, or the catalog published it): the GET that compares the bytes reads it anyway."""
         if self.catalog_env is not None:
-            return self.catalog_env.commit_snapshot(self.table_root, snapshot, delta)
+            return self.catalog_env.commit_snapshot(self.table_root, snapshot, delta), None
         path = self.snapshot_path(snapshot.id)
         data = encode_snapshot(snapshot).encode("utf-8")
         if self.io.write_if_absent(path, data):
-            return True
+            return True, None
         try:
-            return self.io.read_bytes(path) == data
+            found = self.io.read_bytes(path)
         except FileNotFoundError:
-            return False
+            return False, None
+        if found == data:
+            return True, None
+        return False, decode_snapshot(found, name=path)
 
     def write_latest_hint(self, snapshot_id: int) -> None:
         self._write_hint(LATEST, snapshot_id)

@@ -182,7 +182,9 @@ class TableWriter:
         overwriting = self._overwrite is not False
         try:
             messages = self._write.prepare_commit()
-            replaces = partition_matcher(self.table.schema, self._overwrite, messages) if overwriting else None
+            replaces = (
+                partition_matcher(self.table.schema, self._overwrite, messages) if overwriting else None
+            )
         except FileNotFoundError as e:
             self._write.abort()
             # compaction reads the files this writer restored; one vanished, so another commit
@@ -205,6 +207,8 @@ class TableWriter:
                 messages,
                 # an overwrite replaces what it finds at commit time: it has no base
                 base_snapshot_id=None if overwriting else self._write.restored_snapshot_id,
+                known_snapshot=None if overwriting else self._write.restored_snapshot,
+                base_level0=None if overwriting else self._write.restored_level0(),
                 written=self._write.written_paths,
                 delete=self.table.io.delete_file,
                 overwrite=replaces,

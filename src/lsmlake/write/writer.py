@@ -43,6 +43,7 @@ from lsmlake.mergetree.merge_function import Deduplicate, check_input_kinds, mer
 from lsmlake.metadata.commit_message import CommitMessage
 from lsmlake.metadata.data_file import DataFileMeta
 from lsmlake.metadata.restore import RestoredState
+from lsmlake.metadata.snapshot import Snapshot
 from lsmlake.write.memory_pool import MAX_PENDING_FLUSHES, BackgroundFlusher, WriteBufferPool
 from lsmlake.write.spill import SpillDirectory, SpilledRun
 
@@ -108,7 +109,9 @@ class FileStoreWrite:
         if pk and self.num_buckets == POSTPONE_BUCKET:
             self.options = postpone_write_options(options)
         validate_write_buffer(self.options)
-        self.pool = WriteBufferPool(options.get(CoreOptions.WRITE_BUFFER_SIZE), options.get(CoreOptions.PAGE_SIZE))
+        self.pool = WriteBufferPool(
+            options.get(CoreOptions.WRITE_BUFFER_SIZE), options.get(CoreOptions.PAGE_SIZE)
+        )
         self._flusher = BackgroundFlusher(table_name)
         # append tables write rows as they come (Paimon's `write-buffer-for-append` sort buffer is not used)
         self._spill = (
@@ -247,6 +250,23 @@ class FileStoreWrite:
         if self._restored is None:
             return None
         return 0 if self._restored.snapshot is None else self._restored.snapshot.id
+
+    @property
+    def restored_snapshot(self) -> Snapshot | None:
+        """The snapshot this writer's buckets were restored from, as read (None: empty table, or not
+        restored)."""
+        return None if self._restored is None else self._restored.snapshot
+
+    def restored_level0(self) -> frozenset[str] | None:
+        """The names of the level-0 files of the snapshot this writer restored (None: not restored)."""
+        if self._restored is None:
+            return None
+        return frozenset(
+            e.file.file_name
+            for entries in self._restored.files.values()
+            for e in entries
+            if e.file.level == 0
+        )
 
     @property
     def restored(self) -> RestoredState:
