@@ -127,7 +127,7 @@ SMALL_WRITE_PUTS = 7
 
 TWENTY_SMALL_WRITES_MAX_REQUESTS = 370
 """20 small writes (2 rows each, 2 buckets) into a new table, with the compactions they trigger:
-measured 367 (GET 158, PUT 169, LIST 21, HEAD 19); the issue's baseline was 1,445, 448 before the
+measured 368 (GET 158, PUT 169, LIST 22, HEAD 19); the issue's baseline was 1,445, 448 before the
 committer shared the writer's reads."""
 
 
@@ -158,7 +158,9 @@ def test_twenty_small_writes_stay_within_their_request_budget(s3_endpoint: S3End
     with t.io.counting_requests() as counts:
         _small_writes(t, 20)
     assert sum(counts.values()) <= TWENTY_SMALL_WRITES_MAX_REQUESTS, counts
-    assert counts.get("LIST", 0) <= 21, counts  # expiry's listing, once per write (and a first LATEST)
+    # expiry's listing, once per write, a first LATEST, and tag expiry's listing of the tags (once a
+    # minute per process and table: table/after_commit.py)
+    assert counts.get("LIST", 0) <= 22, counts
     assert sorted(t.read().column("k").to_pylist()) == sorted([*range(20), *range(100, 120)])
 
 
@@ -201,7 +203,7 @@ def test_a_lost_attempt_costs_only_its_base_manifest_list(
     real = SnapshotManager.publish_or_read
     tried: list[int] = []
 
-    def lose_once(self: SnapshotManager, snapshot: Snapshot) -> tuple[bool, Snapshot | None]:
+    def lose_once(self: SnapshotManager, snapshot: Snapshot, delta: object = ()) -> tuple[bool, Snapshot | None]:
         tried.append(snapshot.id)
         return (False, None) if len(tried) == 1 else real(self, snapshot)
 
