@@ -22,7 +22,7 @@ from lsmlake.commit.hash_index_conflicts import hash_index_conflicts
 from lsmlake.commit.manifest_files import ManifestWriter
 from lsmlake.commit.rebase import AppendRebase, FileRebaser
 from lsmlake.core.options import CoreOptions
-from lsmlake.errors import CommitConflictError
+from lsmlake.errors import CommitConflictError, CommitStateUnknownError
 from lsmlake.metadata.commit_message import CommitMessage
 from lsmlake.metadata.index_manifest import (
     DELETION_VECTORS_INDEX,
@@ -191,8 +191,9 @@ class FileStoreCommit:
 
         try:
             sid = self._commit_changes(changes_for, identifier)
-        except BaseException:
-            rebase.discard_copies()
+        except BaseException as e:
+            if not isinstance(e, CommitStateUnknownError):  # else the snapshot may hold the copies
+                rebase.discard_copies()
             raise
         for path in rebase.superseded():  # the writer's files, replaced by their rebased copies
             self.io.delete_file(path)

@@ -21,7 +21,7 @@ from lsmlake.errors import (
 from lsmlake.metadata.manifest import ManifestEntry
 from lsmlake.metadata.snapshot import Snapshot, snapshot_to_json
 from lsmlake.metastore import rest_json as rj
-from lsmlake.metastore.rest_client import RestClient, encode
+from lsmlake.metastore.rest_client import RestClient, encode, unknown_commit
 from lsmlake.metastore.rest_stats import PartitionNaming, partition_statistics
 from lsmlake.schema_change.changes import CHANGE_TYPES
 from lsmlake.table import Table
@@ -94,12 +94,10 @@ class RestTableEnv:
             "statistics": partition_statistics(delta, self.partitions),
         }
         answer = self.client.post(
-            self.paths.commit(self.database, self.table), body, what=f"table {self.name}"
+            self.paths.commit(self.database, self.table), body, what=f"table {self.name}", commit=True
         )
         if not isinstance(answer, Mapping) or not isinstance(answer.get("success"), bool):
-            raise UnsupportedError(
-                f"table {self.name}: the REST catalog's commit answer is malformed: {answer!r}"
-            )
+            raise unknown_commit(f"table {self.name}", f"the commit answer is malformed: {answer!r}")
         return bool(answer["success"])
 
     def rollback(self, root: str, *, snapshot_id: int | None, tag: str | None, from_snapshot: int) -> None:
