@@ -177,7 +177,12 @@ def test_rollback_goes_through_the_server_and_other_verbs_are_refused(tmp_path: 
         assert java["rows"]["db.t"] == [["1", "a"]]
         after = t.write(pa.table({"id": [4], "v": ["d"]}, schema=SCHEMA))
         assert after == first + 1 and server_snapshot_id(ep, "t") == after
-        with pytest.raises(NoSuchTagError, match="no tag 'nope'"):
+        fifth = t.write(pa.table({"id": [5], "v": ["e"]}, schema=SCHEMA))
+        assert fifth is not None and server_snapshot_id(ep, "t") == fifth
+        Session(cat).execute(f"CALL sys.rollback_to(`table` => 'db.t', snapshot_id => {after})")
+        assert server_snapshot_id(ep, "t") == after  # SQL's rollback goes through the server too
+        assert by_id(t.read().to_pylist()) == [{"id": 1, "v": "a"}, {"id": 4, "v": "d"}]
+        with pytest.raises(NoSuchTagError, match="tag 'nope' of table db\\.t does not exist"):
             t.rollback_to(tag="nope")
         branch = t.create_branch("b")
         with pytest.raises(UnsupportedError, match="on a branch"):
