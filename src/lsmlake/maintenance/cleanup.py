@@ -90,9 +90,9 @@ def rollback_to(table: TableHandle, snapshot_id: int | None = None, tag: str | N
     if table.catalog_env is not None:
         target_id = require_tag(table, tag).snapshot.id if tag is not None else snapshot_id
         assert target_id is not None
-        above = tuple(reversed([i for i in manager.listed_ids() if i > target_id]))
+        newer = tuple(reversed([i for i in manager.listed_ids() if i > target_id]))
         table.catalog_env.rollback(table.root, snapshot_id=snapshot_id, tag=tag, from_snapshot=latest)
-        return RollbackResult(target_id, above)
+        return RollbackResult(target_id, newer)
     target = _rollback_target(table, snapshot_id, tag)
     restore = not manager.snapshot_exists(target.id)
 
