@@ -38,7 +38,7 @@ def encode(segment: str) -> str:
     return urllib.parse.quote_plus(segment, safe="")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class RestClient:
     """Requests to one REST catalog server (``uri``) with fixed headers (auth and ``header.*``).
     Plain data: a table's commit environment carries it to other processes."""
@@ -46,6 +46,10 @@ class RestClient:
     uri: str
     headers: tuple[tuple[str, str], ...] = ()
     timeout: float = TIMEOUT_S
+
+    def __repr__(self) -> str:  # header values carry credentials: names only
+        names = ", ".join(name for name, _ in self.headers)
+        return f"RestClient({self.uri!r}, headers=[{names}] (values hidden), timeout={self.timeout})"
 
     def with_headers(self, headers: Mapping[str, str]) -> RestClient:
         merged = dict(self.headers)
