@@ -137,3 +137,14 @@ def test_a_write_compaction_whose_commit_answer_is_lost_keeps_its_files(tmp_path
             {"id": 2, "v": "B"},
             {"id": 3, "v": "c"},
         ]
+
+
+def test_a_catalog_commit_writes_no_hint_files(tmp_path: Path) -> None:
+    """As Java's CatalogSnapshotCommit: the server publishes, the client writes no LATEST/EARLIEST
+    (``write-only``: no expiry after the commits, which keeps EARLIEST as in Java)."""
+    with commit_server(tmp_path, **{"write-only": "true"}) as (fake, table):
+        table.write(pa.table({"id": [1], "v": ["a"]}, schema=SCHEMA))
+        table.write(pa.table({"id": [2], "v": ["b"]}, schema=SCHEMA))
+        snapshot_dir = Path(table.snapshot_manager.snapshot_dir)
+        assert sorted(p.name for p in snapshot_dir.iterdir()) == ["snapshot-1", "snapshot-2"]
+        assert fake.commits == [1, 2] and table.read().num_rows == 2

@@ -315,7 +315,8 @@ class FileStoreCommit:
                 raise
             snapshot = self._build_snapshot(current, latest, delta_metas, identifier, written)
             if self.snapshots.try_publish(snapshot, current.entries):
-                self._write_hints(snapshot.id, first=latest is None)
+                if self.snapshots.catalog_env is None:  # a catalog that publishes keeps the hints itself
+                    self._write_hints(snapshot.id, first=latest is None)
                 return snapshot.id
             for name in written:
                 self.io.delete_file(self.paths.manifest(name))
