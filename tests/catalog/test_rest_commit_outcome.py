@@ -16,7 +16,7 @@ import pyarrow as pa
 import pytest
 
 import lsmlake
-from lsmlake.errors import CommitStateUnknownError, LsmlakeError
+from lsmlake.errors import CommitConflictError, CommitStateUnknownError, LsmlakeError
 from lsmlake.metadata.snapshot import snapshot_from_json
 from lsmlake.metadata.snapshot_manager import SnapshotManager
 from lsmlake.metastore.rest import RestPaths, RestTableEnv
@@ -41,6 +41,10 @@ class CommitServer:
 
     def handle(self, request: BaseHTTPRequestHandler) -> None:
         body = json.loads(request.rfile.read(int(request.headers["Content-Length"])))
+        if request.path.endswith("/rollback"):  # as Paimon's server when fromSnapshot is not its latest
+            latest = SnapshotManager(self.table.io, self.table.root).latest_id()
+            self.answer(request, 500, {"message": f"Latest snapshot {latest} is not {body['fromSnapshot']}"})
+            return
         snapshot = snapshot_from_json(body["snapshot"])
         published = SnapshotManager(self.table.io, self.table.root).try_publish(snapshot)
         self.commits.append(snapshot.id)
@@ -54,6 +58,10 @@ class CommitServer:
         status, answer = (
             (502, {"message": "bad gateway", "code": 502}) if mode == "502" else (200, {"success": published})
         )
+        self.answer(request, status, answer)
+
+    @staticmethod
+    def answer(request: BaseHTTPRequestHandler, status: int, answer: dict[str, object]) -> None:
         data = json.dumps(answer).encode()
         request.send_response(status)
         request.send_header("Content-Type", "application/json")
@@ -148,3 +156,13 @@ def test_a_catalog_commit_writes_no_hint_files(tmp_path: Path) -> None:
         snapshot_dir = Path(table.snapshot_manager.snapshot_dir)
         assert sorted(p.name for p in snapshot_dir.iterdir()) == ["snapshot-1", "snapshot-2"]
         assert fake.commits == [1, 2] and table.read().num_rows == 2
+
+
+def test_a_rollback_the_server_refuses_as_stale_is_a_commit_conflict(tmp_path: Path) -> None:
+    with commit_server(tmp_path) as (_, table):
+        table.write(pa.table({"id": [1], "v": ["a"]}, schema=SCHEMA))
+        table.write(pa.table({"id": [2], "v": ["b"]}, schema=SCHEMA))
+        assert table.catalog_env is not None
+        stale = r"another commit landed after snapshot 1 .*Latest snapshot 2 is not 1"
+        with pytest.raises(CommitConflictError, match=stale):
+            table.catalog_env.rollback(table.root, snapshot_id=1, tag=None, from_snapshot=1)

@@ -5,6 +5,7 @@ tests/java/test_java_rest_catalog.py)."""
 from __future__ import annotations
 
 import datetime as dt
+import json
 
 import pytest
 
@@ -13,9 +14,13 @@ from lsmlake.core.binary_row import serialize_row
 from lsmlake.core.types import parse_sql_type
 from lsmlake.errors import (
     AlreadyExistsError,
+    LsmlakeError,
     MetastoreError,
     NoSuchDatabaseError,
+    NoSuchResourceError,
+    NoSuchSnapshotError,
     NoSuchTableError,
+    NoSuchTagError,
     NotAuthorizedError,
     UnsupportedError,
 )
@@ -132,6 +137,26 @@ def test_http_errors_become_lsmlake_errors() -> None:
     assert isinstance(http_error(501, "", "POST", "/p", ""), UnsupportedError)
     error = http_error(500, "boom", "POST", "/p", "")
     assert isinstance(error, MetastoreError) and "HTTP 500" in str(error) and "boom" in str(error)
+
+
+def test_a_404_names_the_missing_resource() -> None:
+    def not_found(resource: str, name: str, what: str = "table db.t") -> LsmlakeError:
+        body = json.dumps({"resourceType": resource, "resourceName": name, "message": "m", "code": 404})
+        return http_error(404, body, "GET", "/p", what)
+
+    error = not_found("TAG", "t1")
+    assert type(error) is NoSuchTagError and str(error).startswith("tag t1 of table db.t does not exist")
+    error = not_found("BRANCH", "b")
+    assert type(error) is NoSuchTableError and str(error).startswith("branch b of table db.t does not exist")
+    error = not_found("SNAPSHOT", "7")
+    assert type(error) is NoSuchSnapshotError
+    assert str(error).startswith("snapshot 7 of table db.t does not exist")
+    error = not_found("VIEW", "v", what="database db")
+    assert type(error) is NoSuchResourceError and str(error).startswith("view v does not exist")
+    error = http_error(404, "", "GET", "/v1/config", "warehouse 'w'")
+    assert type(error) is NoSuchResourceError and str(error).startswith("warehouse 'w' does not exist")
+    error = http_error(404, "", "GET", "/v1/x", "")
+    assert type(error) is NoSuchResourceError and "the resource of GET /v1/x does not exist" in str(error)
 
 
 def test_resource_paths_encode_names_as_java_does() -> None:

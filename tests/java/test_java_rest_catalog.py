@@ -20,6 +20,7 @@ from lsmlake import schema_change as sc
 from lsmlake.cli.main import main
 from lsmlake.errors import (
     AlreadyExistsError,
+    CommitConflictError,
     InvalidOptionError,
     MetastoreError,
     NoSuchDatabaseError,
@@ -182,6 +183,10 @@ def test_rollback_goes_through_the_server_and_other_verbs_are_refused(tmp_path: 
         Session(cat).execute(f"CALL sys.rollback_to(`table` => 'db.t', snapshot_id => {after})")
         assert server_snapshot_id(ep, "t") == after  # SQL's rollback goes through the server too
         assert by_id(t.read().to_pylist()) == [{"id": 1, "v": "a"}, {"id": 4, "v": "d"}]
+        assert t.catalog_env is not None  # a rollback from a snapshot that is no longer the latest:
+        with pytest.raises(CommitConflictError, match=f"another commit landed after snapshot {fifth}"):
+            t.catalog_env.rollback(t.root, snapshot_id=first, tag=None, from_snapshot=fifth)
+        assert server_snapshot_id(ep, "t") == after
         with pytest.raises(NoSuchTagError, match="tag 'nope' of table db\\.t does not exist"):
             t.rollback_to(tag="nope")
         branch = t.create_branch("b")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import posixpath
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -13,8 +14,11 @@ from lsmlake.core.options import CoreOptions
 from lsmlake.core.schema import TableSchema, schema_file_name
 from lsmlake.errors import (
     AlreadyExistsError,
+    CommitConflictError,
     InvalidOptionError,
+    MetastoreError,
     NoSuchDatabaseError,
+    NoSuchResourceError,
     NoSuchTableError,
     UnsupportedError,
 )
@@ -29,6 +33,7 @@ from lsmlake.table import Table
 PREFIX = "prefix"  # RESTCatalogInternalOptions.PREFIX: the server's path prefix, from /v1/config
 DATA_TOKEN_ENABLED = "data-token.enabled"
 BEARER = "bear"  # Paimon's token.provider for a bearer token
+_LATEST_MOVED = re.compile(r"Latest snapshot \S+ is not \S+")
 
 
 @dataclass(frozen=True)
@@ -108,7 +113,17 @@ class RestTableEnv:
             else {"type": "snapshot", "snapshotId": snapshot_id}
         )
         body = {"instant": instant, "fromSnapshot": from_snapshot}
-        self.client.post(self.paths.rollback(self.database, self.table), body, what=f"table {self.name}")
+        try:
+            self.client.post(self.paths.rollback(self.database, self.table), body, what=f"table {self.name}")
+        except MetastoreError as e:
+            # the server checks fromSnapshot against its latest (RollbackTableRequest) and says
+            # "Latest snapshot X is not Y" when another commit landed since
+            if not _LATEST_MOVED.search(str(e)):
+                raise
+            raise CommitConflictError(
+                f"table {self.name}: another commit landed after snapshot {from_snapshot} while rolling "
+                f"back ({e}); nothing was rolled back, retry"
+            ) from None
 
     def alter_table(self, root: str, changes: Sequence[Any]) -> TableSchema:
         self._check_root(root, "alter the schema")
@@ -167,7 +182,7 @@ class RestCatalogClient:
         query = {WAREHOUSE: self.warehouse} if self.warehouse else {}
         try:
             config = client.get("/v1/config", query, what=f"warehouse {self.warehouse!r}")
-        except (NoSuchTableError, NoSuchDatabaseError) as e:  # a 404: the server has no such warehouse
+        except (NoSuchTableError, NoSuchDatabaseError, NoSuchResourceError) as e:  # a 404: no such warehouse
             raise InvalidOptionError(
                 f"REST catalog at {uri} does not serve the warehouse {self.warehouse!r} (catalog option "
                 f"'warehouse'): {e}"

@@ -18,8 +18,10 @@ from lsmlake.errors import (
     MetastoreError,
     NoSuchColumnError,
     NoSuchDatabaseError,
+    NoSuchResourceError,
     NoSuchSnapshotError,
     NoSuchTableError,
+    NoSuchTagError,
     NotAuthorizedError,
     UnsupportedError,
 )
@@ -30,7 +32,11 @@ _NOT_FOUND: dict[str, type[LsmlakeError]] = {
     "TABLE": NoSuchTableError,
     "COLUMN": NoSuchColumnError,
     "SNAPSHOT": NoSuchSnapshotError,
+    "TAG": NoSuchTagError,
+    "BRANCH": NoSuchTableError,  # lsmlake opens a branch as a table (db.t$branch_b)
 }
+# resources that belong to a table: a 404 for one names the table asked about too
+_OF_TABLE = ("column", "snapshot", "tag", "branch", "partition")
 
 
 def encode(segment: str) -> str:
@@ -154,11 +160,19 @@ def http_error(status: int, text: str, method: str, path: str, what: str) -> Lsm
             "'token' names who asks)"
         )
     if status == 404:
-        error = _NOT_FOUND.get(resource, NoSuchTableError)
-        kind = resource.lower() or "table"
+        # without a resourceType, the object asked for (``what``: "table db.t") says what is missing
+        kind = resource.lower() or (what.split(" ", 1)[0] if what else "")
+        error = _NOT_FOUND.get(kind.upper(), NoSuchResourceError)
         name = body.get("resourceName")
-        subject = what if what.startswith(kind + " ") or not name else f"{kind} {name}"
-        return error(f"{subject or request} does not exist (REST catalog, HTTP 404: {message})")
+        if what.startswith(kind + " "):
+            subject = what
+        elif name:
+            subject = f"{kind or 'resource'} {name}"
+            if kind in _OF_TABLE and what.startswith("table "):
+                subject += f" of {what}"
+        else:
+            subject = f"the {kind or 'resource'} of {request}"
+        return error(f"{subject} does not exist (REST catalog, HTTP 404: {message})")
     if status == 409:
         kind = resource.lower()
         name = body.get("resourceName")
