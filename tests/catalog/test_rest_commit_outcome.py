@@ -16,7 +16,7 @@ import pyarrow as pa
 import pytest
 
 import lsmlake
-from lsmlake.errors import CommitConflictError, CommitStateUnknownError, LsmlakeError
+from lsmlake.errors import CommitConflictError, CommitStateUnknownError, LsmlakeError, UnsupportedError
 from lsmlake.metadata.snapshot import snapshot_from_json
 from lsmlake.metadata.snapshot_manager import SnapshotManager
 from lsmlake.metastore.rest import RestPaths, RestTableEnv
@@ -166,3 +166,21 @@ def test_a_rollback_the_server_refuses_as_stale_is_a_commit_conflict(tmp_path: P
         stale = r"another commit landed after snapshot 1 .*Latest snapshot 2 is not 1"
         with pytest.raises(CommitConflictError, match=stale):
             table.catalog_env.rollback(table.root, snapshot_id=1, tag=None, from_snapshot=1)
+
+
+def test_a_branch_of_a_catalog_table_refuses_writers_before_writing(tmp_path: Path) -> None:
+    """The REST catalog commits the main branch only: a branch's writer or compaction is refused when
+    it is created, before any data file or manifest is written."""
+    with commit_server(tmp_path) as (fake, table):
+        table.write(pa.table({"id": [1], "v": ["a"]}, schema=SCHEMA))
+        branch = table.create_branch("b")
+        files_before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*") if p.is_file())
+        with pytest.raises(UnsupportedError, match="cannot commit a snapshot on a branch"):
+            branch.writer()
+        with pytest.raises(UnsupportedError, match="cannot commit a snapshot on a branch"):
+            branch.write(pa.table({"id": [2], "v": ["b"]}, schema=SCHEMA))
+        with pytest.raises(UnsupportedError, match="cannot commit a snapshot on a branch"):
+            branch.compact(full=True)
+        assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*") if p.is_file()) == files_before
+        assert fake.commits == [1]
+        table.writer().abort()  # the main branch still writes

@@ -130,6 +130,7 @@ class FileStoreCommit:
         files are checked instead. ``read_dvs``: for a compaction, the deletion-vector index file of
         each bucket it read its inputs with, and which snapshot(s) that was; an input file whose
         deletion vector changed since is a conflict."""
+        table.check_committable()  # before any manifest is written
         io, schema, options = table.io, table.schema, table.options
         self.io = io
         self.paths = table.paths

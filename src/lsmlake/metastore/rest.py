@@ -91,8 +91,11 @@ class RestTableEnv:
                 "server's commit and alter endpoints are used for the main branch only"
             )
 
-    def commit_snapshot(self, root: str, snapshot: Snapshot, delta: Sequence[ManifestEntry]) -> bool:
+    def check_commit(self, root: str) -> None:
         self._check_root(root, "commit a snapshot")
+
+    def commit_snapshot(self, root: str, snapshot: Snapshot, delta: Sequence[ManifestEntry]) -> bool:
+        self.check_commit(root)
         body = {
             "tableId": self.table_id,
             "snapshot": snapshot_to_json(snapshot),

@@ -30,6 +30,7 @@ def compact_table(
     ``commit_user`` commits as that writer (a write re-running its own compaction).
     """
     compactor_for = named_executor(executor)  # ValueError for an unknown name, before any I/O
+    table.check_committable()
     if not table.schema.primary_keys:
         raise UnsupportedError(f"table {table.name}: compaction of append tables is not supported yet")
     restored = RestoredState.load(table.io, table.paths, table.snapshot_manager.latest())
