@@ -19,6 +19,7 @@ from lsmlake.commit.publish import CommitResult
 from lsmlake.core.options import CoreOptions
 from lsmlake.errors import CommitConflictError, DurabilityError, LsmlakeError, PartiallyPublishedError
 from lsmlake.metadata.commit_message import CommitMessage
+from lsmlake.metadata.manifest import ManifestEntry
 from lsmlake.metadata.snapshot import Snapshot
 from lsmlake.metadata.snapshot_manager import SnapshotManager
 
@@ -176,7 +177,7 @@ def always_lose(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Every snapshot publish loses the race (as if another writer took the id each time)."""
     tried: list[int] = []
 
-    def lose(self: SnapshotManager, snapshot: Snapshot) -> bool:
+    def lose(self: SnapshotManager, snapshot: Snapshot, delta: Sequence[ManifestEntry] = ()) -> bool:
         tried.append(snapshot.id)
         return False
 
