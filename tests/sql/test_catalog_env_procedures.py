@@ -31,6 +31,9 @@ class RecordingEnv:
     io: FileIO
     rollbacks: list[tuple[int | None, str | None, int]] = field(default_factory=list)
 
+    def check_commit(self, root: str) -> None:
+        pass
+
     def commit_snapshot(self, root: str, snapshot: Snapshot, delta: Sequence[ManifestEntry]) -> bool:
         return SnapshotManager(self.io, root).try_publish(snapshot)
 
