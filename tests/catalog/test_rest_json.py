@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import time
+from collections.abc import Iterator
 
 import pytest
 
@@ -98,7 +100,17 @@ def _entry(kind: FileKind, partition: bytes, rows: int, size: int, created: int)
     return ManifestEntry(kind, partition, 0, 2, f)
 
 
-def test_partition_statistics_of_a_delta() -> None:
+@pytest.fixture
+def shanghai_time(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The local time zone is UTC+8 (no daylight saving) for the test."""
+    monkeypatch.setenv("TZ", "Asia/Shanghai")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
+
+
+def test_partition_statistics_of_a_delta(shanghai_time: None) -> None:
     naming = PartitionNaming(("d", "s"), (DATE, STRING), "__DEFAULT_PARTITION__", legacy=True)
     p1 = serialize_row([dt.date(1970, 1, 11), "x"], [DATE, STRING])
     p2 = serialize_row([dt.date(2024, 1, 1), None], [DATE, STRING])
@@ -111,9 +123,13 @@ def test_partition_statistics_of_a_delta() -> None:
     stats = {tuple(s["spec"].items()): s for s in partition_statistics(delta, naming)}
     first = stats[(("d", "10"), ("s", "x"))]  # legacy partition names: a DATE is its day number
     assert (first["recordCount"], first["fileSizeInBytes"], first["fileCount"]) == (9, 90, 1)
-    assert first["totalBuckets"] == 2 and first["lastFileCreationTime"] > 0
+    # the newest file's _CREATION_TIME (local wall clock 00:00:09, all kinds, as PartitionEntry.merge)
+    # as epoch millis read in the local time zone, UTC+8: 8 hours earlier
+    eight_hours = 8 * 3600 * 1000
+    assert first["totalBuckets"] == 2 and first["lastFileCreationTime"] == 9_000 - eight_hours
     second = stats[(("d", "19723"), ("s", "__DEFAULT_PARTITION__"))]
     assert (second["recordCount"], second["fileCount"]) == (1, 1)
+    assert second["lastFileCreationTime"] == 2_000 - eight_hours
     modern = PartitionNaming(("d", "s"), (DATE, STRING), "__DEFAULT_PARTITION__", legacy=False)
     assert modern.spec(p2) == {"d": "2024-01-01", "s": "__DEFAULT_PARTITION__"}
     assert partition_statistics(delta[:1], PartitionNaming())[0]["spec"] == {}

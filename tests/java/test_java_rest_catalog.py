@@ -275,7 +275,10 @@ def test_commits_carry_partition_statistics(tmp_path: Path) -> None:
         assert recorded["recordCount"] == sum(files.column("record_count").to_pylist())
         assert recorded["fileCount"] == files.num_rows
         assert recorded["fileSizeInBytes"] == sum(files.column("file_size_in_bytes").to_pylist())
-        assert recorded["lastFileCreationTime"] > 0
+        # the newest file's creation time (the full compaction's outputs are the newest files; the
+        # server keeps the max over every commit), read in the local time zone as Java does
+        created = files.column("creation_time").to_pylist()  # local wall-clock datetimes
+        assert recorded["lastFileCreationTime"] == max(round(c.timestamp() * 1000) for c in created)
 
 
 def test_java_reads_a_partitioned_deletion_vector_table_lsmlake_wrote(tmp_path: Path) -> None:
