@@ -16,7 +16,13 @@ import pyarrow as pa
 import pytest
 
 import lsmlake
-from lsmlake.errors import CommitConflictError, CommitStateUnknownError, LsmlakeError, UnsupportedError
+from lsmlake.errors import (
+    CommitConflictError,
+    CommitStateUnknownError,
+    LsmlakeError,
+    MetastoreError,
+    UnsupportedError,
+)
 from lsmlake.metadata.snapshot import snapshot_from_json
 from lsmlake.metadata.snapshot_manager import SnapshotManager
 from lsmlake.metastore.rest import RestPaths, RestTableEnv
@@ -184,3 +190,26 @@ def test_a_branch_of_a_catalog_table_refuses_writers_before_writing(tmp_path: Pa
         assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*") if p.is_file()) == files_before
         assert fake.commits == [1]
         table.writer().abort()  # the main branch still writes
+
+
+@pytest.mark.parametrize(
+    "listing", [[1, 2], "databases", {"databases": "db"}, {"databases": [], "nextPageToken": 3}]
+)
+def test_a_listing_that_is_not_a_page_is_refused_naming_the_endpoint(listing: object) -> None:
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            answer = {"defaults": {}, "overrides": {}} if self.path.startswith("/v1/config") else listing
+            CommitServer.answer(self, 200, answer)  # type: ignore[arg-type]
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        cat = lsmlake.Catalog(f"http://127.0.0.1:{server.server_address[1]}", options={"metastore": "rest"})
+        with pytest.raises(MetastoreError, match=r"GET /v1/databases answered .*not a page of 'databases'"):
+            cat.list_databases()
+    finally:
+        server.shutdown()
+        server.server_close()

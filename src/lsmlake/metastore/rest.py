@@ -225,9 +225,15 @@ class RestCatalogClient:
         out: list[str] = []
         token: str | None = None
         while True:
-            answer = self.client.get(path, {"pageToken": token} if token else None, what=what)
-            out += [str(x) for x in (answer or {}).get(key) or []]
-            token = (answer or {}).get("nextPageToken")
+            answer = self.client.get(path, {"pageToken": token} if token else None, what=what) or {}
+            items = answer.get(key) or [] if isinstance(answer, Mapping) else None
+            token = answer.get("nextPageToken") if isinstance(answer, Mapping) else None
+            if not isinstance(items, list) or not isinstance(token, str | None):
+                raise MetastoreError(
+                    f"REST catalog: GET {path} answered {str(answer)[:200]!r}, not a page of {key!r} "
+                    "(an object with a list and an optional nextPageToken)"
+                )
+            out += [str(x) for x in items]
             if not token:
                 return sorted(out)
 
