@@ -77,12 +77,17 @@ def test_reprs_hide_secrets(tmp_path: Path) -> None:
     env = RestTableEnv(client, RestPaths(), "db", "t", "id", str(tmp_path), PartitionNaming())
     _no_secret(repr(env))
     _no_secret(repr(S3Settings.of({"s3.secret-key": S3_SECRET, "s3.session-token": TOKEN})))
-    config = JdbcConfig.of({"uri": f"jdbc:postgresql://h:5432/d?password={PASSWORD}", "jdbc.password": PASSWORD})
+    config = JdbcConfig.of(
+        {"uri": f"jdbc:postgresql://h:5432/d?password={PASSWORD}", "jdbc.password": PASSWORD}
+    )
     _no_secret(repr(config))
 
 
 def test_redaction_leaves_other_text_alone() -> None:
     text = "SET 'token.provider' = 'bear'; SELECT 'token' = 'x' FROM t WHERE 'a' = 'token'"
-    assert redact_sql(text) == "SET 'token.provider' = 'bear'; SELECT 'token' = '******' FROM t WHERE 'a' = 'token'"
+    assert (
+        redact_sql(text)
+        == "SET 'token.provider' = 'bear'; SELECT 'token' = '******' FROM t WHERE 'a' = 'token'"
+    )
     with pytest.raises(InvalidOptionError):
         CatalogOptions.of("lake", {"nope": TOKEN})
