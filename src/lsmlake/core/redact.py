@@ -12,7 +12,14 @@ _PAIR = re.compile(
     r"""(?P<q>['"`])(?P<key>(?:(?!(?P=q)).)*)(?P=q)(?P<eq>\s*=\s*)'(?P<value>(?:''|[^'])*)(?:'|$)""",
     re.DOTALL,
 )
+# a cheap test first: most statements (a large INSERT) name no secret option at all
+_HINTS = ("token", "secret", "password", "header.")
 _KEY_EQ = re.compile(r"""(?P<q>['"`])(?P<key>(?:(?!(?P=q)).)*)(?P=q)\s*=\s*$""", re.DOTALL)
+
+
+def _maybe_secret(text: str) -> bool:
+    lower = text.lower()
+    return any(h in lower for h in _HINTS)
 
 
 def is_secret(key: str) -> bool:
@@ -41,11 +48,13 @@ def redact_sql(text: str) -> str:
             return m.group(0)
         return f"{m.group('q')}{m.group('key')}{m.group('q')}{m.group('eq')}'{MASK}'"
 
-    return _PAIR.sub(mask, text)
+    return _PAIR.sub(mask, text) if _maybe_secret(text) else text
 
 
 def secret_values(text: str) -> list[str]:
     """The values of secret ``'key' = 'value'`` pairs in SQL text (to mask wherever they are quoted)."""
+    if not _maybe_secret(text):
+        return []
     found = [m.group("value").replace("''", "'") for m in _PAIR.finditer(text) if is_secret(m.group("key"))]
     return sorted({v for v in found if v}, key=len, reverse=True)
 
