@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from lsmlake.core.object_store import S3_OPTIONS, S3Settings
+from lsmlake.core.redact import redact_options
 from lsmlake.errors import InvalidOptionError, UnsupportedError
 
 METASTORE = "metastore"
@@ -88,6 +89,12 @@ class CatalogOptions:
             )
         S3Settings.of(storage)  # names an unknown s3.* key, on any warehouse
         return CatalogOptions(storage, defaults, metastore, own)
+
+    def __repr__(self) -> str:  # secret values (token, passwords, headers, s3 keys) masked
+        return (
+            f"CatalogOptions(storage={redact_options(self.storage)!r}, table_defaults={self.table_defaults!r}, "
+            f"metastore={self.metastore!r}, metastore_options={redact_options(self.metastore_options)!r})"
+        )
 
     def table_options(self, options: Mapping[str, str] | None) -> dict[str, str]:
         """A new table's options: the catalog's ``table-default.*`` values under the given ones."""

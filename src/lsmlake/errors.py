@@ -65,6 +65,18 @@ class NotAuthorizedError(MetastoreError):
     permission); the message names the option that holds the credentials."""
 
 
+class CommitStateUnknownError(LsmlakeError):
+    """A commit whose outcome is unknown: the catalog's server (a REST catalog) may have published the
+    snapshot, but the answer was lost (a timeout, a reset connection, an HTTP 5xx). Every file the
+    commit wrote is kept, since a published snapshot may reference them (orphan-file cleaning removes
+    them later if it did not land); read the table to see whether the commit landed before retrying."""
+
+
+class NoSuchResourceError(MetastoreError):
+    """A REST catalog's server has no such resource (HTTP 404) of a kind lsmlake has no error of its own
+    for (a view, a function, a warehouse, ...); the message names it."""
+
+
 class PartiallyPublishedError(LsmlakeError):
     """A write published some snapshots (its APPEND or OVERWRITE first), then failed with an error that
     is not an lsmlake one or that would read as "nothing published" (a commit conflict): the write is

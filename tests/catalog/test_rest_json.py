@@ -5,6 +5,9 @@ tests/java/test_java_rest_catalog.py)."""
 from __future__ import annotations
 
 import datetime as dt
+import json
+import time
+from collections.abc import Iterator
 
 import pytest
 
@@ -13,9 +16,13 @@ from lsmlake.core.binary_row import serialize_row
 from lsmlake.core.types import parse_sql_type
 from lsmlake.errors import (
     AlreadyExistsError,
+    LsmlakeError,
     MetastoreError,
     NoSuchDatabaseError,
+    NoSuchResourceError,
+    NoSuchSnapshotError,
     NoSuchTableError,
+    NoSuchTagError,
     NotAuthorizedError,
     UnsupportedError,
 )
@@ -93,7 +100,17 @@ def _entry(kind: FileKind, partition: bytes, rows: int, size: int, created: int)
     return ManifestEntry(kind, partition, 0, 2, f)
 
 
-def test_partition_statistics_of_a_delta() -> None:
+@pytest.fixture
+def shanghai_time(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The local time zone is UTC+8 (no daylight saving) for the test."""
+    monkeypatch.setenv("TZ", "Asia/Shanghai")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
+
+
+def test_partition_statistics_of_a_delta(shanghai_time: None) -> None:
     naming = PartitionNaming(("d", "s"), (DATE, STRING), "__DEFAULT_PARTITION__", legacy=True)
     p1 = serialize_row([dt.date(1970, 1, 11), "x"], [DATE, STRING])
     p2 = serialize_row([dt.date(2024, 1, 1), None], [DATE, STRING])
@@ -106,9 +123,13 @@ def test_partition_statistics_of_a_delta() -> None:
     stats = {tuple(s["spec"].items()): s for s in partition_statistics(delta, naming)}
     first = stats[(("d", "10"), ("s", "x"))]  # legacy partition names: a DATE is its day number
     assert (first["recordCount"], first["fileSizeInBytes"], first["fileCount"]) == (9, 90, 1)
-    assert first["totalBuckets"] == 2 and first["lastFileCreationTime"] > 0
+    # the newest file's _CREATION_TIME (local wall clock 00:00:09, all kinds, as PartitionEntry.merge)
+    # as epoch millis read in the local time zone, UTC+8: 8 hours earlier
+    eight_hours = 8 * 3600 * 1000
+    assert first["totalBuckets"] == 2 and first["lastFileCreationTime"] == 9_000 - eight_hours
     second = stats[(("d", "19723"), ("s", "__DEFAULT_PARTITION__"))]
     assert (second["recordCount"], second["fileCount"]) == (1, 1)
+    assert second["lastFileCreationTime"] == 2_000 - eight_hours
     modern = PartitionNaming(("d", "s"), (DATE, STRING), "__DEFAULT_PARTITION__", legacy=False)
     assert modern.spec(p2) == {"d": "2024-01-01", "s": "__DEFAULT_PARTITION__"}
     assert partition_statistics(delta[:1], PartitionNaming())[0]["spec"] == {}
@@ -132,6 +153,26 @@ def test_http_errors_become_lsmlake_errors() -> None:
     assert isinstance(http_error(501, "", "POST", "/p", ""), UnsupportedError)
     error = http_error(500, "boom", "POST", "/p", "")
     assert isinstance(error, MetastoreError) and "HTTP 500" in str(error) and "boom" in str(error)
+
+
+def test_a_404_names_the_missing_resource() -> None:
+    def not_found(resource: str, name: str, what: str = "table db.t") -> LsmlakeError:
+        body = json.dumps({"resourceType": resource, "resourceName": name, "message": "m", "code": 404})
+        return http_error(404, body, "GET", "/p", what)
+
+    error = not_found("TAG", "t1")
+    assert type(error) is NoSuchTagError and str(error).startswith("tag t1 of table db.t does not exist")
+    error = not_found("BRANCH", "b")
+    assert type(error) is NoSuchTableError and str(error).startswith("branch b of table db.t does not exist")
+    error = not_found("SNAPSHOT", "7")
+    assert type(error) is NoSuchSnapshotError
+    assert str(error).startswith("snapshot 7 of table db.t does not exist")
+    error = not_found("VIEW", "v", what="database db")
+    assert type(error) is NoSuchResourceError and str(error).startswith("view v does not exist")
+    error = http_error(404, "", "GET", "/v1/config", "warehouse 'w'")
+    assert type(error) is NoSuchResourceError and str(error).startswith("warehouse 'w' does not exist")
+    error = http_error(404, "", "GET", "/v1/x", "")
+    assert type(error) is NoSuchResourceError and "the resource of GET /v1/x does not exist" in str(error)
 
 
 def test_resource_paths_encode_names_as_java_does() -> None:

@@ -20,6 +20,7 @@ from lsmlake import schema_change as sc
 from lsmlake.cli.main import main
 from lsmlake.errors import (
     AlreadyExistsError,
+    CommitConflictError,
     InvalidOptionError,
     MetastoreError,
     NoSuchDatabaseError,
@@ -177,7 +178,16 @@ def test_rollback_goes_through_the_server_and_other_verbs_are_refused(tmp_path: 
         assert java["rows"]["db.t"] == [["1", "a"]]
         after = t.write(pa.table({"id": [4], "v": ["d"]}, schema=SCHEMA))
         assert after == first + 1 and server_snapshot_id(ep, "t") == after
-        with pytest.raises(NoSuchTagError, match="no tag 'nope'"):
+        fifth = t.write(pa.table({"id": [5], "v": ["e"]}, schema=SCHEMA))
+        assert fifth is not None and server_snapshot_id(ep, "t") == fifth
+        Session(cat).execute(f"CALL sys.rollback_to(`table` => 'db.t', snapshot_id => {after})")
+        assert server_snapshot_id(ep, "t") == after  # SQL's rollback goes through the server too
+        assert by_id(t.read().to_pylist()) == [{"id": 1, "v": "a"}, {"id": 4, "v": "d"}]
+        assert t.catalog_env is not None  # a rollback from a snapshot that is no longer the latest:
+        with pytest.raises(CommitConflictError, match=f"another commit landed after snapshot {fifth}"):
+            t.catalog_env.rollback(t.root, snapshot_id=first, tag=None, from_snapshot=fifth)
+        assert server_snapshot_id(ep, "t") == after
+        with pytest.raises(NoSuchTagError, match="tag 'nope' of table db\\.t does not exist"):
             t.rollback_to(tag="nope")
         branch = t.create_branch("b")
         with pytest.raises(UnsupportedError, match="on a branch"):
@@ -265,7 +275,10 @@ def test_commits_carry_partition_statistics(tmp_path: Path) -> None:
         assert recorded["recordCount"] == sum(files.column("record_count").to_pylist())
         assert recorded["fileCount"] == files.num_rows
         assert recorded["fileSizeInBytes"] == sum(files.column("file_size_in_bytes").to_pylist())
-        assert recorded["lastFileCreationTime"] > 0
+        # the newest file's creation time (the full compaction's outputs are the newest files; the
+        # server keeps the max over every commit), read in the local time zone as Java does
+        created = files.column("creation_time").to_pylist()  # local wall-clock datetimes
+        assert recorded["lastFileCreationTime"] == max(round(c.timestamp() * 1000) for c in created)
 
 
 def test_java_reads_a_partitioned_deletion_vector_table_lsmlake_wrote(tmp_path: Path) -> None:

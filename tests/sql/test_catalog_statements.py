@@ -64,3 +64,55 @@ def test_bad_catalog_definitions_are_refused(tmp_path: Path) -> None:
         session.execute(f"CREATE CATALOG x WITH ('warehouse' = '{tmp_path}', 'nope' = '1')")
     (shown,) = session.execute("SHOW CATALOGS")
     assert shown.rows == [{"catalog name": "default_catalog"}]
+
+
+def test_a_catalog_prefix_names_a_known_catalog(tmp_path: Path) -> None:
+    """``typo.db.t`` or a dropped catalog's name is an error, never the current catalog's ``db.t``."""
+    first, other = tmp_path / "first", tmp_path / "other"
+    session = Session(lsmlake.Catalog(str(first)))
+    session.execute(
+        f"CREATE CATALOG fs WITH ('warehouse' = '{other}');"
+        "CREATE DATABASE db; CREATE TABLE db.t (id BIGINT PRIMARY KEY NOT ENFORCED, v STRING);"
+        "INSERT INTO default_catalog.db.t VALUES (1, 'first');"
+        "USE CATALOG fs; CREATE DATABASE db; CREATE TABLE db.t (id BIGINT PRIMARY KEY NOT ENFORCED, v STRING);"
+        "USE CATALOG default_catalog; DROP CATALOG fs"
+    )
+    for statement in (
+        "INSERT INTO fs.db.t VALUES (2, 'lost')",
+        "SELECT * FROM typo.db.t",
+        "CREATE TABLE fs.db.u (id BIGINT)",
+        "DROP TABLE fs.db.t",
+        "USE fs.db",
+        "SHOW TABLES FROM typo.db",
+        "CALL sys.create_tag(`table` => 'fs.db.t', tag => 'x')",
+    ):
+        with pytest.raises(SqlError, match=r"catalog (fs|typo) does not exist"):
+            session.execute(statement)
+    assert session.ctx.catalog_name == "default_catalog" and session.database == "default"
+    assert lsmlake.Catalog(str(first)).open_table("db.t").read().to_pylist() == [{"id": 1, "v": "first"}]
+    assert lsmlake.Catalog(str(first)).list_tables("db") == ["t"]
+    assert lsmlake.Catalog(str(other)).open_table("db.t").read().num_rows == 0
+
+
+def test_use_catalog_dot_database_switches_both(tmp_path: Path) -> None:
+    """Flink's ``USE catalog.db``; another catalog's table in a statement is refused, not misread."""
+    other = tmp_path / "other"
+    session = Session(lsmlake.Catalog(str(tmp_path / "first")))
+    session.execute(
+        f"CREATE CATALOG fs WITH ('warehouse' = '{other}'); CREATE DATABASE db;"
+        "CREATE TABLE db.t (id BIGINT PRIMARY KEY NOT ENFORCED, v STRING);"
+        "USE CATALOG fs; CREATE DATABASE db2; CREATE TABLE db2.t (id BIGINT PRIMARY KEY NOT ENFORCED, v STRING);"
+        "USE CATALOG default_catalog"
+    )
+    with pytest.raises(UnsupportedError, match="is in catalog fs, not in the current one"):
+        session.execute("INSERT INTO fs.db2.t VALUES (1, 'x')")
+    with pytest.raises(UnsupportedError, match=r"database fs\.db2 is in catalog fs"):
+        session.execute("SHOW TABLES FROM fs.db2")
+    with pytest.raises(lsmlake.errors.NoSuchDatabaseError, match=r"database fs\.db does not exist"):
+        session.execute("USE fs.db")
+    assert session.ctx.catalog_name == "default_catalog"
+    session.execute("USE fs.db2; INSERT INTO t VALUES (2, 'fs')")
+    assert (session.ctx.catalog_name, session.database) == ("fs", "db2")
+    assert lsmlake.Catalog(str(other)).open_table("db2.t").read().to_pylist() == [{"id": 2, "v": "fs"}]
+    session.execute("USE default_catalog.db")
+    assert (session.ctx.catalog_name, session.database) == ("default_catalog", "db")

@@ -28,7 +28,7 @@ from lsmlake.commit.rebase import AppendRebase, FileRebaser
 from lsmlake.commit.reroute import DynamicReroute, hash_view
 from lsmlake.core import clock
 from lsmlake.core.options import CoreOptions
-from lsmlake.errors import CommitConflictError
+from lsmlake.errors import CommitConflictError, CommitStateUnknownError
 from lsmlake.metadata.commit_message import CommitMessage
 from lsmlake.metadata.index_manifest import (
     DELETION_VECTORS_INDEX,
@@ -143,6 +143,7 @@ class FileStoreCommit:
         snapshot the caller read recently (the writer's base, the one a compaction read): the first
         attempt looks for newer snapshots from there, one GET each (``SnapshotManager.published_after``),
         instead of reading LATEST and the latest snapshot again."""
+        table.check_committable()  # before any manifest is written
         io, schema, options = table.io, table.schema, table.options
         self.io = io
         self.paths = table.paths
@@ -256,10 +257,11 @@ class FileStoreCommit:
 
         try:
             sid = self._commit_changes(changes_for, identifier)
-        except BaseException:
-            self._discard(self.rebase.discard_copies())
-            if reroute is not None:
-                reroute.discard()
+        except BaseException as e:
+            if not isinstance(e, CommitStateUnknownError):  # else the snapshot may hold the copies
+                self._discard(self.rebase.discard_copies())
+                if reroute is not None:
+                    reroute.discard()
             raise
         # the writer's files (and earlier attempts' copies) replaced by their rebased/re-routed copies
         superseded = set(self.rebase.superseded()) | set(self.rebase.stale)
@@ -430,7 +432,8 @@ class FileStoreCommit:
                     landed = True
                     self.published = self._seen[snapshot.id] = snapshot
                     self._known = (True, snapshot)
-                    self._write_hints(snapshot.id, first=latest is None)
+                    if self.snapshots.catalog_env is None:  # a catalog that publishes keeps the hints
+                        self._write_hints(snapshot.id, first=latest is None)
                     lost += lists.unused(current.entries, current.changelog)
                     return snapshot.id
                 lost += [self.paths.manifest(name) for name in written]
@@ -445,8 +448,10 @@ class FileStoreCommit:
                 if out_of_retries or (timeout is not None and elapsed_ms + wait_ms > timeout):
                     break
                 time.sleep(wait_ms / 1000)
-        except BaseException:
-            if not landed:  # once published, its files are referenced: never deleted here
+        except BaseException as e:
+            # once published (or perhaps published: the catalog's answer was lost), its files are
+            # referenced: never deleted here
+            if not landed and not isinstance(e, CommitStateUnknownError):
                 lost += lists.all() + [self.paths.manifest(name) for name in written]
             raise
         finally:

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from lsmlake.commit.committer import FileStoreCommit
 from lsmlake.commit.conflicts import DvIndexes, deletion_vector_problems
 from lsmlake.compact.executors import BucketCompactor, Compacted, delete_unpublished, local_executor
-from lsmlake.errors import CommitConflictError
+from lsmlake.errors import CommitConflictError, CommitStateUnknownError
 from lsmlake.metadata.commit_message import CommitMessage
 from lsmlake.metadata.index_manifest import IndexFileMeta
 from lsmlake.metadata.manifest import FileKind, ManifestEntry
@@ -73,9 +73,10 @@ def compact_and_publish(
             for b in lost:
                 delete_unpublished(table, kept.pop(b)[1])
             pending = [b for b in lost if needed(restored, b)]  # some may have been emptied since
-    except BaseException:
-        for _, files in kept.values():
-            delete_unpublished(table, files)
+    except BaseException as e:
+        if not isinstance(e, CommitStateUnknownError):  # else the snapshot may reference them
+            for _, files in kept.values():
+                delete_unpublished(table, files)
         raise
     for _, files in kept.values():
         delete_unpublished(table, files)

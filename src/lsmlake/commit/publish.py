@@ -28,7 +28,7 @@ from lsmlake.commit.committer import FileStoreCommit
 from lsmlake.commit.compaction import compact_and_publish, compact_buckets
 from lsmlake.compact.executors import local_executor
 from lsmlake.core.options import CoreOptions
-from lsmlake.errors import CommitConflictError, LsmlakeError, PartiallyPublishedError
+from lsmlake.errors import CommitConflictError, CommitStateUnknownError, LsmlakeError, PartiallyPublishedError
 from lsmlake.metadata.commit_message import CommitMessage
 from lsmlake.metadata.index_manifest import hash_index_files, other_index_files
 from lsmlake.metadata.restore import BucketKey, RestoredState
@@ -246,7 +246,8 @@ def publish(
                     delete(path)
             publish_compaction(committer, result, messages, table_name=table.name)
     except BaseException as e:
-        _discard(written, result.published, delete)
+        if not isinstance(e, CommitStateUnknownError):  # else a snapshot may reference any of them
+            _discard(written, result.published, delete)
         error = published_error(e, result.snapshot_ids, table_name=table.name)
         if error is e:
             raise

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, cast
 from urllib.parse import urlparse
 
@@ -22,9 +22,9 @@ class S3Settings:
 
     endpoint: str | None = None
     access_key: str | None = None
-    secret_key: str | None = None
+    secret_key: str | None = field(default=None, repr=False)
     region: str | None = None
-    session_token: str | None = None
+    session_token: str | None = field(default=None, repr=False)
 
     @staticmethod
     def of(options: Mapping[str, str]) -> S3Settings:

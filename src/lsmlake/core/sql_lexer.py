@@ -8,6 +8,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from lsmlake.core.redact import MASK, follows_secret_key
 from lsmlake.errors import SqlError
 
 HINT_MARKER = "__lsmlake_hint_"
@@ -61,7 +62,8 @@ def _quoted(text: str, pos: int, quote: str) -> tuple[str, int]:
         j = text.find(quote, i)
         if j < 0:
             what = "string" if quote == "'" else "quoted identifier"
-            raise SqlError(f"unterminated {what} starting at offset {pos}: {text[pos : pos + 30]!r}")
+            snippet = MASK if follows_secret_key(text[:pos]) else repr(text[pos : pos + 30])
+            raise SqlError(f"unterminated {what} starting at offset {pos}: {snippet}")
         out.append(text[i:j])
         if text.startswith(quote * 2, j):
             out.append(quote)

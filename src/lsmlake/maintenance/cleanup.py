@@ -76,6 +76,10 @@ def rollback_to(table: TableHandle, snapshot_id: int | None = None, tag: str | N
     files only they referenced. A snapshot that has expired but is held by a tag (``tag``, or one on
     ``snapshot_id``) is restored from the tag as a snapshot file and becomes the earliest one. The
     next commit gets id ``snapshot_id + 1``. Everything is planned before the first write.
+
+    A table whose catalog keeps its snapshots (a REST catalog's ``catalog_env``) asks the catalog, which
+    moves its record of the latest snapshot and removes the newer ones; the result then lists those
+    snapshots only. Every caller (``Table.rollback_to``, ``CALL sys.rollback_to``) comes through here.
     """
     if (snapshot_id is None) == (tag is None):
         raise ValueError("rollback_to needs exactly one of snapshot_id and tag")
@@ -83,6 +87,12 @@ def rollback_to(table: TableHandle, snapshot_id: int | None = None, tag: str | N
     latest = manager.latest_id()
     if latest is None:
         raise NoSuchSnapshotError(f"table {table.name} has no snapshots to roll back")
+    if table.catalog_env is not None:
+        target_id = require_tag(table, tag).snapshot.id if tag is not None else snapshot_id
+        assert target_id is not None
+        newer = tuple(reversed([i for i in manager.listed_ids() if i > target_id]))
+        table.catalog_env.rollback(table.root, snapshot_id=snapshot_id, tag=tag, from_snapshot=latest)
+        return RollbackResult(target_id, newer)
     target = _rollback_target(table, snapshot_id, tag)
     restore = not manager.snapshot_exists(target.id)
 

@@ -22,6 +22,11 @@ class CatalogEnvironment(Protocol):
         another commit (the committer then rebases and retries)."""
         ...
 
+    def check_commit(self, root: str) -> None:
+        """Refuse, before anything is written, commits the catalog would refuse for the table (or
+        branch) stored under ``root``."""
+        ...
+
     def rollback(self, root: str, *, snapshot_id: int | None, tag: str | None, from_snapshot: int) -> None:
         """Make a snapshot (``snapshot_id``) or a tag's the table's latest again, through the catalog,
         only while ``from_snapshot`` is still the latest."""

@@ -47,6 +47,12 @@ class TableHandle:
     def snapshot_manager(self) -> SnapshotManager:
         return SnapshotManager(self.io, self.root, catalog_env=self.catalog_env)
 
+    def check_committable(self) -> None:
+        """Refuse up front a write or compaction whose commit the table's catalog would refuse (a REST
+        catalog commits the main branch only), before any file is written."""
+        if self.catalog_env is not None:
+            self.catalog_env.check_commit(self.root)
+
     @property
     def primary_keys(self) -> list[str]:
         return list(self.schema.primary_keys)

@@ -34,7 +34,7 @@ _SQLITE_PROPERTIES = ("user", "password")
 class JdbcConfig:
     """``uri`` as given; ``kind`` sqlite or postgresql; ``connect`` the driver's arguments."""
 
-    uri: str
+    uri: str = field(repr=False)  # may carry ?password=...: see ``display``
     kind: str
     connect: dict[str, str] = field(repr=False)
     catalog_key: str = DEFAULT_CATALOG_KEY

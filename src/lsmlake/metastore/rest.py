@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import posixpath
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -13,15 +14,18 @@ from lsmlake.core.options import CoreOptions
 from lsmlake.core.schema import TableSchema, schema_file_name
 from lsmlake.errors import (
     AlreadyExistsError,
+    CommitConflictError,
     InvalidOptionError,
+    MetastoreError,
     NoSuchDatabaseError,
+    NoSuchResourceError,
     NoSuchTableError,
     UnsupportedError,
 )
 from lsmlake.metadata.manifest import ManifestEntry
 from lsmlake.metadata.snapshot import Snapshot, snapshot_to_json
 from lsmlake.metastore import rest_json as rj
-from lsmlake.metastore.rest_client import RestClient, encode
+from lsmlake.metastore.rest_client import RestClient, encode, unknown_commit
 from lsmlake.metastore.rest_stats import PartitionNaming, partition_statistics
 from lsmlake.schema_change.changes import CHANGE_TYPES
 from lsmlake.table import Table
@@ -29,6 +33,7 @@ from lsmlake.table import Table
 PREFIX = "prefix"  # RESTCatalogInternalOptions.PREFIX: the server's path prefix, from /v1/config
 DATA_TOKEN_ENABLED = "data-token.enabled"
 BEARER = "bear"  # Paimon's token.provider for a bearer token
+_LATEST_MOVED = re.compile(r"Latest snapshot \S+ is not \S+")
 
 
 @dataclass(frozen=True)
@@ -86,20 +91,21 @@ class RestTableEnv:
                 "server's commit and alter endpoints are used for the main branch only"
             )
 
-    def commit_snapshot(self, root: str, snapshot: Snapshot, delta: Sequence[ManifestEntry]) -> bool:
+    def check_commit(self, root: str) -> None:
         self._check_root(root, "commit a snapshot")
+
+    def commit_snapshot(self, root: str, snapshot: Snapshot, delta: Sequence[ManifestEntry]) -> bool:
+        self.check_commit(root)
         body = {
             "tableId": self.table_id,
             "snapshot": snapshot_to_json(snapshot),
             "statistics": partition_statistics(delta, self.partitions),
         }
         answer = self.client.post(
-            self.paths.commit(self.database, self.table), body, what=f"table {self.name}"
+            self.paths.commit(self.database, self.table), body, what=f"table {self.name}", commit=True
         )
         if not isinstance(answer, Mapping) or not isinstance(answer.get("success"), bool):
-            raise UnsupportedError(
-                f"table {self.name}: the REST catalog's commit answer is malformed: {answer!r}"
-            )
+            raise unknown_commit(f"table {self.name}", f"the commit answer is malformed: {answer!r}")
         return bool(answer["success"])
 
     def rollback(self, root: str, *, snapshot_id: int | None, tag: str | None, from_snapshot: int) -> None:
@@ -110,7 +116,17 @@ class RestTableEnv:
             else {"type": "snapshot", "snapshotId": snapshot_id}
         )
         body = {"instant": instant, "fromSnapshot": from_snapshot}
-        self.client.post(self.paths.rollback(self.database, self.table), body, what=f"table {self.name}")
+        try:
+            self.client.post(self.paths.rollback(self.database, self.table), body, what=f"table {self.name}")
+        except MetastoreError as e:
+            # the server checks fromSnapshot against its latest (RollbackTableRequest) and says
+            # "Latest snapshot X is not Y" when another commit landed since
+            if not _LATEST_MOVED.search(str(e)):
+                raise
+            raise CommitConflictError(
+                f"table {self.name}: another commit landed after snapshot {from_snapshot} while rolling "
+                f"back ({e}); nothing was rolled back, retry"
+            ) from None
 
     def alter_table(self, root: str, changes: Sequence[Any]) -> TableSchema:
         self._check_root(root, "alter the schema")
@@ -169,7 +185,7 @@ class RestCatalogClient:
         query = {WAREHOUSE: self.warehouse} if self.warehouse else {}
         try:
             config = client.get("/v1/config", query, what=f"warehouse {self.warehouse!r}")
-        except (NoSuchTableError, NoSuchDatabaseError) as e:  # a 404: the server has no such warehouse
+        except (NoSuchTableError, NoSuchDatabaseError, NoSuchResourceError) as e:  # a 404: no such warehouse
             raise InvalidOptionError(
                 f"REST catalog at {uri} does not serve the warehouse {self.warehouse!r} (catalog option "
                 f"'warehouse'): {e}"
@@ -209,9 +225,15 @@ class RestCatalogClient:
         out: list[str] = []
         token: str | None = None
         while True:
-            answer = self.client.get(path, {"pageToken": token} if token else None, what=what)
-            out += [str(x) for x in (answer or {}).get(key) or []]
-            token = (answer or {}).get("nextPageToken")
+            answer = self.client.get(path, {"pageToken": token} if token else None, what=what) or {}
+            items = answer.get(key) or [] if isinstance(answer, Mapping) else None
+            token = answer.get("nextPageToken") if isinstance(answer, Mapping) else None
+            if not isinstance(items, list) or not isinstance(token, str | None):
+                raise MetastoreError(
+                    f"REST catalog: GET {path} answered {str(answer)[:200]!r}, not a page of {key!r} "
+                    "(an object with a list and an optional nextPageToken)"
+                )
+            out += [str(x) for x in items]
             if not token:
                 return sorted(out)
 

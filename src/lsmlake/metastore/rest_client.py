@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import http.client
 import json
 import urllib.error
 import urllib.parse
@@ -12,12 +13,15 @@ from typing import Any
 
 from lsmlake.errors import (
     AlreadyExistsError,
+    CommitStateUnknownError,
     LsmlakeError,
     MetastoreError,
     NoSuchColumnError,
     NoSuchDatabaseError,
+    NoSuchResourceError,
     NoSuchSnapshotError,
     NoSuchTableError,
+    NoSuchTagError,
     NotAuthorizedError,
     UnsupportedError,
 )
@@ -28,7 +32,11 @@ _NOT_FOUND: dict[str, type[LsmlakeError]] = {
     "TABLE": NoSuchTableError,
     "COLUMN": NoSuchColumnError,
     "SNAPSHOT": NoSuchSnapshotError,
+    "TAG": NoSuchTagError,
+    "BRANCH": NoSuchTableError,  # lsmlake opens a branch as a table (db.t$branch_b)
 }
+# resources that belong to a table: a 404 for one names the table asked about too
+_OF_TABLE = ("column", "snapshot", "tag", "branch", "partition")
 
 
 def encode(segment: str) -> str:
@@ -36,7 +44,7 @@ def encode(segment: str) -> str:
     return urllib.parse.quote_plus(segment, safe="")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class RestClient:
     """Requests to one REST catalog server (``uri``) with fixed headers (auth and ``header.*``).
     Plain data: a table's commit environment carries it to other processes."""
@@ -44,6 +52,10 @@ class RestClient:
     uri: str
     headers: tuple[tuple[str, str], ...] = ()
     timeout: float = TIMEOUT_S
+
+    def __repr__(self) -> str:  # header values carry credentials: names only
+        names = ", ".join(name for name, _ in self.headers)
+        return f"RestClient({self.uri!r}, headers=[{names}] (values hidden), timeout={self.timeout})"
 
     def with_headers(self, headers: Mapping[str, str]) -> RestClient:
         merged = dict(self.headers)
@@ -53,8 +65,8 @@ class RestClient:
     def get(self, path: str, query: Mapping[str, str] | None = None, *, what: str = "") -> Any:
         return self.request("GET", path, query=query, what=what)
 
-    def post(self, path: str, body: Any, *, what: str = "") -> Any:
-        return self.request("POST", path, body=body, what=what)
+    def post(self, path: str, body: Any, *, what: str = "", commit: bool = False) -> Any:
+        return self.request("POST", path, body=body, what=what, commit=commit)
 
     def delete(self, path: str, *, what: str = "") -> Any:
         return self.request("DELETE", path, what=what)
@@ -67,9 +79,12 @@ class RestClient:
         body: Any = None,
         query: Mapping[str, str] | None = None,
         what: str = "",
+        commit: bool = False,
     ) -> Any:
         """Send one request; the response's JSON (None when it has no body). ``what`` names the object
-        asked for (``table db.t``) in the error raised for a 404 without a resource type."""
+        asked for (``table db.t``) in the error raised for a 404 without a resource type. ``commit``: the
+        request publishes a snapshot, so a lost answer (a transport error, an HTTP 5xx, a body that is
+        not JSON) raises CommitStateUnknownError: the server may have published it."""
         url = self.uri.rstrip("/") + path
         if query:
             url += "?" + "&".join(f"{encode(k)}={encode(v)}" for k, v in query.items())
@@ -82,9 +97,16 @@ class RestClient:
             with urllib.request.urlopen(req, timeout=self.timeout) as response:
                 text = response.read().decode("utf-8")
         except urllib.error.HTTPError as e:
-            raise http_error(e.code, e.read().decode("utf-8", "replace"), method, path, what) from None
-        except (urllib.error.URLError, OSError) as e:
+            error = http_error(e.code, _body(e), method, path, what)
+            if commit and e.code >= 500:
+                raise unknown_commit(what, f"{error}") from None
+            raise error from None
+        except (urllib.error.URLError, OSError, http.client.HTTPException) as e:
             reason = getattr(e, "reason", e)
+            if commit:
+                raise unknown_commit(
+                    what, f"no answer from {self.uri}: {type(reason).__name__}: {reason}"
+                ) from None
             raise MetastoreError(
                 f"REST catalog at {self.uri} (catalog option 'uri') cannot be reached: {method} {path}: {reason}"
             ) from None
@@ -93,9 +115,26 @@ class RestClient:
         try:
             return json.loads(text)
         except ValueError:
-            raise MetastoreError(
-                f"REST catalog at {self.uri}: {method} {path} answered with text that is not JSON: {text[:200]!r}"
-            ) from None
+            why = f"{method} {path} answered with text that is not JSON: {text[:200]!r}"
+            if commit:
+                raise unknown_commit(what, why) from None
+            raise MetastoreError(f"REST catalog at {self.uri}: {why}") from None
+
+
+def _body(e: urllib.error.HTTPError) -> str:
+    try:
+        return e.read().decode("utf-8", "replace")
+    except OSError:  # the connection broke while the error body was read
+        return ""
+
+
+def unknown_commit(what: str, why: str) -> CommitStateUnknownError:
+    """The error for a commit request whose answer was lost (``why``)."""
+    return CommitStateUnknownError(
+        f"{what or 'a table'}: the REST catalog may or may not have published the commit ({why}); every "
+        "file the commit wrote was kept (orphan-file cleaning removes them if it did not land): read the "
+        "table's latest snapshot before retrying"
+    )
 
 
 def http_error(status: int, text: str, method: str, path: str, what: str) -> LsmlakeError:
@@ -121,11 +160,19 @@ def http_error(status: int, text: str, method: str, path: str, what: str) -> Lsm
             "'token' names who asks)"
         )
     if status == 404:
-        error = _NOT_FOUND.get(resource, NoSuchTableError)
-        kind = resource.lower() or "table"
+        # without a resourceType, the object asked for (``what``: "table db.t") says what is missing
+        kind = resource.lower() or (what.split(" ", 1)[0] if what else "")
+        error = _NOT_FOUND.get(kind.upper(), NoSuchResourceError)
         name = body.get("resourceName")
-        subject = what if what.startswith(kind + " ") or not name else f"{kind} {name}"
-        return error(f"{subject or request} does not exist (REST catalog, HTTP 404: {message})")
+        if what.startswith(kind + " "):
+            subject = what
+        elif name:
+            subject = f"{kind or 'resource'} {name}"
+            if kind in _OF_TABLE and what.startswith("table "):
+                subject += f" of {what}"
+        else:
+            subject = f"the {kind or 'resource'} of {request}"
+        return error(f"{subject} does not exist (REST catalog, HTTP 404: {message})")
     if status == 409:
         kind = resource.lower()
         name = body.get("resourceName")

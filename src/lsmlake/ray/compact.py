@@ -148,6 +148,7 @@ def _ray_compactor(
 def compact_table_ray(source: TableSource, *, full: bool = False, **ray_remote_args: Any) -> int | None:
     """Compact every bucket of the latest snapshot on Ray; the COMPACT snapshot's id, or None."""
     table, storage = open_source(source)
+    table.check_committable()
     if not table.schema.primary_keys:
         raise UnsupportedError(f"table {table.name}: compaction of append tables is not supported yet")
     restored = RestoredState.load(table.io, table.paths, table.snapshot_manager.latest())

@@ -260,6 +260,7 @@ def write_table(
     bucket count). ``ray_remote_args`` go to the writing tasks.
     """
     driver_table, storage = open_source(table)
+    driver_table.check_committable()
     schema, options, name = driver_table.schema, driver_table.options, driver_table.name
     num_buckets = options.bucket
     if schema.primary_keys and num_buckets <= 0:

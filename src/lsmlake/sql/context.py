@@ -53,15 +53,12 @@ class SqlContext:
         self.catalogs.setdefault(self.catalog_name, self.catalog)
 
     def name(self, parts: Sequence[str], *, allow_system: bool = True) -> TableName:
-        """Resolve ``t``, ``db.t`` or ``catalog.db.t``, maybe ``t$files``; the catalog part is ignored
-        unless it names another catalog of the session (refused: ``USE CATALOG`` it first)."""
+        """Resolve ``t``, ``db.t`` or ``catalog.db.t``, maybe ``t$files``; the catalog part must name
+        the current catalog (another of the session's is refused: ``USE CATALOG`` it first)."""
         if not 1 <= len(parts) <= 3 or not all(parts):
             raise SqlError(f"bad table name {'.'.join(parts)!r}: expected [database.]table")
-        if len(parts) == 3 and parts[0] != self.catalog_name and parts[0] in self.catalogs:
-            raise UnsupportedError(
-                f"table {'.'.join(parts)} is in catalog {parts[0]}, not in the current one "
-                f"({self.catalog_name}): USE CATALOG {parts[0]} first"
-            )
+        if len(parts) == 3:
+            self.check_catalog(parts[0], f"table {'.'.join(parts)}")
         database = parts[-2] if len(parts) >= 2 else self.database
         table, system = parts[-1], None
         if SYSTEM_TABLE_SPLITTER in table:
@@ -82,6 +79,28 @@ class SqlContext:
                     f"available: {', '.join('$' + s for s in SYSTEM_TABLES)}"
                 )
         return TableName(database, table, system)
+
+    def check_catalog(self, catalog: str, subject: str) -> None:
+        """The catalog part of a qualified name must be the current catalog: an unknown one is an error
+        (never silently the current one), another of the session's is refused."""
+        if catalog == self.catalog_name:
+            return
+        if catalog not in self.catalogs:
+            raise SqlError(
+                f"{subject}: catalog {catalog} does not exist (known: {', '.join(sorted(self.catalogs))})"
+            )
+        raise UnsupportedError(
+            f"{subject} is in catalog {catalog}, not in the current one ({self.catalog_name}): "
+            f"USE CATALOG {catalog} first"
+        )
+
+    def database_name(self, parts: Sequence[str]) -> str:
+        """Resolve ``db`` or ``catalog.db`` (the catalog checked as in ``name``)."""
+        if not 1 <= len(parts) <= 2 or not all(parts):
+            raise SqlError(f"bad database name {'.'.join(parts)!r}: expected [catalog.]database")
+        if len(parts) == 2:
+            self.check_catalog(parts[0], f"database {'.'.join(parts)}")
+        return parts[-1]
 
     def table(self, name: TableName) -> Table:
         """The data table behind ``name`` (for ``t$files`` that is ``t``)."""

@@ -228,8 +228,19 @@ def use(ctx: SqlContext, stmt: Statement) -> Result:
     cur = Cursor(stmt, 1)
     if not cur.accept("DATABASE"):
         cur.accept("SCHEMA")
-    db = cur.qualified("a database name")[-1]
+    parts = cur.qualified("a database name")
     cur.end()
+    if len(parts) == 2 and parts[0] in ctx.catalogs and parts[0] != ctx.catalog_name:
+        # Flink's USE catalog.db: switch to that catalog and database
+        name, catalog = parts[0], ctx.catalogs[parts[0]]
+        db = parts[1]
+        if db == DEFAULT_DATABASE:
+            catalog.create_database(db, exist_ok=True)
+        if db not in catalog.list_databases():
+            raise NoSuchDatabaseError(f"database {name}.{db} does not exist")
+        ctx.catalog, ctx.catalog_name, ctx.database = catalog, name, db
+        return Result("use", stmt.text, message=f"using catalog {name}, database {db}")
+    db = ctx.database_name(parts)
     ctx.ensure_database(db)
     if db not in ctx.catalog.list_databases():
         raise NoSuchDatabaseError(f"database {db} does not exist")
@@ -255,7 +266,7 @@ def show(ctx: SqlContext, stmt: Statement) -> Result:
     if cur.accept("TABLES"):
         db = ctx.database
         if cur.accept("FROM") or cur.accept("IN"):
-            db = cur.qualified("a database name")[-1]
+            db = ctx.database_name(cur.qualified("a database name"))
         pattern = _like(cur)
         cur.end()
         if db == DEFAULT_DATABASE and db not in ctx.catalog.list_databases():

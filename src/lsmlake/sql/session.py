@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 
 import pyarrow as pa
 import sqlglot
 from sqlglot import exp
 
 from lsmlake.catalog import Catalog
+from lsmlake.core.redact import mask_values, redact_sql, secret_values
 from lsmlake.core.sql_lexer import Statement, rewrite_for_sqlglot, split_statements
 from lsmlake.errors import LsmlakeError, SqlError
 from lsmlake.sql import alter, catalogs, ddl, dml, export, merge, procedures
@@ -42,15 +44,27 @@ class Session:
         return list(self.run(sql_text))
 
     def execute_statement(self, stmt: Statement) -> Result:
+        """Run one statement. Secret option values in it (a catalog's ``'token'``, ``'jdbc.password'``,
+        ``'header.*'``, ...) are masked in its Result and in the error it raises."""
+        secrets = secret_values(stmt.text)
         try:
-            return self._dispatch(stmt)
+            result = self._dispatch(stmt)
         except (LsmlakeError, ValueError) as e:
-            label = f"statement {stmt.number} (line {stmt.line}: {short(stmt.text)})"
+            label = f"statement {stmt.number} (line {stmt.line}: {short(redact_sql(stmt.text))})"
+            message = mask_values(f"{label}: {e}", secrets)
+            leaked = any(v in str(e) for v in secrets)
             try:
-                wrapped = type(e)(f"{label}: {e}")
+                wrapped = type(e)(message)
             except Exception:
+                if leaked:
+                    raise SqlError(message) from None
                 raise e from None
+            if leaked:  # the original error quotes a secret: do not chain it
+                raise wrapped from None
             raise wrapped from e
+        if secrets:
+            return replace(result, statement=redact_sql(stmt.text))
+        return result
 
     def _dispatch(self, stmt: Statement) -> Result:
         key = stmt.keyword

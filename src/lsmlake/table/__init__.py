@@ -18,7 +18,6 @@ from lsmlake.errors import (
     ImmutableColumnError,
     NoSuchColumnError,
     NoSuchSnapshotError,
-    NoSuchTagError,
     UnsupportedError,
 )
 from lsmlake.expr import FilterInput
@@ -388,25 +387,7 @@ class Table(TableHandle):
     def rollback_to(self, snapshot_id: int | None = None, *, tag: str | None = None) -> RollbackResult:
         """Make a snapshot (or a tag's) the latest again; newer snapshots and their files go. A table of
         a REST catalog asks the server, which removes them (the result then lists the snapshots only)."""
-        if self.catalog_env is None:
-            return rollback_to(self, snapshot_id, tag)
-        if (snapshot_id is None) == (tag is None):
-            raise ValueError("rollback_to needs exactly one of snapshot_id and tag")
-        manager = self.snapshot_manager
-        latest = manager.latest_id()
-        if latest is None:
-            raise NoSuchSnapshotError(f"table {self.name} has no snapshots to roll back")
-        if tag is None:
-            assert snapshot_id is not None
-            target = snapshot_id
-        else:
-            tagged = [t for t in list_tags(self) if t.name == tag]
-            if not tagged:
-                raise NoSuchTagError(f"table {self.name} has no tag {tag!r}")
-            target = tagged[0].snapshot.id
-        above = tuple(i for i in manager.listed_ids() if i > target)
-        self.catalog_env.rollback(self.root, snapshot_id=snapshot_id, tag=tag, from_snapshot=latest)
-        return RollbackResult(target, tuple(reversed(above)))
+        return rollback_to(self, snapshot_id, tag)
 
     def rollback_to_timestamp(self, timestamp_millis: int) -> RollbackResult:
         """Roll back to the newest snapshot committed at or before ``timestamp_millis`` (epoch ms)."""

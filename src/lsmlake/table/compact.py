@@ -8,7 +8,7 @@ from collections.abc import Collection
 from lsmlake.commit.compaction import commit_compaction, compact_and_publish
 from lsmlake.compact.executors import delete_unpublished
 from lsmlake.compact.executors import executor as named_executor
-from lsmlake.errors import UnsupportedError
+from lsmlake.errors import CommitStateUnknownError, UnsupportedError
 from lsmlake.metadata.restore import RestoredState
 from lsmlake.metadata.table_handle import TableHandle
 from lsmlake.scan.planner import POSTPONE_BUCKET
@@ -30,6 +30,7 @@ def compact_table(
     ``commit_user`` commits as that writer (a write re-running its own compaction).
     """
     compactor_for = named_executor(executor)  # ValueError for an unknown name, before any I/O
+    table.check_committable()
     if not table.schema.primary_keys:
         raise UnsupportedError(f"table {table.name}: compaction of append tables is not supported yet")
     restored = RestoredState.load(table.io, table.paths, table.snapshot_manager.latest())
@@ -40,9 +41,7 @@ def compact_table(
     if last is not None:
         restored = RestoredState.load(table.io, table.paths, table.snapshot_manager.latest())
     pending = [b for b in restored.buckets() if b[1] != POSTPONE_BUCKET and (only is None or b in only)]
-    done = compact_and_publish(
-        table, restored, pending, compactor_for(table, full), commit_user=commit_user
-    )
+    done = compact_and_publish(table, restored, pending, compactor_for(table, full), commit_user=commit_user)
     return done if done is not None else last
 
 
@@ -56,6 +55,7 @@ def compact_postponed(table: TableHandle, restored: RestoredState) -> int | None
     try:
         read_dvs = (restored.dv_index, f"snapshot {restored.snapshot.id if restored.snapshot else 0}")
         return commit_compaction(table, compactor.compact(), read_dvs=read_dvs)
-    except BaseException:
-        delete_unpublished(table, compactor.written_paths)
+    except BaseException as e:
+        if not isinstance(e, CommitStateUnknownError):  # else the snapshot may reference them
+            delete_unpublished(table, compactor.written_paths)
         raise

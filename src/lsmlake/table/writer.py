@@ -102,6 +102,7 @@ class TableWriter:
         """``overwrite``: False for upserts; True to replace the partitions written (the whole table when
         un-partitioned or when `dynamic-partition-overwrite` is false); a mapping of partition values to
         replace exactly the partitions matching it (rows outside it are refused)."""
+        table.check_committable()
         self.table = table
         self._overwrite: PartitionSpec | bool | None = overwrite
         if isinstance(overwrite, Mapping):
