@@ -59,7 +59,11 @@ def test_cached_footers_weigh_at_least_the_memory_they_hold(tmp_path: Path) -> N
     src = str(Path(__file__).resolve().parents[2] / "src")
     env = {**os.environ, "PYTHONPATH": src + os.pathsep + os.environ.get("PYTHONPATH", "")}
     done = subprocess.run(
-        [sys.executable, "-c", CHILD, str(tmp_path), *paths], capture_output=True, text=True, env=env, check=True
+        [sys.executable, "-c", CHILD, str(tmp_path), *paths],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
     )
     got = json.loads(done.stdout)
     assert got["entries"] == FILES
