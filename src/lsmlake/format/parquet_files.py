@@ -145,7 +145,7 @@ def footer_bytes(meta: pq.FileMetaData) -> int:
     """What a decoded footer costs in memory: its serialized bytes plus every column chunk's
     decoded metadata. Weighing by the serialized size alone let the 64 MB cache hold ~400 MB of
     footers of files with many row groups (a large write's level-0 files)."""
-    return int(meta.serialized_size) + meta.num_row_groups * meta.num_columns * COLUMN_CHUNK_BYTES
+    return int(meta.serialized_size) + int(meta.num_row_groups) * int(meta.num_columns) * COLUMN_CHUNK_BYTES
 
 
 def _local_size(io: FileIO, path: str) -> int | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import posixpath
 import threading
+from collections import deque
 from collections.abc import Callable, Iterable, Set
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
@@ -50,8 +51,8 @@ R = TypeVar("R")
 PARALLEL_MIN_ROWS = 50_000
 
 BucketId = tuple[bytes, int]
-# Spilled runs merged into one data file at commit hold at most budget / this many bytes.
-FINAL_MERGE_SHARE = 8
+# A commit merges spilled runs and buffered parts into data files of at most budget / this many bytes.
+FINAL_MERGE_SHARE = 16
 
 
 @dataclass
@@ -106,7 +107,9 @@ class FileStoreWrite:
         if pk and self.num_buckets == POSTPONE_BUCKET:
             self.options = postpone_write_options(options)
         validate_write_buffer(self.options)
-        self.pool = WriteBufferPool(options.get(CoreOptions.WRITE_BUFFER_SIZE), options.get(CoreOptions.PAGE_SIZE))
+        self.pool = WriteBufferPool(
+            options.get(CoreOptions.WRITE_BUFFER_SIZE), options.get(CoreOptions.PAGE_SIZE)
+        )
         self._flusher = BackgroundFlusher(table_name)
         # append tables write rows as they come (Paimon's `write-buffer-for-append` sort buffer is not used)
         self._spill = (
@@ -303,32 +306,51 @@ class FileStoreWrite:
             self.written_paths.extend(f"{directory}/{m.file_name}" for m in written)
 
     def _final_flush(self, buf: _BucketBuffer) -> None:
-        """Write a bucket's spilled runs and buffered rows as data files: consecutive runs merged into
-        one file while they fit in an eighth of the budget (a merge holds its rows about four times
-        over, on two threads) and number at most `sort-spill-threshold`."""
+        """Write a bucket's spilled runs and buffered rows as data files, in arrival order: consecutive
+        runs and buffered parts merged into one file while they fit in a sixteenth of the budget and
+        number at most `sort-spill-threshold` runs. A merge holds its rows about four times over and two
+        buckets flush at once, so the merges take at most half the budget, the half that buffered rows
+        left free when flushing started (an append table's parts are written together, unsorted)."""
         parts, buf.tables = buf.tables, []
         self.pool.hand_off(buf.nbytes)
         nbytes, buf.nbytes = buf.nbytes, 0
         try:
             runs, buf.spilled = buf.spilled, []
+            if not self.schema.primary_keys:
+                self._write_files(buf, parts, buf.first_sequence)
+                return
+            pending: deque[SpilledRun | pa.Table] = deque([*runs, *parts])
+            parts.clear()  # each part is released once written
             limit, most = self.pool.budget // FINAL_MERGE_SHARE, self.options.sort_spill_threshold
-            group: list[SpilledRun] = []
-            for run in runs:
-                if group and (sum(r.nbytes for r in group) + run.nbytes > limit or len(group) >= most):
-                    self._write_runs(buf, group, [])
-                    group = []
-                group.append(run)
-            if group and (sum(r.nbytes for r in group) + nbytes > limit or len(group) >= most):
-                self._write_runs(buf, group, [])
-                group = []
-            self._write_runs(buf, group, parts)
+            group: list[SpilledRun | pa.Table] = []
+            size = 0
+            while pending:
+                item = pending.popleft()
+                in_runs = sum(isinstance(g, SpilledRun) for g in group)
+                if group and (
+                    size + item.nbytes > limit or (isinstance(item, SpilledRun) and in_runs >= most)
+                ):
+                    self._write_group(buf, group)
+                    group, size = [], 0
+                group.append(item)
+                size += item.nbytes
+            self._write_group(buf, group)
         finally:
             self.pool.release(nbytes)
 
-    def _write_runs(self, buf: _BucketBuffer, runs: list[SpilledRun], parts: list[pa.Table]) -> None:
-        assert self._spill is not None or not runs
-        loaded = [self._spill.read(r) for r in runs] if self._spill is not None else []
-        self._write_files(buf, loaded + parts, buf.first_sequence, each_sorted=not runs)
+    def _write_group(self, buf: _BucketBuffer, group: list[SpilledRun | pa.Table]) -> None:
+        """Spilled runs (read back) and buffered parts as data files of one sorted run."""
+        if not group:
+            return
+        spill = self._spill
+        has_runs = any(isinstance(g, SpilledRun) for g in group)
+        assert spill is not None or not has_runs
+        loaded = [spill.read(g) if isinstance(g, SpilledRun) and spill is not None else g for g in group]
+        group.clear()
+        # a spilled run is several sorted parts, not one sorted run: then the group is sorted as a whole
+        self._write_files(
+            buf, [t for t in loaded if isinstance(t, pa.Table)], buf.first_sequence, each_sorted=not has_runs
+        )
 
     def _partition_dir(self, values: tuple[object, ...]) -> str:
         return partition_directory(self.schema, self.options, values)
