@@ -118,6 +118,7 @@ class FileStoreWrite:
             else None
         )
         self._lock = threading.Lock()
+        self._workers: ThreadPoolExecutor | None = None
         self.merge_function = merge_function_for(options, schema) if pk else Deduplicate()
 
     @property
@@ -200,14 +201,23 @@ class FileStoreWrite:
 
         self._flusher.submit(flush)
 
-    @staticmethod
-    def _map(fn: Callable[[T], R], items: Iterable[T], *, parallel: bool) -> list[R]:
-        """Apply ``fn`` to each item, on a thread pool when asked (Arrow kernels release the GIL)."""
+    def _map(self, fn: Callable[[T], R], items: Iterable[T], *, parallel: bool) -> list[R]:
+        """Apply ``fn`` to each item, on the writer's threads when asked (Arrow kernels release the GIL).
+        The threads live until the commit: starting two per 100k-row batch cost time, and each new
+        thread left the allocators another heap of freed memory to keep."""
         items = list(items)
         if not parallel or len(items) < 2:
             return [fn(x) for x in items]
-        with ThreadPoolExecutor(max_workers=min(len(items), os.cpu_count() or 1)) as pool:
-            return list(pool.map(fn, items))
+        if self._workers is None:
+            self._workers = ThreadPoolExecutor(
+                max_workers=os.cpu_count() or 1, thread_name_prefix=f"lsmlake-write-{self.table_name}"
+            )
+        return list(self._workers.map(fn, items))
+
+    def _stop_workers(self) -> None:
+        workers, self._workers = self._workers, None
+        if workers is not None:
+            workers.shutdown(wait=True)
 
     def _sorted_kv(self, rows: pa.Table, kinds: np.ndarray, indices: np.ndarray, first: int) -> pa.Table:
         """One bucket's rows in key-value layout, sorted by key (then user sequence, then arrival)."""
@@ -358,6 +368,12 @@ class FileStoreWrite:
     def prepare_commit(self, *, compact: bool = True, full: bool = False) -> list[CommitMessage]:
         """Flush every buffer, compact the buckets written (unless ``write-only``); one message per bucket.
         Raises the error of a background flush that failed (the caller then aborts)."""
+        try:
+            return self._prepare_commit(compact=compact, full=full)
+        finally:
+            self._stop_workers()
+
+    def _prepare_commit(self, *, compact: bool, full: bool) -> list[CommitMessage]:
         self._flusher.drain()
         self._flusher.close()
         items = list(self._buffers.items())
@@ -406,6 +422,7 @@ class FileStoreWrite:
         """Drop buffered rows and delete the files this writer wrote, except those named in ``keep``
         (files a snapshot already published references)."""
         self._flusher.close()  # running flushes finish first: their files are then deleted too
+        self._stop_workers()
         if self._spill is not None:
             self._spill.close()
         for buf in self._buffers.values():
