@@ -63,7 +63,11 @@ def step_write(warehouse: str, rows: int, buckets: int, options: dict[str, str])
         for part in batches(rows):
             batch_bytes = max(batch_bytes, part.nbytes)
             writer.write(part)
-    return {"rows": rows, "batch_mb": batch_bytes / MB, "buffer_mb": table.options.get(CoreOptions.WRITE_BUFFER_SIZE) / MB}
+    return {
+        "rows": rows,
+        "batch_mb": batch_bytes / MB,
+        "buffer_mb": table.options.get(CoreOptions.WRITE_BUFFER_SIZE) / MB,
+    }
 
 
 def step_read(warehouse: str) -> dict[str, Any]:
@@ -206,7 +210,9 @@ def main(argv: list[str] | None = None) -> None:
             + (f"OVER in {', '.join(over)}" if over else f"all {len(writes)} writes within it")
         )
     RESULTS.mkdir(exist_ok=True)
-    (RESULTS / f"{args.out}.json").write_text(json.dumps({"machine": machine(), "results": results}, indent=1))
+    (RESULTS / f"{args.out}.json").write_text(
+        json.dumps({"machine": machine(), "results": results}, indent=1)
+    )
 
 
 if __name__ == "__main__":

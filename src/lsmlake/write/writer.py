@@ -23,6 +23,7 @@ from lsmlake.bucket.routers import (
 from lsmlake.bucket.routing import route_rows
 from lsmlake.compact.bucket_compactor import BucketFiles, compact_bucket, restore_deletion_vectors, written_by
 from lsmlake.core.fileio import FileIO
+from lsmlake.core.memory import release_unused_memory
 from lsmlake.core.options import CoreOptions
 from lsmlake.core.options.validation import validate_write_buffer
 from lsmlake.core.paths import TablePaths, partition_directory
@@ -198,6 +199,7 @@ class FileStoreWrite:
             finally:
                 parts.clear()
                 self.pool.release(nbytes)
+                release_unused_memory()
 
         self._flusher.submit(flush)
 
@@ -347,6 +349,7 @@ class FileStoreWrite:
             self._write_group(buf, group)
         finally:
             self.pool.release(nbytes)
+            release_unused_memory()
 
     def _write_group(self, buf: _BucketBuffer, group: list[SpilledRun | pa.Table]) -> None:
         """Spilled runs (read back) and buffered parts as data files of one sorted run."""
@@ -404,7 +407,10 @@ class FileStoreWrite:
                         self.io, self.paths, self.restored, partition, bucket, self.options
                     ),
                 )
-                result = compact_bucket(self.io, self.paths, self.schema, self.options, state, full=full)
+                try:
+                    result = compact_bucket(self.io, self.paths, self.schema, self.options, state, full=full)
+                finally:
+                    release_unused_memory()
                 if result is not None:
                     self.written_paths.extend(written_by(result, buf.directory, self.paths))
                     message = replace(result, new_files=new_files, changelog_files=changelog)
