@@ -99,9 +99,10 @@ def write_mix(t: lsmlake.Table) -> None:
     ids=["spill", "threshold-2", "disk-full"],
 )
 def test_spilling_writes_the_same_table(catalog: lsmlake.Catalog, spill: dict[str, str]) -> None:
-    sizes = {**SMALL, "write-buffer-size": "1 mb"}  # runs of ~1/32 of it: a commit merges several per file
-    plain = create(catalog, "plain", bucket="16", **sizes, **{"write-buffer-spillable": "false"})
-    spilled = create(catalog, "spilled", bucket="16", **sizes, **spill)
+    # 32 buckets: runs of ~1/64 of the budget, and a commit merges up to 1/16 of it per file
+    sizes = {**SMALL, "write-buffer-size": "1 mb"}
+    plain = create(catalog, "plain", bucket="32", **sizes, **{"write-buffer-spillable": "false"})
+    spilled = create(catalog, "spilled", bucket="32", **sizes, **spill)
     write_mix(plain)
     write_mix(spilled)
     assert spilled.read().sort_by("id").equals(plain.read().sort_by("id"))

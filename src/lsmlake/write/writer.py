@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import posixpath
 import threading
+from collections import deque
 from collections.abc import Callable, Iterable, Set
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
@@ -23,6 +24,7 @@ from lsmlake.bucket.routers import (
 from lsmlake.bucket.routing import route_rows
 from lsmlake.compact.bucket_compactor import BucketFiles, compact_bucket, restore_deletion_vectors, written_by
 from lsmlake.core.fileio import FileIO
+from lsmlake.core.memory import release_unused_memory
 from lsmlake.core.options import CoreOptions
 from lsmlake.core.options.validation import validate_write_buffer
 from lsmlake.core.paths import TablePaths, partition_directory
@@ -53,8 +55,8 @@ R = TypeVar("R")
 PARALLEL_MIN_ROWS = 50_000
 
 BucketId = tuple[bytes, int]
-# Spilled runs merged into one data file at commit hold at most budget / this many bytes.
-FINAL_MERGE_SHARE = 8
+# A commit merges spilled runs and buffered parts into data files of at most budget / this many bytes.
+FINAL_MERGE_SHARE = 16
 
 
 @dataclass
@@ -120,6 +122,7 @@ class FileStoreWrite:
             else None
         )
         self._lock = threading.Lock()
+        self._workers: ThreadPoolExecutor | None = None
         self.merge_function = merge_function_for(options, schema) if pk else Deduplicate()
 
     @property
@@ -199,17 +202,27 @@ class FileStoreWrite:
             finally:
                 parts.clear()
                 self.pool.release(nbytes)
+                release_unused_memory()
 
         self._flusher.submit(flush)
 
-    @staticmethod
-    def _map(fn: Callable[[T], R], items: Iterable[T], *, parallel: bool) -> list[R]:
-        """Apply ``fn`` to each item, on a thread pool when asked (Arrow kernels release the GIL)."""
+    def _map(self, fn: Callable[[T], R], items: Iterable[T], *, parallel: bool) -> list[R]:
+        """Apply ``fn`` to each item, on the writer's threads when asked (Arrow kernels release the GIL).
+        The threads live until the commit: starting two per 100k-row batch cost time, and each new
+        thread left the allocators another heap of freed memory to keep."""
         items = list(items)
         if not parallel or len(items) < 2:
             return [fn(x) for x in items]
-        with ThreadPoolExecutor(max_workers=min(len(items), os.cpu_count() or 1)) as pool:
-            return list(pool.map(fn, items))
+        if self._workers is None:
+            self._workers = ThreadPoolExecutor(
+                max_workers=os.cpu_count() or 1, thread_name_prefix=f"lsmlake-write-{self.table_name}"
+            )
+        return list(self._workers.map(fn, items))
+
+    def _stop_workers(self) -> None:
+        workers, self._workers = self._workers, None
+        if workers is not None:
+            workers.shutdown(wait=True)
 
     def _sorted_kv(self, rows: pa.Table, kinds: np.ndarray, indices: np.ndarray, first: int) -> pa.Table:
         """One bucket's rows in key-value layout, sorted by key (then user sequence, then arrival)."""
@@ -325,32 +338,52 @@ class FileStoreWrite:
             self.written_paths.extend(f"{directory}/{m.file_name}" for m in written)
 
     def _final_flush(self, buf: _BucketBuffer) -> None:
-        """Write a bucket's spilled runs and buffered rows as data files: consecutive runs merged into
-        one file while they fit in an eighth of the budget (a merge holds its rows about four times
-        over, on two threads) and number at most `sort-spill-threshold`."""
+        """Write a bucket's spilled runs and buffered rows as data files, in arrival order: consecutive
+        runs and buffered parts merged into one file while they fit in a sixteenth of the budget and
+        number at most `sort-spill-threshold` runs. A merge holds its rows about four times over and two
+        buckets flush at once, so the merges take at most half the budget, the half that buffered rows
+        left free when flushing started (an append table's parts are written together, unsorted)."""
         parts, buf.tables = buf.tables, []
         self.pool.hand_off(buf.nbytes)
         nbytes, buf.nbytes = buf.nbytes, 0
         try:
             runs, buf.spilled = buf.spilled, []
+            if not self.schema.primary_keys:
+                self._write_files(buf, parts, buf.first_sequence)
+                return
+            pending: deque[SpilledRun | pa.Table] = deque([*runs, *parts])
+            parts.clear()  # each part is released once written
             limit, most = self.pool.budget // FINAL_MERGE_SHARE, self.options.sort_spill_threshold
-            group: list[SpilledRun] = []
-            for run in runs:
-                if group and (sum(r.nbytes for r in group) + run.nbytes > limit or len(group) >= most):
-                    self._write_runs(buf, group, [])
-                    group = []
-                group.append(run)
-            if group and (sum(r.nbytes for r in group) + nbytes > limit or len(group) >= most):
-                self._write_runs(buf, group, [])
-                group = []
-            self._write_runs(buf, group, parts)
+            group: list[SpilledRun | pa.Table] = []
+            size = 0
+            while pending:
+                item = pending.popleft()
+                in_runs = sum(isinstance(g, SpilledRun) for g in group)
+                if group and (
+                    size + item.nbytes > limit or (isinstance(item, SpilledRun) and in_runs >= most)
+                ):
+                    self._write_group(buf, group)
+                    group, size = [], 0
+                group.append(item)
+                size += item.nbytes
+            self._write_group(buf, group)
         finally:
             self.pool.release(nbytes)
+            release_unused_memory()
 
-    def _write_runs(self, buf: _BucketBuffer, runs: list[SpilledRun], parts: list[pa.Table]) -> None:
-        assert self._spill is not None or not runs
-        loaded = [self._spill.read(r) for r in runs] if self._spill is not None else []
-        self._write_files(buf, loaded + parts, buf.first_sequence, each_sorted=not runs)
+    def _write_group(self, buf: _BucketBuffer, group: list[SpilledRun | pa.Table]) -> None:
+        """Spilled runs (read back) and buffered parts as data files of one sorted run."""
+        if not group:
+            return
+        spill = self._spill
+        has_runs = any(isinstance(g, SpilledRun) for g in group)
+        assert spill is not None or not has_runs
+        loaded = [spill.read(g) if isinstance(g, SpilledRun) and spill is not None else g for g in group]
+        group.clear()
+        # a spilled run is several sorted parts, not one sorted run: then the group is sorted as a whole
+        self._write_files(
+            buf, [t for t in loaded if isinstance(t, pa.Table)], buf.first_sequence, each_sorted=not has_runs
+        )
 
     def _partition_dir(self, values: tuple[object, ...]) -> str:
         return partition_directory(self.schema, self.options, values)
@@ -358,6 +391,12 @@ class FileStoreWrite:
     def prepare_commit(self, *, compact: bool = True, full: bool = False) -> list[CommitMessage]:
         """Flush every buffer, compact the buckets written (unless ``write-only``); one message per bucket.
         Raises the error of a background flush that failed (the caller then aborts)."""
+        try:
+            return self._prepare_commit(compact=compact, full=full)
+        finally:
+            self._stop_workers()
+
+    def _prepare_commit(self, *, compact: bool, full: bool) -> list[CommitMessage]:
         self._flusher.drain()
         self._flusher.close()
         items = list(self._buffers.items())
@@ -388,7 +427,10 @@ class FileStoreWrite:
                         self.io, self.paths, self.restored, partition, bucket, self.options
                     ),
                 )
-                result = compact_bucket(self.io, self.paths, self.schema, self.options, state, full=full)
+                try:
+                    result = compact_bucket(self.io, self.paths, self.schema, self.options, state, full=full)
+                finally:
+                    release_unused_memory()
                 if result is not None:
                     self.written_paths.extend(written_by(result, buf.directory, self.paths))
                     message = replace(result, new_files=new_files, changelog_files=changelog)
@@ -415,6 +457,7 @@ class FileStoreWrite:
         """Drop buffered rows and delete the files this writer wrote, except those named in ``keep``
         (files a snapshot already published references)."""
         self._flusher.close()  # running flushes finish first: their files are then deleted too
+        self._stop_workers()
         if self._spill is not None:
             self._spill.close()
         for buf in self._buffers.values():
