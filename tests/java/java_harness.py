@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import datetime as dt
 import decimal
@@ -219,7 +220,9 @@ class JavaPaimon:
         )["rows"]
         return rows
 
-    def read_equal(self, warehouse: str, table: str, column: str, value: str) -> tuple[list[dict[str, Any]], int]:
+    def read_equal(
+        self, warehouse: str, table: str, column: str, value: str
+    ) -> tuple[list[dict[str, Any]], int]:
         """Rows Java reads with the filter ``column = value`` (a string), and the data files its plan kept."""
         answer = self.call("read", warehouse=warehouse, table=table, options={}, equal=[column, value])
         return answer["rows"], int(answer["files"])
@@ -319,6 +322,8 @@ def _json_default(value: object) -> object:
         return to_micros(value)
     if isinstance(value, dt.date):
         return value.isoformat()
+    if isinstance(value, bytes):
+        return base64.b64encode(value).decode("ascii")  # the harness's BYTES form
     raise TypeError(f"cannot send {type(value).__name__} to the Java harness")
 
 

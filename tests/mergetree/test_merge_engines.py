@@ -437,7 +437,7 @@ def test_engine_options_paimon_rejects(options: dict[str, str], message: str) ->
         Engine(options, 4)
 
 
-@pytest.mark.parametrize("func", ["hll_sketch", "theta_sketch", "rbm32", "nested_update"])
+@pytest.mark.parametrize("func", ["rbm64"])
 def test_paimon_functions_lsmlake_lacks_are_unsupported(func: str) -> None:
     with pytest.raises(UnsupportedError, match=func):
         Engine({"merge-engine": "aggregation", "fields.f1.aggregate-function": func}, 2, {"f1": pa.binary()})
