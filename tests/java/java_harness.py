@@ -220,9 +220,7 @@ class JavaPaimon:
         )["rows"]
         return rows
 
-    def read_equal(
-        self, warehouse: str, table: str, column: str, value: str
-    ) -> tuple[list[dict[str, Any]], int]:
+    def read_equal(self, warehouse: str, table: str, column: str, value: str) -> tuple[list[dict[str, Any]], int]:
         """Rows Java reads with the filter ``column = value`` (a string), and the data files its plan kept."""
         answer = self.call("read", warehouse=warehouse, table=table, options={}, equal=[column, value])
         return answer["rows"], int(answer["files"])

@@ -230,4 +230,3 @@ def test_corrupt_sketch_names_the_field() -> None:
 def test_options_paimon_rejects(options: dict[str, str], dtype: pa.DataType, message: str) -> None:
     with pytest.raises(InvalidOptionError, match=message):
         merge(options, dtype, [None])
-
