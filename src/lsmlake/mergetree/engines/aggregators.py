@@ -49,12 +49,11 @@ AGGREGATORS: dict[str, type[FieldAggregator]] = {
 }
 AGGREGATORS["first_not_null_value"] = FirstNonNullValue  # Paimon's legacy name
 PRIMARY_KEY = "primary-key"
-# Paimon knows these; lsmlake cannot compute them (yet).
-NOT_IMPLEMENTED = frozenset(
-    {
-        "rbm64",
-    }
-)
+# Paimon knows these; lsmlake cannot compute them (yet), and why.
+NOT_IMPLEMENTED = {
+    "rbm64": "Paimon stores it in Java's Roaring64Bitmap serialization (its ART tree layout, which has no "
+    "portable specification), which lsmlake cannot read or write yet",
+}
 
 
 def check_function_name(name: str, where: str) -> None:
@@ -62,7 +61,9 @@ def check_function_name(name: str, where: str) -> None:
     if name in AGGREGATORS or name == PRIMARY_KEY:
         return
     if name in NOT_IMPLEMENTED:
-        raise UnsupportedError(f"{where}: aggregate function '{name}' is not supported by lsmlake yet")
+        raise UnsupportedError(
+            f"{where}: aggregate function '{name}' is not supported by lsmlake yet: {NOT_IMPLEMENTED[name]}"
+        )
     hint = " (Paimon has no 'count'; aggregate a column of 1s with 'sum')" if name == "count" else ""
     known = ", ".join(sorted(AGGREGATORS))
     raise InvalidOptionError(f"{where}: unknown aggregate function '{name}'{hint}; known: {known}")
