@@ -303,8 +303,9 @@ class JavaPaimon:
         )["rows"]
         return rows
 
-    def alter(self, warehouse: str, table: str, changes: Sequence[Mapping[str, str]]) -> None:
-        """``Catalog.alterTable``: ``{"add": name, "type": sql}``, ``{"rename": name, "to": new}``, ``{"drop": name}``."""
+    def alter(self, warehouse: str, table: str, changes: Sequence[Mapping[str, str | None]]) -> None:
+        """``Catalog.alterTable``: ``{"add": name, "type": sql}``, ``{"rename": name, "to": new}``, ``{"drop": name}``,
+        ``{"default": name, "value": text}`` (``updateColumnDefaultValue``)."""
         self.call("alter", warehouse=warehouse, table=table, changes=[dict(c) for c in changes])
 
     def files(self, warehouse: str, table: str) -> list[dict[str, Any]]:
