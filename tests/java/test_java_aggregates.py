@@ -9,12 +9,14 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pytest
 from java_harness import JavaPaimon, arrow_rows, java_rows
 from pyroaring import BitMap
 
 import lsmlake
+from lsmlake.mergetree.engines import roaring64
 
 ds = pytest.importorskip("datasketches")
 
@@ -32,6 +34,7 @@ SCHEMA = pa.schema(
         pa.field("h", pa.binary()),
         pa.field("t", pa.binary()),
         pa.field("r", pa.binary()),
+        pa.field("r64", pa.binary()),
     ]
 )
 OPTIONS = {
@@ -47,6 +50,7 @@ OPTIONS = {
     "fields.h.aggregate-function": "hll_sketch",
     "fields.t.aggregate-function": "theta_sketch",
     "fields.r.aggregate-function": "rbm32",
+    "fields.r64.aggregate-function": "rbm64",
 }
 Row = dict[str, Any]
 
@@ -63,6 +67,22 @@ def _theta(values: Sequence[int]) -> bytes:
     for v in values:
         sketch.update(v)
     return bytes(sketch.compact().serialize())
+
+
+def _bitmap64(k: int, g: int) -> bytes:
+    """64-bit values under 1 to ~300 distinct 48-bit high parts (every ART node kind), each high part's
+    low 16 bits a run, a sparse array or a dense bitmap."""
+    rng = np.random.default_rng(k * 31 + g)
+    highs = rng.choice(
+        np.array([0, 1, 2, 255, 256, 2**20, 2**40 + 7, 2**47 + 3, 2**48 - 1], dtype=np.uint64), 3
+    )
+    spread = (k % 4) * [1, 4, 20, 100][g % 4]
+    highs = np.concatenate([highs, rng.integers(0, 2**48, spread, dtype=np.uint64) >> np.uint64(k % 40)])
+    parts = []
+    for i, h in enumerate(highs):
+        lows = [np.arange(100, 900), rng.integers(0, 65536, 50), rng.integers(0, 65536, 6000)][(i + g) % 3]
+        parts.append((h << np.uint64(16)) | lows.astype(np.uint64))
+    return roaring64.encode(np.concatenate(parts))
 
 
 def _batch(keys: Sequence[int], g: int) -> pa.Table:
@@ -84,6 +104,7 @@ def _batch(keys: Sequence[int], g: int) -> pa.Table:
                 "h": None if (k + g) % 7 == 0 else _hll(spread),
                 "t": _theta(spread if (k + g) % 11 else []),
                 "r": bytes(BitMap(spread).serialize()),
+                "r64": None if (k + g) % 5 == 0 else _bitmap64(k, g),
             }
         )
     return pa.Table.from_pylist(rows, schema=SCHEMA)
@@ -102,6 +123,11 @@ def _canonical(rows: Sequence[Mapping[str, Any]]) -> list[Row]:
         for name in ("h", "t", "r"):
             if isinstance(row[name], bytes):
                 row[name] = base64.b64encode(row[name]).decode()
+        blob = row["r64"]
+        if blob is not None:  # Java's container slots follow its insertion history: compared by value
+            row["r64"] = roaring64.decode(
+                blob if isinstance(blob, bytes) else base64.b64decode(blob)
+            ).tolist()
         out.append(row)
     return sorted(out, key=lambda r: r["k"])
 

@@ -5,13 +5,17 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pyroaring import BitMap
 
 from lsmlake.core.options import CoreOptions
 from lsmlake.core.types import from_arrow_type
 from lsmlake.errors import InvalidOptionError, LsmlakeError
+from lsmlake.mergetree.engines import roaring64
 from lsmlake.mergetree.engines.aggregation import Aggregation
 from lsmlake.mergetree.engines.config import engine_config
 from lsmlake.mergetree.kv_layout import SEQUENCE_NUMBER, VALUE_KIND, RowKind
@@ -230,3 +234,64 @@ def test_corrupt_sketch_names_the_field() -> None:
 def test_options_paimon_rejects(options: dict[str, str], dtype: pa.DataType, message: str) -> None:
     with pytest.raises(InvalidOptionError, match=message):
         merge(options, dtype, [None])
+
+
+BIG = np.uint64(2**64 - 1)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.integers(0, 2**64 - 1), max_size=300),
+    st.lists(st.integers(0, 2**48 - 1), max_size=300),
+    st.integers(0, 65535),
+)
+def test_roaring64_round_trips(values: list[int], highs: list[int], span: int) -> None:
+    # scattered values, and many high parts (every ART node kind) with runs in their low parts
+    wide = np.array(values, dtype=np.uint64)
+    runs = (np.array(highs, dtype=np.uint64)[:, None] << np.uint64(16)) | np.arange(
+        min(span, 40), dtype=np.uint64
+    )
+    v = np.concatenate([wide, runs.ravel()])
+    blob = roaring64.encode(v)
+    assert roaring64.decode(blob).tolist() == sorted(set(v.tolist()))
+
+
+def test_roaring64_layout() -> None:
+    assert roaring64.encode(np.zeros(0, np.uint64)) == b"\x00"
+    # one value: the root is a leaf (6 high bytes, container slot 0), one array container of one value
+    blob = roaring64.encode(np.array([(5 << 16) | 7], np.uint64))
+    assert blob == bytes.fromhex(
+        "01"
+        "0100000000000000"
+        "04"
+        "0000"
+        "00"
+        "000000000005"
+        "0000000000000000"
+        "01000000"
+        "fe"
+        "01000000"
+        "01"
+        "02"
+        "01000000"
+        "0700"
+        "0100000000000000"
+        "00000000"
+        "00000000"
+    )
+    dense = roaring64.encode(np.arange(65536, dtype=np.uint64) | (BIG << np.uint64(16)))
+    assert roaring64.decode(dense).size == 65536 and len(dense) < 100  # one run container, not an 8 KB bitmap
+    with pytest.raises(ValueError, match="truncated"):
+        roaring64.decode(blob[:-3])
+
+
+def test_rbm64_unions_and_keeps_a_lone_value() -> None:
+    opts = {"fields.v.aggregate-function": "rbm64"}
+    a, b = (
+        roaring64.encode(np.array([1, 2**63], np.uint64)),
+        roaring64.encode(np.array([2, 2**63], np.uint64)),
+    )
+    assert roaring64.decode(merge(opts, pa.binary(), [a, None, b])).tolist() == [1, 2, 2**63]
+    assert merge(opts, pa.binary(), [None, a]) == a
+    with pytest.raises(LsmlakeError, match="rbm64"):
+        merge(opts, pa.binary(), [a, b"\x01\x02"])

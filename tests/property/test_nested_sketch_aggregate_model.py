@@ -9,6 +9,7 @@ import tempfile
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -16,6 +17,7 @@ from hypothesis import strategies as st
 from pyroaring import BitMap
 
 import lsmlake
+from lsmlake.mergetree.engines import roaring64
 
 ds = pytest.importorskip("datasketches")
 
@@ -31,6 +33,7 @@ SCHEMA = pa.schema(
         ("h", pa.binary()),
         ("t", pa.binary()),
         ("r", pa.binary()),
+        ("r64", pa.binary()),
     ]
 )
 Row = dict[str, Any]
@@ -97,6 +100,7 @@ FOLDS = {
     "h": union,
     "t": union,
     "r": union,
+    "r64": union,
 }
 OPTIONS = {
     "merge-engine": "aggregation",
@@ -110,6 +114,7 @@ OPTIONS = {
     "fields.h.aggregate-function": "hll_sketch",
     "fields.t.aggregate-function": "theta_sketch",
     "fields.r.aggregate-function": "rbm32",
+    "fields.r64.aggregate-function": "rbm64",
 }
 
 
@@ -142,7 +147,12 @@ def _theta(items: Items) -> bytes:
 
 def encode(row: Row) -> Row:
     out = dict(row)
-    for name, make in (("h", _hll), ("t", _theta), ("r", lambda s: bytes(BitMap(s).serialize()))):
+    for name, make in (
+        ("h", _hll),
+        ("t", _theta),
+        ("r", lambda s: bytes(BitMap(s).serialize())),
+        ("r64", lambda s: roaring64.encode(np.array(sorted(s), dtype=np.uint64))),
+    ):
         out[name] = None if row[name] is None else make(row[name])
     return out
 
@@ -155,6 +165,7 @@ def decode(row: Row) -> Row:
     ):
         out[name] = None if row[name] is None else count(row[name])
     out["r"] = None if row["r"] is None else frozenset(BitMap.deserialize(row["r"]))
+    out["r64"] = None if row["r64"] is None else frozenset(roaring64.decode(row["r64"]).tolist())
     return out
 
 
@@ -193,6 +204,7 @@ ENTRIES = st.lists(
     max_size=3,
     unique_by=lambda e: e[0],
 )
+WIDE = [0, 1, 2**16, 2**32 + 5, 2**40, 2**40 + 1, 2**48 + 9, 2**63, 2**64 - 1]
 ITEMS = st.one_of(st.none(), st.frozensets(st.integers(0, 40), max_size=8))
 ROW = st.fixed_dictionaries(
     {
@@ -204,6 +216,7 @@ ROW = st.fixed_dictionaries(
         "h": ITEMS,
         "t": ITEMS,
         "r": ITEMS,
+        "r64": st.one_of(st.none(), st.frozensets(st.sampled_from(WIDE), max_size=8)),
     }
 )
 OPS = st.lists(

@@ -11,7 +11,7 @@ from lsmlake.mergetree.engines.containers import Collect, ListAgg, MergeMap
 from lsmlake.mergetree.engines.nested import MergeMapWithKeyTime, NestedPartialUpdate, NestedUpdate
 from lsmlake.mergetree.engines.numeric import BoolAnd, BoolOr, Max, Min, Product, Sum
 from lsmlake.mergetree.engines.picks import FirstNonNullValue, FirstValue, LastNonNullValue, LastValue
-from lsmlake.mergetree.engines.sketches import HllSketch, RoaringBitmap32, ThetaSketch
+from lsmlake.mergetree.engines.sketches import HllSketch, RoaringBitmap32, RoaringBitmap64, ThetaSketch
 
 __all__ = [
     "AGGREGATORS",
@@ -45,15 +45,13 @@ AGGREGATORS: dict[str, type[FieldAggregator]] = {
         HllSketch,
         ThetaSketch,
         RoaringBitmap32,
+        RoaringBitmap64,
     )
 }
 AGGREGATORS["first_not_null_value"] = FirstNonNullValue  # Paimon's legacy name
 PRIMARY_KEY = "primary-key"
 # Paimon knows these; lsmlake cannot compute them (yet), and why.
-NOT_IMPLEMENTED = {
-    "rbm64": "Paimon stores it in Java's Roaring64Bitmap serialization (its ART tree layout, which has no "
-    "portable specification), which lsmlake cannot read or write yet",
-}
+NOT_IMPLEMENTED: dict[str, str] = {}
 
 
 def check_function_name(name: str, where: str) -> None:

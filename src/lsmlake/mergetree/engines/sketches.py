@@ -1,8 +1,9 @@
-"""Sketch and bitmap aggregators over VARBINARY columns: hll_sketch, theta_sketch, rbm32.
+"""Sketch and bitmap aggregators over VARBINARY columns: hll_sketch, theta_sketch, rbm32, rbm64.
 
 Each step is Paimon's: the first non-null value is kept as written, every later one is unioned into
 it and the union re-serialized (HLL as a compact HLL_4 sketch, theta as a compact ordered sketch,
-a 32-bit roaring bitmap run-optimized in the portable format). ``datasketches`` is imported when a
+a 32-bit roaring bitmap run-optimized in the portable format, a 64-bit one in Java's Roaring64Bitmap
+layout). ``datasketches`` is imported when a
 sketch column is first merged, so tables without one never need it.
 """
 
@@ -13,10 +14,12 @@ import struct
 from types import ModuleType
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 from pyroaring import BitMap
 
 from lsmlake.errors import LsmlakeError, UnsupportedError
+from lsmlake.mergetree.engines import roaring64
 from lsmlake.mergetree.engines.aggregator import Ops
 from lsmlake.mergetree.engines.recordwise import RecordFold, group_steps
 
@@ -104,5 +107,14 @@ class RoaringBitmap32(Blob):
             try:
                 out.append(self.union(blobs))
             except (ValueError, RuntimeError, OSError) as e:
-                raise LsmlakeError(f"aggregate function 'rbm32' of field '{self.field}': {e}") from None
+                raise LsmlakeError(f"aggregate function '{self.name}' of field '{self.field}': {e}") from None
         return pa.array(out, values.type)
+
+
+class RoaringBitmap64(RoaringBitmap32):
+    """64-bit values in Java's Roaring64Bitmap serialization (see ``roaring64``)."""
+
+    name = "rbm64"
+
+    def union(self, blobs: list[bytes]) -> bytes:
+        return roaring64.encode(np.concatenate([roaring64.decode(b) for b in blobs]))
