@@ -142,3 +142,15 @@ def test_a_default_that_does_not_fit_is_refused(table: lsmlake.Table, arrow: pa.
     table = table.alter(sc.add_column("c", arrow))
     with pytest.raises(SchemaChangeError, match="column 'c'"):
         table.alter(sc.update_column_default_value("c", text))
+
+
+def test_a_key_only_delete_does_not_invent_values(tmp_path: Path) -> None:
+    catalog = lsmlake.Catalog(str(tmp_path / "wh"))
+    catalog.create_database("db")
+    schema = pa.schema([pa.field("id", pa.int32(), nullable=False), pa.field("n", pa.int64())])
+    options = {"bucket": "1", "merge-engine": "aggregation", "fields.n.aggregate-function": "sum"}
+    table = catalog.create_table("db.t", schema=schema, primary_key=["id"], options=options)
+    table = table.alter(sc.update_column_default_value("n", 100))
+    table.write(pa.table({"id": pa.array([1, 1], pa.int32()), "n": [5, None]}))  # the null becomes 100
+    table.delete(pa.table({"id": pa.array([1], pa.int32())}))  # retracts null, not the default
+    assert table.read().to_pylist() == [{"id": 1, "n": 105}]

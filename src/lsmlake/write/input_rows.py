@@ -124,8 +124,9 @@ def conform(
     (nested ROW fields too: they must match the table's by name, at any depth).
 
     ``required`` lists the columns the caller must supply (default: all); with ``fill_missing`` the
-    other columns are filled (nulls, or zero values for NOT NULL columns). A column with a default
-    value gets it wherever it is null, missing columns included (Paimon's DefaultValueRow).
+    other columns are filled (nulls, or zero values for NOT NULL columns). A column given with a
+    default value gets it wherever it is null (Paimon's DefaultValueRow); a column a key-only delete
+    leaves out stays null, as the rows Paimon deletes carry their values.
     """
     names = table.column_names
     twice = sorted({n for n in names if names.count(n) > 1})
@@ -155,8 +156,7 @@ def conform(
             raise SchemaMismatchError(
                 f"table {table_name}: {what} {f.name} holds {col.null_count} null value(s)"
             )
-        columns.append(col)
-    columns = [_with_default(c, f, table_name) for c, f in zip(columns, schema.fields, strict=True)]
+        columns.append(_with_default(col, f, table_name))
     arrow_schema = pa.schema(
         [pa.field(f.name, to_arrow_type(f.type), f.type.nullable) for f in schema.fields]
     )
