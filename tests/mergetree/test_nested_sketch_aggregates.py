@@ -18,6 +18,7 @@ from lsmlake.errors import InvalidOptionError, LsmlakeError
 from lsmlake.mergetree.engines import roaring64
 from lsmlake.mergetree.engines.aggregation import Aggregation
 from lsmlake.mergetree.engines.config import engine_config
+from lsmlake.mergetree.engines.nested import NestedUpdate
 from lsmlake.mergetree.kv_layout import SEQUENCE_NUMBER, VALUE_KIND, RowKind
 
 ds = pytest.importorskip("datasketches")
@@ -295,3 +296,59 @@ def test_rbm64_unions_and_keeps_a_lone_value() -> None:
     assert merge(opts, pa.binary(), [None, a]) == a
     with pytest.raises(LsmlakeError, match="rbm64"):
         merge(opts, pa.binary(), [a, b"\x01\x02"])
+
+
+ELEMENTS = st.lists(
+    st.one_of(
+        st.none(),
+        st.fixed_dictionaries(
+            {
+                "id": st.one_of(st.none(), st.integers(0, 4)),
+                "v": st.sampled_from(["a", "b"]),
+                "s": st.just(None),
+            }
+        ),
+    ),
+    max_size=4,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    groups=st.lists(st.lists(st.one_of(st.none(), ELEMENTS), min_size=1, max_size=5), min_size=1, max_size=6),
+    keyed=st.booleans(),
+    limit=st.one_of(st.none(), st.integers(0, 5)),
+    strategy=st.sampled_from(["merge", "ignore"]),
+)
+def test_nested_update_vectorized_equals_record_by_record(
+    groups: list[list[Any]], keyed: bool, limit: int | None, strategy: str
+) -> None:
+    options = {"fields.v.aggregate-function": "nested_update"}
+    if keyed:
+        options |= {"fields.v.nested-key": "id", "fields.v.nested-key-null-strategy": strategy}
+    if limit is not None:
+        options["fields.v.count-limit"] = str(limit)
+    schema = pa.schema([("k", pa.int32()), ("v", pa.list_(ELEMENT))])
+    fields = [(f.name, from_arrow_type(f.type, f.name != "k")) for f in schema]
+    cfg = engine_config(
+        fields, ["k"], CoreOptions.of({"merge-engine": "aggregation", **options}, primary_key_table=True)
+    )
+    keys = [g for g, records in enumerate(groups) for _ in records]
+    values = [v for records in groups for v in records]
+    rows = pa.table(
+        {
+            "k": pa.array(keys, pa.int32()),
+            "v": pa.array(values, pa.list_(ELEMENT)),
+            SEQUENCE_NUMBER: pa.array(range(len(keys)), pa.int64()),
+            VALUE_KIND: pa.array([0] * len(keys), pa.int8()),
+        }
+    )
+    merged = Aggregation(cfg).merge(rows, ["k"], reduce_singles=False).column("v").to_pylist()
+    reference = NestedUpdate("v", options)
+    expected = []
+    for records in groups:
+        acc = None
+        for r in records:
+            acc = reference.agg(acc, r)
+        expected.append(acc)
+    assert merged == expected

@@ -1,5 +1,8 @@
 """Nested-table and keyed-map aggregators: nested_update, nested_partial_update, merge_map_with_keytime.
 
+nested_update folds all key groups at once (flattened elements grouped by key and nested key); a
+reset, a retraction or a nested sequence field sends a group through the record-by-record definition.
+
 Paimon keeps the merged elements in a Java HashMap, so its output order follows the map's hashing;
 lsmlake keeps them in first-seen order (the same elements, as for merge_map and distinct collect).
 """
@@ -9,9 +12,15 @@ from __future__ import annotations
 from collections.abc import Hashable, Mapping
 from typing import Any
 
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
 from lsmlake.core.types import DataType
 from lsmlake.errors import InvalidOptionError, LsmlakeError
+from lsmlake.mergetree.engines.aggregator import Ops
 from lsmlake.mergetree.engines.recordwise import RecordFold, freeze
+from lsmlake.mergetree.engines.segments import BoolArray, valid
 
 INT_MAX = 2**31 - 1
 NULL_STRATEGIES = ("merge", "ignore", "error")
@@ -81,11 +90,14 @@ class NestedKeyed(RecordFold):
             if self.strategy == "ignore":
                 return None
             if self.strategy == "error":
-                raise LsmlakeError(
-                    f"field '{self.field}': nested key {self.nested_key} contains null values; "
-                    "primary key fields must not be null"
-                )
+                raise self._null_key_error()
         return freeze(key)
+
+    def _null_key_error(self) -> LsmlakeError:
+        return LsmlakeError(
+            f"field '{self.field}': nested key {self.nested_key} contains null values; "
+            "primary key fields must not be null"
+        )
 
 
 class NestedUpdate(NestedKeyed):
@@ -119,6 +131,50 @@ class NestedUpdate(NestedKeyed):
     def check_options(self, dtype: DataType) -> None:
         super().check_options(dtype)
         _check_members(self.seq_option, self.sequence, self.row_fields)
+
+    # -- vectorized: no reset, no retraction, no nested sequence field (those go record by record)
+    def scalar_groups(self, values: pa.Array, ops: Ops) -> BoolArray | None:
+        route = ops.seg.any(ops.retract) | (ops.base >= 0)
+        element = values.type.value_type
+        nested = any(pa.types.is_nested(element.field(k).type) for k in self.nested_key)
+        if self.sequence or nested:
+            route |= ops.seg.sizes > 0
+        return route
+
+    def fold(self, values: pa.Array, ops: Ops) -> pa.Array:
+        seg = ops.seg
+        mask = ops.add & valid(values)
+        chosen = values.filter(pa.array(mask))
+        lengths = np.zeros(seg.n, dtype=np.int64)
+        lengths[mask] = pc.fill_null(pc.list_value_length(chosen), 0).to_numpy()
+        flat = pc.list_flatten(chosen)
+        group_of = np.repeat(seg.ids, lengths)
+        keep = valid(flat)
+        if self.nested_key:
+            keys = [flat.field(k) for k in self.nested_key]
+            null_key = np.zeros(len(flat), dtype=bool)
+            for k in keys:
+                null_key |= ~valid(k)
+            null_key &= keep
+            if null_key.any() and self.strategy == "error":
+                raise self._null_key_error()
+            if self.strategy == "ignore":
+                keep &= ~null_key
+            first, last = _first_last(group_of, keys, keep)
+        else:
+            first = last = np.flatnonzero(keep)
+        groups = group_of[first]
+        rank = np.arange(len(first)) - np.searchsorted(groups, groups)  # first-seen order within a group
+        admitted = rank < max(self.count_limit, 0)
+        first, last, groups = first[admitted], last[admitted], groups[admitted]
+        counts = np.bincount(groups, minlength=seg.count).astype(np.int64)
+        offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int32)
+        return pa.ListArray.from_arrays(
+            pa.array(offsets, pa.int32()),
+            flat.take(pa.array(last)),
+            type=values.type,
+            mask=pa.array(~seg.any(mask)),
+        )
 
     def agg(self, acc: Any, value: Any) -> Any:
         if value is None:
@@ -176,6 +232,22 @@ class NestedUpdate(NestedKeyed):
 
 
 _ABSENT = object()
+
+
+def _first_last(group_of: np.ndarray, keys: list[pa.Array], keep: BoolArray) -> tuple[np.ndarray, np.ndarray]:
+    """For each distinct (group, nested key) among the kept elements: its first and last position, ordered
+    by group and then by first position (nulls are a key value like any other)."""
+    pos = np.flatnonzero(keep)
+    columns = {"g": pa.array(group_of[pos]), "p": pa.array(pos)}
+    columns.update({f"k{i}": k.take(pa.array(pos)) for i, k in enumerate(keys)})
+    table = pa.table(columns)
+    agg = table.group_by(["g", *(f"k{i}" for i in range(len(keys)))], use_threads=False).aggregate(
+        [("p", "min"), ("p", "max")]
+    )
+    first = agg.column("p_min").to_numpy()
+    last = agg.column("p_max").to_numpy()
+    order = np.argsort(first, kind="stable")  # positions grow with the group, so this orders groups too
+    return first[order], last[order]
 
 
 class NestedPartialUpdate(NestedKeyed):
