@@ -23,7 +23,9 @@ def _batch(g: int) -> pa.Table:
 
 
 @pytest.mark.parametrize("mode", ["radical", "gentle"])
-def test_lookup_compact_mode_leaves_the_same_levels(mode: str, java_paimon: JavaPaimon, tmp_path: Path) -> None:
+def test_lookup_compact_mode_leaves_the_same_levels(
+    mode: str, java_paimon: JavaPaimon, tmp_path: Path
+) -> None:
     warehouse = str(tmp_path / "warehouse")
     catalog = lsmlake.Catalog(warehouse)
     catalog.create_database("db")

@@ -76,7 +76,11 @@ def test_gentle_forces_level0_up_every_max_interval_th_idle_pick() -> None:
     assert ForceUpLevel0Compaction(UniversalCompaction(), counting).pick(6, busy) is not None
     assert counting.count == 0
     # Paimon's default: twice the run trigger, never below it
-    assert gentle_max_interval(None, 5) == 10 and gentle_max_interval(2, 5) == 5 and gentle_max_interval(7, 5) == 7
+    assert (
+        gentle_max_interval(None, 5) == 10
+        and gentle_max_interval(2, 5) == 5
+        and gentle_max_interval(7, 5) == 7
+    )
 
 
 def test_level0_swallows_until_a_non_zero_level() -> None:

@@ -214,7 +214,11 @@ def _field_from_json(obj: dict[str, Any]) -> DataField:
             element=type_from_json(t["element"]),
         )
         return DataField(
-            int(obj["id"]), str(obj["name"]), vector, obj.get("description"), json_text(obj.get("defaultValue"))
+            int(obj["id"]),
+            str(obj["name"]),
+            vector,
+            obj.get("description"),
+            json_text(obj.get("defaultValue")),
         )
     return field_from_json(obj)
 
