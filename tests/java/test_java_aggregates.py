@@ -1,6 +1,7 @@
 """Java Paimon and lsmlake on one aggregation table with the nested, keyed-map, sketch and bitmap
 functions: each side writes layers the other merges on read and compacts, and both read the same rows
-(sketches and bitmaps byte for byte; nested elements as sets, Java's order being its HashMap's)."""
+(HLL, theta and 32-bit bitmaps byte for byte; 64-bit bitmaps by value, Java's container slots following
+its insertion history; nested elements as sets, Java's order being its HashMap's)."""
 
 from __future__ import annotations
 
