@@ -166,12 +166,14 @@ def decode(row: Row) -> Row:
         out[name] = None if row[name] is None else count(row[name])
     out["r"] = None if row["r"] is None else frozenset(BitMap.deserialize(row["r"]))
     out["r64"] = None if row["r64"] is None else frozenset(roaring64.decode(row["r64"]).tolist())
+    out["mm"] = None if row["mm"] is None else dict(row["mm"])  # Java's entry order is its HashMap's
     return out
 
 
 def counted(row: Row) -> Row:
     """The model row as ``decode`` shows a table row (sketches as their distinct counts)."""
-    return {**row, **{n: None if row[n] is None else len(row[n]) for n in ("h", "t")}}
+    counts = {n: None if row[n] is None else len(row[n]) for n in ("h", "t")}
+    return {**row, **counts, "mm": None if row["mm"] is None else dict(row["mm"])}
 
 
 # --------------------------------------------------------------------------- generated rows
@@ -188,17 +190,16 @@ ELEMENT_ROWS = st.fixed_dictionaries(
 # The folding of such records is tested record by record in tests/mergetree.
 NESTED = st.one_of(st.none(), st.lists(ELEMENT_ROWS, max_size=4, unique_by=lambda e: e["id"]))
 LIMITED = st.one_of(st.none(), st.lists(ELEMENT_ROWS, max_size=LIMIT))
+# No null entry values: a null removes its map key only from the accumulator it meets, so where the
+# writer's buffer or a compaction folded it first decides the result (in Paimon too); tested in tests/mergetree.
 ENTRIES = st.lists(
     st.tuples(
         st.sampled_from(["p", "q", "r"]),
-        st.one_of(
-            st.none(),
-            st.fixed_dictionaries(
-                {
-                    "x": st.integers(0, 9),
-                    "ts": st.one_of(st.none(), st.sampled_from(["2024-1", "2024-2", "2025"])),
-                }
-            ),
+        st.fixed_dictionaries(
+            {
+                "x": st.integers(0, 9),
+                "ts": st.one_of(st.none(), st.sampled_from(["2024-1", "2024-2", "2025"])),
+            }
         ),
     ),
     max_size=3,
@@ -252,4 +253,10 @@ def test_reads_equal_the_per_key_fold(ops: list[tuple[str, Any]], dv: bool, trig
                 table.compact(full=arg)
             ours = {r["k"]: decode(r) for r in table.read().to_pylist()}
             model = {k: counted({"k": k, **fold(rs)}) for k, rs in history.items()}
-            assert ours == model
+            differ = {
+                (k, f, repr(ours.get(k, {}).get(f)), repr(m[f]))
+                for k, m in model.items()
+                for f in m
+                if ours.get(k, {}).get(f) != m[f]
+            }
+            assert ours == model, sorted(differ)[:3]
