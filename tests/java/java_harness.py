@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import datetime as dt
 import decimal
@@ -304,8 +305,9 @@ class JavaPaimon:
         )["rows"]
         return rows
 
-    def alter(self, warehouse: str, table: str, changes: Sequence[Mapping[str, str]]) -> None:
-        """``Catalog.alterTable``: ``{"add": name, "type": sql}``, ``{"rename": name, "to": new}``, ``{"drop": name}``."""
+    def alter(self, warehouse: str, table: str, changes: Sequence[Mapping[str, str | None]]) -> None:
+        """``Catalog.alterTable``: ``{"add": name, "type": sql}``, ``{"rename": name, "to": new}``, ``{"drop": name}``,
+        ``{"default": name, "value": text}`` (``updateColumnDefaultValue``)."""
         self.call("alter", warehouse=warehouse, table=table, changes=[dict(c) for c in changes])
 
     def files(self, warehouse: str, table: str) -> list[dict[str, Any]]:
@@ -321,6 +323,8 @@ def _json_default(value: object) -> object:
         return to_micros(value)
     if isinstance(value, dt.date):
         return value.isoformat()
+    if isinstance(value, bytes):
+        return base64.b64encode(value).decode("ascii")  # the harness's BYTES form
     raise TypeError(f"cannot send {type(value).__name__} to the Java harness")
 
 

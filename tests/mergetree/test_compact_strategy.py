@@ -8,8 +8,10 @@ from lsmlake.mergetree.compact_strategy import (
     CompactUnit,
     EarlyFullCompaction,
     ForceUpLevel0Compaction,
+    GentleTrigger,
     UniversalCompaction,
     drop_delete,
+    gentle_max_interval,
     is_worth_running,
     pick_full_compaction,
 )
@@ -60,6 +62,25 @@ def test_force_up_level0_as_in_the_seed_example() -> None:
     assert UniversalCompaction().pick(6, runs) is None
     unit = ForceUpLevel0Compaction(UniversalCompaction()).pick(6, runs)
     assert unit is not None and unit.output_level == 4 and [f.file_name for f in unit.files] == ["l0-7"]
+
+
+def test_gentle_forces_level0_up_every_max_interval_th_idle_pick() -> None:
+    files = [level0(7), make_file(0, 100, level=5, size=500 * MB, name="f1")]
+    runs = Levels.of(files, 6).level_sorted_runs()
+    strategy = ForceUpLevel0Compaction(UniversalCompaction(), GentleTrigger(3))
+    picks = [strategy.pick(6, runs) for _ in range(7)]
+    assert [p is not None for p in picks] == [False, False, True, False, False, True, False]
+    # a pick universal compaction makes itself does not count
+    busy = Levels.of([level0(i) for i in range(5)], 6).level_sorted_runs()
+    counting = GentleTrigger(2)
+    assert ForceUpLevel0Compaction(UniversalCompaction(), counting).pick(6, busy) is not None
+    assert counting.count == 0
+    # Paimon's default: twice the run trigger, never below it
+    assert (
+        gentle_max_interval(None, 5) == 10
+        and gentle_max_interval(2, 5) == 5
+        and gentle_max_interval(7, 5) == 7
+    )
 
 
 def test_level0_swallows_until_a_non_zero_level() -> None:

@@ -10,7 +10,7 @@ import pytest
 
 from lsmlake.core.options import CoreOptions
 from lsmlake.core.types import from_arrow_type
-from lsmlake.errors import InvalidOptionError, LsmlakeError, UnsupportedError
+from lsmlake.errors import InvalidOptionError, LsmlakeError
 from lsmlake.mergetree.engines.config import engine_config
 from lsmlake.mergetree.kv_layout import SEQUENCE_NUMBER, VALUE_KIND, RowKind
 from lsmlake.mergetree.merge_function import MergeFunction, merge_function_for
@@ -435,12 +435,6 @@ def test_a_single_row_passes_unchanged_through_the_reducer() -> None:
 def test_engine_options_paimon_rejects(options: dict[str, str], message: str) -> None:
     with pytest.raises(InvalidOptionError, match=message):
         Engine(options, 4)
-
-
-@pytest.mark.parametrize("func", ["hll_sketch", "theta_sketch", "rbm32", "nested_update"])
-def test_paimon_functions_lsmlake_lacks_are_unsupported(func: str) -> None:
-    with pytest.raises(UnsupportedError, match=func):
-        Engine({"merge-engine": "aggregation", "fields.f1.aggregate-function": func}, 2, {"f1": pa.binary()})
 
 
 def test_merge_function_for_needs_the_schema_for_computing_engines() -> None:

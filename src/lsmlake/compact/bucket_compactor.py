@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import posixpath
 from dataclasses import replace
+from functools import cached_property
 
 import numpy as np
 import pyarrow as pa
@@ -23,8 +24,10 @@ from lsmlake.mergetree.compact_strategy import (
     CompactUnit,
     EarlyFullCompaction,
     ForceUpLevel0Compaction,
+    GentleTrigger,
     UniversalCompaction,
     drop_delete,
+    gentle_max_interval,
     is_worth_running,
     pick_full_compaction,
 )
@@ -151,9 +154,19 @@ class BucketCompactor:
             run_trigger=self.options.get(CoreOptions.NUM_SORTED_RUN_COMPACTION_TRIGGER),
             early_full=self._early_full(),
         )
-        strategy = ForceUpLevel0Compaction(universal) if self.lookup else universal
+        strategy = ForceUpLevel0Compaction(universal, self._gentle) if self.lookup else universal
         unit = strategy.pick(self.levels.num_levels, runs)
         return unit if is_worth_running(unit) else None
+
+    @cached_property
+    def _gentle(self) -> GentleTrigger | None:
+        """This compactor's gentle lookup-compaction count (a writer's, as in Paimon), None when radical."""
+        if self.options.get(CoreOptions.LOOKUP_COMPACT) != "gentle":
+            return None
+        trigger = self.options.get(CoreOptions.NUM_SORTED_RUN_COMPACTION_TRIGGER)
+        return GentleTrigger(
+            gentle_max_interval(self.options.get(CoreOptions.LOOKUP_COMPACT_MAX_INTERVAL), trigger)
+        )
 
     def _early_full(self) -> EarlyFullCompaction | None:
         o = self.options

@@ -18,6 +18,7 @@ from lsmlake.core.types import (
     DataType,
     field_from_json,
     field_to_json,
+    json_text,
     to_arrow_field,
     type_from_json,
 )
@@ -197,6 +198,8 @@ def _field_to_json(f: DataField) -> dict[str, Any]:
     out: dict[str, Any] = {"id": f.id, "name": f.name, "type": type_json}
     if f.description is not None:
         out["description"] = f.description
+    if f.default_value is not None:
+        out["defaultValue"] = f.default_value
     return out
 
 
@@ -210,7 +213,13 @@ def _field_from_json(obj: dict[str, Any]) -> DataField:
             length=int(t["length"]),
             element=type_from_json(t["element"]),
         )
-        return DataField(int(obj["id"]), str(obj["name"]), vector, obj.get("description"))
+        return DataField(
+            int(obj["id"]),
+            str(obj["name"]),
+            vector,
+            obj.get("description"),
+            json_text(obj.get("defaultValue")),
+        )
     return field_from_json(obj)
 
 

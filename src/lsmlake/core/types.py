@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -50,6 +51,8 @@ class DataField:
     name: str
     type: DataType
     description: str | None = None
+    default_value: str | None = None
+    """Paimon's ``defaultValue``: SQL text written for the column when a row leaves it null."""
 
 
 @dataclass(frozen=True)
@@ -123,6 +126,8 @@ def field_to_json(f: DataField) -> dict[str, Any]:
     out: dict[str, Any] = {"id": f.id, "name": f.name, "type": type_to_json(f.type)}
     if f.description is not None:
         out["description"] = f.description
+    if f.default_value is not None:
+        out["defaultValue"] = f.default_value
     return out
 
 
@@ -132,7 +137,17 @@ def field_from_json(obj: dict[str, Any]) -> DataField:
         name=str(obj["name"]),
         type=type_from_json(obj["type"]),
         description=obj.get("description"),
+        default_value=json_text(obj.get("defaultValue")),
     )
+
+
+def json_text(value: Any) -> str | None:
+    """A JSON value as Jackson's ``asText`` gives it (None when absent or null)."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return str(value).lower()
+    return value if isinstance(value, str) else json.dumps(value)
 
 
 _SQL = re.compile(r"^\s*([A-Z_ ]+?)\s*(?:\(\s*(\d+)\s*(?:,\s*(\d+)\s*)?\))?\s*(WITH LOCAL TIME ZONE)?\s*$")
@@ -317,7 +332,7 @@ def assign_field_ids(fields: list[tuple[str, DataType]], start: int = 0) -> tupl
             for f in t.fields:
                 counter[0] += 1
                 fid = counter[0]
-                new_fields.append(DataField(fid, f.name, renumber(f.type), f.description))
+                new_fields.append(replace(f, id=fid, type=renumber(f.type)))
             return replace(t, fields=tuple(new_fields))
         if t.root in ("ARRAY", "MULTISET") and t.element is not None:
             return replace(t, element=renumber(t.element))
@@ -325,5 +340,5 @@ def assign_field_ids(fields: list[tuple[str, DataType]], start: int = 0) -> tupl
             return replace(t, key=renumber(t.key), value=renumber(t.value))
         return t
 
-    out = [DataField(f.id, f.name, renumber(f.type), f.description) for f in top]
+    out = [replace(f, type=renumber(f.type)) for f in top]
     return out, counter[0]

@@ -116,16 +116,42 @@ def create_unit(max_level: int, runs: Sequence[LevelSortedRun], count: int) -> C
     return CompactUnit.of_runs(output, runs[:count])
 
 
+class GentleTrigger:
+    """``lookup-compact = gentle``: one writer's count of compactions universal compaction left alone; every
+    ``max_interval``-th of them forces level 0 up (Paimon's compactTriggerCount)."""
+
+    def __init__(self, max_interval: int) -> None:
+        self.max_interval = max_interval
+        self.count = 0
+
+    def fire(self) -> bool:
+        self.count += 1
+        if self.count == self.max_interval:
+            self.count = 0
+            return True
+        return False
+
+
+def gentle_max_interval(configured: int | None, run_trigger: int) -> int:
+    """Paimon's lookupCompactMaxInterval."""
+    interval = configured if configured is not None else 2 * run_trigger
+    return max(run_trigger, interval)
+
+
 @dataclass(frozen=True)
 class ForceUpLevel0Compaction:
-    """Universal compaction, and when it picks nothing, every level-0 file goes up anyway (lookup tables)."""
+    """Universal compaction, and when it picks nothing, every level-0 file goes up anyway (lookup tables);
+    with a ``gentle`` trigger only when it fires."""
 
     universal: UniversalCompaction
+    gentle: GentleTrigger | None = None
 
     def pick(self, num_levels: int, runs: Sequence[LevelSortedRun]) -> CompactUnit | None:
         unit = self.universal.pick(num_levels, runs)
         if unit is not None:
             return unit
+        if self.gentle is not None and not self.gentle.fire():
+            return None
         leading_level0 = 0
         for run in runs:
             if run.level > 0:

@@ -102,6 +102,14 @@ class UpdateColumnComment:
 
 
 @dataclass(frozen=True)
+class UpdateColumnDefaultValue:
+    """Paimon's ``updateColumnDefaultValue``: the SQL text written for the column's nulls (None removes it)."""
+
+    name: str
+    default_value: str | None
+
+
+@dataclass(frozen=True)
 class UpdateColumnPosition:
     name: str
     move: Move
@@ -117,6 +125,7 @@ SchemaChange: TypeAlias = (
     | UpdateColumnType
     | UpdateColumnNullability
     | UpdateColumnComment
+    | UpdateColumnDefaultValue
     | UpdateColumnPosition
 )
 CHANGE_TYPES = (
@@ -129,6 +138,7 @@ CHANGE_TYPES = (
     UpdateColumnType,
     UpdateColumnNullability,
     UpdateColumnComment,
+    UpdateColumnDefaultValue,
     UpdateColumnPosition,
 )
 
@@ -239,6 +249,18 @@ def update_column_nullability(name: str, nullable: bool) -> UpdateColumnNullabil
 
 def update_column_comment(name: str, comment: str | None) -> UpdateColumnComment:
     return UpdateColumnComment(_check_name(name, "column name"), comment)
+
+
+def update_column_default_value(name: str, default_value: object) -> UpdateColumnDefaultValue:
+    """Set the column's default value, written wherever a row leaves the column null (None removes it).
+
+    The value is kept as text, as Paimon keeps it: a number, ``'text'`` (one pair of enclosing single
+    quotes is dropped when it is read), ``true``, a date or timestamp string. Python ``bool`` and numbers
+    are spelled as SQL literals.
+    """
+    if default_value is not None and not isinstance(default_value, str):
+        default_value = str(default_value).lower() if isinstance(default_value, bool) else str(default_value)
+    return UpdateColumnDefaultValue(_check_name(name, "column name"), default_value)
 
 
 def update_comment(comment: str | None) -> UpdateComment:

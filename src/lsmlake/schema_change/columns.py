@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
+from lsmlake.core.default_values import default_scalar
 from lsmlake.core.options import CoreOptions
 from lsmlake.core.types import DataField, DataType
 from lsmlake.mergetree.engines.config import FIELDS_PREFIX
@@ -18,6 +19,7 @@ from lsmlake.schema_change.changes import (
     RenameColumn,
     SetOption,
     UpdateColumnComment,
+    UpdateColumnDefaultValue,
     UpdateColumnNullability,
     UpdateColumnPosition,
     UpdateColumnType,
@@ -40,7 +42,7 @@ def _assign_nested_ids(t: DataType, st: SchemaState) -> DataType:
         for f in t.fields:
             st.highest += 1
             fid = st.highest
-            fields.append(DataField(fid, f.name, _assign_nested_ids(f.type, st), f.description))
+            fields.append(replace(f, id=fid, type=_assign_nested_ids(f.type, st)))
         return replace(t, fields=tuple(fields))
     if t.root in ("ARRAY", "MULTISET") and t.element is not None:
         return replace(t, element=_assign_nested_ids(t.element, st))
@@ -96,7 +98,7 @@ def _rename_column(st: SchemaState, change: RenameColumn) -> None:
     st.protect_partition(change.name, "rename")
     st.check_new_name(change.new_name)
     f = st.fields[i]
-    st.fields[i] = DataField(f.id, change.new_name, f.type, f.description)
+    st.fields[i] = replace(f, name=change.new_name)
     # a primary-key column may be renamed (Paimon allows it; the key keeps its field id)
     st.primary_keys = [change.new_name if k == change.name else k for k in st.primary_keys]
     _rename_options(st, change.name, change.new_name)
@@ -141,7 +143,8 @@ def _update_type(st: SchemaState, change: UpdateColumnType) -> None:
         st.protect_primary_key(change.name, "make nullable")
     if change.type.root in ("ROW", "ARRAY", "MAP", "MULTISET"):
         target = f.type.copy(nullable=target.nullable)  # only reached when the types are equal
-    st.fields[i] = DataField(f.id, f.name, target, f.description)
+    _check_default(st, f.name, target, f.default_value)
+    st.fields[i] = replace(f, type=target)
 
 
 def _update_nullability(st: SchemaState, change: UpdateColumnNullability) -> None:
@@ -157,13 +160,30 @@ def _update_nullability(st: SchemaState, change: UpdateColumnNullability) -> Non
             f"cannot make column {change.name!r} NOT NULL: rows already written may hold "
             "nulls (Paimon's alter-column-null-to-not-null.disabled)",
         )
-    st.fields[i] = DataField(f.id, f.name, f.type.copy(nullable=change.nullable), f.description)
+    st.fields[i] = replace(f, type=f.type.copy(nullable=change.nullable))
 
 
 def _update_column_comment(st: SchemaState, change: UpdateColumnComment) -> None:
     i = st.index(change.name)
     f = st.fields[i]
-    st.fields[i] = DataField(f.id, f.name, f.type, change.comment)
+    st.fields[i] = replace(f, description=change.comment)
+
+
+def _check_default(st: SchemaState, name: str, t: DataType, value: str | None) -> None:
+    """Paimon's validateDefaultValue: the text must cast to the column's type."""
+    if value is None:
+        return
+    try:
+        default_scalar(t, value)
+    except ValueError as e:
+        raise change_error(st.table, f"column {name!r}: {e}") from None
+
+
+def _update_default_value(st: SchemaState, change: UpdateColumnDefaultValue) -> None:
+    i = st.index(change.name)
+    f = st.fields[i]
+    _check_default(st, f.name, f.type, change.default_value)
+    st.fields[i] = replace(f, default_value=change.default_value)
 
 
 def _update_position(st: SchemaState, change: UpdateColumnPosition) -> None:
@@ -200,5 +220,6 @@ CHANGE_APPLIERS: dict[type, Callable[[SchemaState, object], None]] = {
     UpdateColumnType: _update_type,  # type: ignore[dict-item]
     UpdateColumnNullability: _update_nullability,  # type: ignore[dict-item]
     UpdateColumnComment: _update_column_comment,  # type: ignore[dict-item]
+    UpdateColumnDefaultValue: _update_default_value,  # type: ignore[dict-item]
     UpdateColumnPosition: _update_position,  # type: ignore[dict-item]
 }

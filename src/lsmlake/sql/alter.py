@@ -7,7 +7,8 @@ Supported (one action per statement; lists where the dialects allow them)::
     ALTER TABLE t DROP [COLUMN | COLUMNS] [IF EXISTS] c [, ...]   |  DROP [COLUMNS] (c1, c2)
     ALTER TABLE t RENAME [COLUMN] a TO b
     ALTER TABLE t MODIFY [COLUMN] c TYPE [NOT NULL] [COMMENT 'x'] [FIRST | AFTER x]  |  MODIFY (c T, ...)
-    ALTER TABLE t ALTER [COLUMN] c {TYPE T | SET NOT NULL | DROP NOT NULL | COMMENT 'x' | FIRST | AFTER x}
+    ALTER TABLE t ALTER [COLUMN] c {TYPE T | SET NOT NULL | DROP NOT NULL | COMMENT 'x' | FIRST | AFTER x
+                                    | SET DEFAULT literal | DROP DEFAULT}
     ALTER TABLE t SET ('k' = 'v', ...)  |  SET TBLPROPERTIES ('k' = 'v', ...)
     ALTER TABLE t RESET ('k', ...)      |  UNSET TBLPROPERTIES [IF EXISTS] ('k', ...)
     ALTER TABLE t RENAME TO [db.]t2
@@ -29,6 +30,7 @@ from lsmlake.schema_change import (
     rename_column,
     set_option,
     update_column_comment,
+    update_column_default_value,
     update_column_nullability,
     update_column_position,
     update_column_type,
@@ -160,7 +162,8 @@ def _modify(cur: Cursor, table: Table) -> list[SchemaChange]:
 
 
 def _alter_column(cur: Cursor) -> list[SchemaChange]:
-    """Spark's ALTER [COLUMN] c {TYPE T | SET NOT NULL | DROP NOT NULL | COMMENT 'x' | FIRST | AFTER x}."""
+    """Spark's ALTER [COLUMN] c {TYPE T | SET NOT NULL | DROP NOT NULL | COMMENT 'x' | FIRST | AFTER x |
+    SET DEFAULT literal | DROP DEFAULT}."""
     cur.accept("COLUMN")
     name = cur.name("a column name")
     if cur.accept("TYPE"):
@@ -174,11 +177,25 @@ def _alter_column(cur: Cursor) -> list[SchemaChange]:
     position = _position(cur)
     if position:
         return [update_column_position(name, **position)]  # type: ignore[arg-type]
-    if cur.accept("SET", "DEFAULT") or cur.accept("DROP", "DEFAULT"):
-        raise UnsupportedError("ALTER COLUMN ... SET/DROP DEFAULT is not supported")
+    if cur.accept("SET", "DEFAULT"):
+        return [update_column_default_value(name, _literal_text(cur))]
+    if cur.accept("DROP", "DEFAULT"):
+        return [update_column_default_value(name, None)]
     raise cur.error(
-        "ALTER COLUMN supports TYPE t, SET NOT NULL, DROP NOT NULL, COMMENT 'x', FIRST and AFTER c"
+        "ALTER COLUMN supports TYPE t, SET NOT NULL, DROP NOT NULL, COMMENT 'x', SET DEFAULT v, DROP DEFAULT, "
+        "FIRST and AFTER c"
     )
+
+
+def _literal_text(cur: Cursor) -> str:
+    """A default value's SQL text as Spark hands it to Paimon: a string literal keeps its quotes."""
+    sign = "-" if cur.accept("-") else ""
+    tok = cur.next()
+    if tok.kind == "string" and not sign:
+        return "'" + tok.value + "'"
+    if tok.kind == "number" or (tok.is_word("TRUE", "FALSE") and not sign):
+        return sign + tok.value
+    raise cur.error("SET DEFAULT takes a literal: a number, a 'string', TRUE or FALSE")
 
 
 def parse_alter(cur: Cursor, table: Table) -> list[SchemaChange] | None:

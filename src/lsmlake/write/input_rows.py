@@ -10,9 +10,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from lsmlake.core.default_values import default_scalar
 from lsmlake.core.options import CoreOptions
 from lsmlake.core.schema import TableSchema
-from lsmlake.core.types import DataType, to_arrow_type
+from lsmlake.core.types import DataField, DataType, to_arrow_type
 from lsmlake.errors import SchemaMismatchError
 from lsmlake.mergetree.kv_layout import ROW_KIND_SHORT, RowKind
 from lsmlake.write.column_fit import FitRules, fit_column, null_array, zero_array
@@ -123,7 +124,9 @@ def conform(
     (nested ROW fields too: they must match the table's by name, at any depth).
 
     ``required`` lists the columns the caller must supply (default: all); with ``fill_missing`` the
-    other columns are filled (nulls, or zero values for NOT NULL columns).
+    other columns are filled (nulls, or zero values for NOT NULL columns). A column given with a
+    default value gets it wherever it is null (Paimon's DefaultValueRow); a column a key-only delete
+    leaves out stays null, as the rows Paimon deletes carry their values.
     """
     names = table.column_names
     twice = sorted({n for n in names if names.count(n) > 1})
@@ -153,7 +156,7 @@ def conform(
             raise SchemaMismatchError(
                 f"table {table_name}: {what} {f.name} holds {col.null_count} null value(s)"
             )
-        columns.append(col)
+        columns.append(_with_default(col, f, table_name))
     arrow_schema = pa.schema(
         [pa.field(f.name, to_arrow_type(f.type), f.type.nullable) for f in schema.fields]
     )
@@ -166,6 +169,18 @@ def constant_column(value: object, n: int, t: DataType, *, column: str, table_na
     one = python_column([value], t, path=column, table_name=table_name)
     fitted = fit_column(one, t, path=column, rules=FitRules(table_name))
     return fitted.take(pa.array(np.zeros(n, dtype=np.int32)))
+
+
+def _with_default(
+    column: pa.Array | pa.ChunkedArray, f: DataField, table_name: str
+) -> pa.Array | pa.ChunkedArray:
+    if f.default_value is None or column.null_count == 0:
+        return column
+    try:
+        value = default_scalar(f.type, f.default_value)
+    except ValueError as e:
+        raise SchemaMismatchError(f"table {table_name}: column {f.name}: {e}") from None
+    return pc.fill_null(column, value)
 
 
 def _filler(n: int, t: pa.DataType, nullable: bool) -> pa.Array:

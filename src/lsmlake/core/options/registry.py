@@ -259,6 +259,18 @@ class OptionDeclarations:
         "lookup-wait", True, f"{NO_EFFECT} (commits always wait).", fallback=("changelog-producer.lookup-wait",)
     )
     FORCE_LOOKUP = bool_option("force-lookup", False, "Compact with lookups as the lookup producer does.")
+    LOOKUP_COMPACT = enum_option(
+        "lookup-compact",
+        "radical",
+        ("radical", "gentle"),
+        "Lookup tables: radical compacts level 0 up in every compaction; gentle only when universal "
+        "compaction picks it, or on every lookup-compact.max-interval-th compaction of one writer.",
+    )
+    LOOKUP_COMPACT_MAX_INTERVAL = optional_int(
+        "lookup-compact.max-interval",
+        "Gentle mode: the compactions of one writer between forced level-0 compactions (default: twice "
+        "num-sorted-run.compaction-trigger, at least that trigger).",
+    )
     LOOKUP_CACHE_MAX_MEMORY_SIZE = memory_option(
         "lookup.cache-max-memory-size",
         "256 mb",

@@ -79,6 +79,9 @@ class FieldAggregator:
                 f"but the field is {dtype}"
             )
 
+    def check_options(self, dtype: DataType) -> None:
+        """Validate this field's ``fields.<f>.*`` options against the column's type (raise InvalidOptionError)."""
+
     def unsupported_retract(self) -> LsmlakeError:
         return LsmlakeError(
             f"aggregate function '{self.name}' of field '{self.field}' does not support retraction "

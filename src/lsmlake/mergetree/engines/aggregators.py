@@ -8,8 +8,10 @@ from lsmlake.core.types import DataType
 from lsmlake.errors import InvalidOptionError, UnsupportedError
 from lsmlake.mergetree.engines.aggregator import FieldAggregator, IgnoreRetract, Ops, Typed
 from lsmlake.mergetree.engines.containers import Collect, ListAgg, MergeMap
+from lsmlake.mergetree.engines.nested import MergeMapWithKeyTime, NestedPartialUpdate, NestedUpdate
 from lsmlake.mergetree.engines.numeric import BoolAnd, BoolOr, Max, Min, Product, Sum
 from lsmlake.mergetree.engines.picks import FirstNonNullValue, FirstValue, LastNonNullValue, LastValue
+from lsmlake.mergetree.engines.sketches import HllSketch, RoaringBitmap32, RoaringBitmap64, ThetaSketch
 
 __all__ = [
     "AGGREGATORS",
@@ -37,22 +39,19 @@ AGGREGATORS: dict[str, type[FieldAggregator]] = {
         BoolOr,
         Collect,
         MergeMap,
+        MergeMapWithKeyTime,
+        NestedUpdate,
+        NestedPartialUpdate,
+        HllSketch,
+        ThetaSketch,
+        RoaringBitmap32,
+        RoaringBitmap64,
     )
 }
 AGGREGATORS["first_not_null_value"] = FirstNonNullValue  # Paimon's legacy name
 PRIMARY_KEY = "primary-key"
-# Paimon knows these; lsmlake cannot compute them (yet).
-NOT_IMPLEMENTED = frozenset(
-    {
-        "merge_map_with_keytime",
-        "nested_update",
-        "nested_partial_update",
-        "hll_sketch",
-        "theta_sketch",
-        "rbm32",
-        "rbm64",
-    }
-)
+# Paimon knows these; lsmlake cannot compute them (yet), and why.
+NOT_IMPLEMENTED: dict[str, str] = {}
 
 
 def check_function_name(name: str, where: str) -> None:
@@ -60,7 +59,9 @@ def check_function_name(name: str, where: str) -> None:
     if name in AGGREGATORS or name == PRIMARY_KEY:
         return
     if name in NOT_IMPLEMENTED:
-        raise UnsupportedError(f"{where}: aggregate function '{name}' is not supported by lsmlake yet")
+        raise UnsupportedError(
+            f"{where}: aggregate function '{name}' is not supported by lsmlake yet: {NOT_IMPLEMENTED[name]}"
+        )
     hint = " (Paimon has no 'count'; aggregate a column of 1s with 'sum')" if name == "count" else ""
     known = ", ".join(sorted(AGGREGATORS))
     raise InvalidOptionError(f"{where}: unknown aggregate function '{name}'{hint}; known: {known}")
@@ -78,6 +79,8 @@ def create_aggregator(
     if dtype is not None:
         cls.check_type(field, dtype)
     aggregator = cls(field, options)
+    if dtype is not None:
+        aggregator.check_options(dtype)
     if options.get(f"fields.{field}.ignore-retract", "false").lower() == "true":
         return IgnoreRetract(aggregator)
     return aggregator

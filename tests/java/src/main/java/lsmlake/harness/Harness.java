@@ -374,7 +374,10 @@ public final class Harness {
         return answer;
     }
 
-    /** Schema changes: [{"add": name, "type": sql}, {"rename": name, "to": new}, {"drop": name}]. */
+    /**
+     * Schema changes: [{"add": name, "type": sql}, {"rename": name, "to": new}, {"drop": name},
+     * {"default": name, "value": text or null}].
+     */
     private JsonObject alter(JsonObject command) throws Exception {
         List<SchemaChange> changes = new ArrayList<>();
         for (JsonElement e : command.getAsJsonArray("changes")) {
@@ -391,6 +394,12 @@ public final class Harness {
                                 c.get("rename").getAsString(), c.get("to").getAsString()));
             } else if (c.has("drop")) {
                 changes.add(SchemaChange.dropColumn(c.get("drop").getAsString()));
+            } else if (c.has("default")) {
+                JsonElement value = c.get("value");
+                changes.add(
+                        SchemaChange.updateColumnDefaultValue(
+                                new String[] {c.get("default").getAsString()},
+                                value == null || value.isJsonNull() ? null : value.getAsString()));
             } else {
                 throw new IllegalArgumentException("unknown schema change: " + c);
             }
