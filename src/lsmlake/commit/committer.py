@@ -270,6 +270,7 @@ class FileStoreCommit:
         if isinstance(reroute, CrossPartitionFix):
             routed = reroute.messages_for(latest, base)
         else:
+            self._refuse_overwrites_since_base(latest, {m.partition for m in reroute.originals})
             base_entries: list[IndexManifestEntry] | None = None  # unknown: re-route onto the latest
             if base == 0:
                 base_entries = []
@@ -280,6 +281,32 @@ class FileStoreCommit:
             rebase.discard_copies()
             rebase = self.rebase = AppendRebase(self.rebaser, routed, rewrites=rebase.rewrites + 1)
         return rebase
+
+    def _refuse_overwrites_since_base(self, latest: Snapshot, partitions: set[bytes]) -> None:
+        """A dynamic-bucket write placed rows of keys it did not add to the index (updates, deletes)
+        by the base's HASH files; an OVERWRITE of their partition since re-indexed it from scratch,
+        so such a row could end up live next to the key's new bucket, or outside the index."""
+        base = self.base_snapshot_id
+        for sid in range(base + 1 if base is not None else latest.id + 1, latest.id + 1):
+            if not self.snapshots.snapshot_exists(sid):
+                continue  # expired: unknown (the re-route then works from the latest index alone)
+            snapshot = self.snapshots.snapshot(sid)
+            if snapshot.commit_kind != "OVERWRITE":
+                continue
+            metas = read_manifest_list(self.io, self.paths.manifest(snapshot.delta_manifest_list))
+            hit = any(
+                e.partition in partitions
+                for m in metas
+                for e in read_manifest(self.io, self.paths.manifest(m.file_name))
+            )
+            if hit:
+                raise CommitConflictError(
+                    f"table {self.table_name}: snapshot {sid} overwrote a partition this dynamic-bucket "
+                    f"write writes after its base snapshot {base}; the write placed its rows by the "
+                    "base's HASH index, which the overwrite replaced, so a key could end up live in two "
+                    "buckets. Nothing was published: run the write again (it places its keys by the "
+                    "latest index)"
+                )
 
     def _bucket_tops(
         self, touched: set[tuple[bytes, int]], latest: Snapshot | None, *, live: set[tuple[bytes, int]]
