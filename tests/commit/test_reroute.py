@@ -557,3 +557,33 @@ def test_dynamic_rows_moved_to_another_writers_bucket_are_compacted(tmp_path: Pa
     assert all(f.level > 0 for s in t.scan().splits() for f in s.files)
     check_layout(t)
     assert no_orphans(t)
+
+
+def test_an_unchanged_dynamic_write_is_not_counted_as_rebased(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The fairness rule caps the backoff of attempts that rebased; a dynamic-bucket APPEND whose
+    partitions nobody else changed is not rewritten, so it must not count as rebased either."""
+    import lsmlake.commit.committer as committer
+
+    made: list[int] = []
+
+    class Spy(committer.AppendRebase):
+        def __post_init__(self) -> None:
+            super().__post_init__()
+            made.append(self.rewrites)
+
+    monkeypatch.setattr(committer, "AppendRebase", Spy)
+    t = table(tmp_path, {"write-only": "true"})
+    w = t.writer()
+    w.write(rows([90], ["mine"], [1]))
+    t.write(rows([91], ["other"], [1], p="y"))  # another partition only
+    made.clear()
+    w.commit()
+    assert made == [0]  # one rebase of the write, never rewritten
+    w = t.writer()
+    w.write(rows([92], ["mine"], [1]))
+    made.clear()
+    w.commit()
+    assert made == [0]
+    assert {(r["p"], r["k"]) for r in content(t)} >= {("x", 90), ("y", 91), ("x", 92)}

@@ -222,8 +222,9 @@ class FileStoreCommit:
     def _commit_append(self, messages: Sequence[CommitMessage], identifier: int) -> int:
         """The APPEND snapshot, its buckets rebased above the latest snapshot's on every attempt (and,
         in dynamic bucket mode, its new keys re-routed onto the latest HASH index first)."""
-        self.rebase = AppendRebase(self.rebaser, list(messages))
         reroute = self.reroute = self._reroute_for(messages)
+        # the re-route's own list: an attempt it leaves unchanged keeps this rebase (no rewrite counted)
+        self.rebase = AppendRebase(self.rebaser, reroute.current if reroute is not None else list(messages))
 
         def changes_for(latest: Snapshot | None) -> Changes:
             rebase = self._rerouted(latest)
