@@ -501,6 +501,24 @@ def test_a_dynamic_write_after_another_writers_overwrite_of_its_partition_is_ref
     ]
 
 
+def test_a_dynamic_write_after_an_expired_overwrite_of_its_partition_is_refused(tmp_path: Path) -> None:
+    """The overwrite's snapshot (and the write's base) expired before the commit, so the committer
+    cannot see it; the HASH file the write restored for the bucket of its update went with them, and
+    the write is refused for that instead (a guard: the overwrite check alone would miss this case)."""
+    t = table(tmp_path, {"write-only": "true"})
+    w = t.writer()
+    w.write(rows([1], ["mine"], [100]))  # key 1 exists (bucket 0): no HASH file of the write's own
+    RIVALS["overwrite"](t)
+    t.write(rows([3], ["w3"], [3], p="y"))
+    t.expire_snapshots(retain_min=1, older_than_ms=2**62)
+    assert not t.snapshot_manager.snapshot_exists(2)  # the overwrite
+    before = content(t)
+    with pytest.raises(lsmlake.errors.CommitConflictError, match="is gone"):
+        w.commit()
+    assert content(t) == before
+    assert no_orphans(t)
+
+
 def test_a_dynamic_write_after_an_overwrite_of_another_partition_is_rebased(tmp_path: Path) -> None:
     t = table(tmp_path, {"write-only": "true"})
     w = t.writer()
