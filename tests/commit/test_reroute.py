@@ -605,3 +605,31 @@ def test_an_unchanged_dynamic_write_is_not_counted_as_rebased(
     w.commit()
     assert made == [0]
     assert {(r["p"], r["k"]) for r in content(t)} >= {("x", 90), ("y", 91), ("x", 92)}
+
+
+def test_a_failed_check_of_unplaced_deletes_leaves_no_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A delete of a key its base did not hold, after another writer created the key: the committer
+    writes the delete where that writer put it; if that fails, nothing it wrote is left."""
+    from lsmlake.commit.cross_partition_fix import CrossPartitionFix
+
+    t = cross_partition_table(tmp_path, {})
+    w1, w2 = t.writer(), t.writer()
+    w1.write(xrows([40], [2], "w1"))
+    w2.delete(pa.table({"k": [40]}, schema=XKEYS))
+    w1.commit()
+    before = sorted(t.read().to_pylist(), key=lambda r: int(r["k"]))
+    write = CrossPartitionFix._write
+
+    def write_then_fail(self: CrossPartitionFix, *args: object, **kwargs: object) -> object:
+        write(self, *args, **kwargs)  # type: ignore[arg-type]
+        raise OSError("injected: the disk filled up")
+
+    monkeypatch.setattr(CrossPartitionFix, "_write", write_then_fail)
+    with pytest.raises(OSError, match="injected"):
+        w2.commit()
+    monkeypatch.undo()
+    assert sorted(t.read().to_pylist(), key=lambda r: int(r["k"])) == before
+    left = t.remove_orphan_files(older_than_ms=int(time.time() * 1000) + 60_000, dry_run=True)
+    assert [p for p in left if "/manifest/" not in p] == []

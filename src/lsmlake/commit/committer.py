@@ -206,9 +206,10 @@ class FileStoreCommit:
         fix = self._reroute_for(messages)
         if latest is None or not isinstance(fix, CrossPartitionFix):
             return False
-        needed = bool(fix.messages_for(latest, self.base_snapshot_id))
-        fix.discard()
-        return needed
+        try:
+            return bool(fix.messages_for(latest, self.base_snapshot_id))
+        finally:
+            fix.discard()  # the delete files it wrote to find out (the APPEND writes its own)
 
     @property
     def rebased_buckets(self) -> set[tuple[bytes, int]]:
