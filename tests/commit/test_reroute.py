@@ -465,3 +465,170 @@ def test_cross_partition_shared_keys_with_nested_values(tmp_path: Path) -> None:
         {"k": 1, "p": 2, "tags": [9]},
         {"k": 2, "p": 1, "tags": [2, 2]},
     ]
+
+
+RIVALS: dict[str, Callable[[lsmlake.Table], object]] = {
+    # key 1 lands in bucket 1 of the overwritten partition (two keys per bucket), not in bucket 0
+    "overwrite": lambda t: t.overwrite(rows([5, 6, 1], ["ow"] * 3, [5, 6, 1]), partitions={"p": "x"}),
+    "truncate": lambda t: t.truncate(),
+    "drop-partition": lambda t: t.drop_partitions({"p": "x"}),
+}
+
+
+@pytest.mark.parametrize("rival", list(RIVALS))
+def test_a_dynamic_write_after_another_writers_overwrite_of_its_partition_is_refused(
+    tmp_path: Path, rival: str
+) -> None:
+    """An overwrite re-indexes the partition from scratch: the write's update of key 1 (no new hash, so
+    no HASH file of its own) sits in bucket 0 by the base's index, where the overwrite's index no longer
+    has it. Published anyway, key 1 would be live in two buckets (or in none of the index), so the
+    commit is refused, and nothing of it is left."""
+    t = table(tmp_path, {"write-only": "true"})
+    w = t.writer()
+    w.write(rows([1], ["mine"], [100]))
+    RIVALS[rival](t)
+    before = content(t)
+    with pytest.raises(lsmlake.errors.CommitConflictError, match="overwr") as refused:
+        w.commit()
+    assert "Nothing was published" in str(refused.value)
+    assert content(t) == before
+    assert no_orphans(t)
+    t.write(rows([1], ["mine"], [100]))  # run again: it places key 1 by the overwrite's index
+    check_layout(t)
+    assert [r for r in content(t) if r["k"] == 1 and r["p"] == "x"] == [
+        {"k": 1, "p": "x", "a": "mine", "b": 100}
+    ]
+
+
+def test_a_dynamic_write_after_an_expired_overwrite_of_its_partition_is_refused(tmp_path: Path) -> None:
+    """The overwrite's snapshot (and the write's base) expired before the commit, so the committer
+    cannot see it; the HASH file the write restored for the bucket of its update went with them, and
+    the write is refused for that instead (a guard: the overwrite check alone would miss this case)."""
+    t = table(tmp_path, {"write-only": "true"})
+    w = t.writer()
+    w.write(rows([1], ["mine"], [100]))  # key 1 exists (bucket 0): no HASH file of the write's own
+    RIVALS["overwrite"](t)
+    t.write(rows([3], ["w3"], [3], p="y"))
+    t.expire_snapshots(retain_min=1, older_than_ms=2**62)
+    assert not t.snapshot_manager.snapshot_exists(2)  # the overwrite
+    before = content(t)
+    with pytest.raises(lsmlake.errors.CommitConflictError, match="is gone"):
+        w.commit()
+    assert content(t) == before
+    assert no_orphans(t)
+
+
+def test_a_dynamic_write_after_an_overwrite_of_another_partition_is_rebased(tmp_path: Path) -> None:
+    t = table(tmp_path, {"write-only": "true"})
+    w = t.writer()
+    w.write(rows([1, 90], ["mine"] * 2, [100, 90]))
+    t.overwrite(rows([5], ["ow"], [5], p="y"), partitions={"p": "y"})
+    assert w.commit() is not None
+    check_layout(t)
+    assert {(r["p"], r["k"]): r["a"] for r in content(t)} == {
+        ("x", 1): "mine",
+        ("x", 2): "base",
+        ("x", 90): "mine",
+        ("y", 5): "ow",
+    }
+
+
+def test_cross_partition_deletes_added_to_another_writers_bucket_are_compacted(tmp_path: Path) -> None:
+    """The later writer deletes key 50 where the earlier one created it (a bucket it did not write
+    itself): batch reads of a deletion-vector table skip level 0, so that bucket is compacted with the
+    write, not left to the bounded healing of later commits (disabled here)."""
+    options = {"deletion-vectors.enabled": "true", "lsmlake.commit.heal-level0-buckets": "0"}
+    t = cross_partition_table(tmp_path, options)
+    w1, w2 = t.writer(), t.writer()
+    w1.write(xrows([50], [1], "w1"))
+    w2.write(xrows([50], [2], "w2"))
+    w2.commit()
+    w1.commit()
+    assert sorted(t.read().to_pylist(), key=lambda r: (int(r["k"]), int(r["p"]))) == [
+        {"k": 1, "p": 1, "v": "base"},
+        {"k": 2, "p": 1, "v": "base"},
+        {"k": 3, "p": 2, "v": "base"},
+        {"k": 50, "p": 1, "v": "w1"},
+    ]
+    assert all(f.level > 0 for s in t.scan().splits() for f in s.files)
+    assert no_orphans(t)
+
+
+def test_dynamic_rows_moved_to_another_writers_bucket_are_compacted(tmp_path: Path) -> None:
+    """The later writer's key 50 moves to the bucket where the earlier one put it, a bucket the later
+    writer did not write: on a deletion-vector table that bucket is compacted with the write."""
+    options = {"deletion-vectors.enabled": "true", "lsmlake.commit.heal-level0-buckets": "0"}
+    t = table(tmp_path, options)
+    w1, w2 = t.writer(), t.writer()
+    w1.write(rows([60, 61, 50], ["w1"] * 3, [1, 1, 1]))  # 60, 61 -> bucket 1; 50 -> bucket 2
+    w2.write(rows([50], ["w2"], [2]))  # -> bucket 1
+    w1.commit()
+    w2.commit()
+    assert {r["k"]: r["a"] for r in content(t) if r["p"] == "x"} == {
+        1: "base",
+        2: "base",
+        50: "w2",
+        60: "w1",
+        61: "w1",
+    }
+    assert all(f.level > 0 for s in t.scan().splits() for f in s.files)
+    check_layout(t)
+    assert no_orphans(t)
+
+
+def test_an_unchanged_dynamic_write_is_not_counted_as_rebased(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The fairness rule caps the backoff of attempts that rebased; a dynamic-bucket APPEND whose
+    partitions nobody else changed is not rewritten, so it must not count as rebased either."""
+    import lsmlake.commit.committer as committer
+
+    made: list[int] = []
+
+    class Spy(committer.AppendRebase):
+        def __post_init__(self) -> None:
+            super().__post_init__()
+            made.append(self.rewrites)
+
+    monkeypatch.setattr(committer, "AppendRebase", Spy)
+    t = table(tmp_path, {"write-only": "true"})
+    w = t.writer()
+    w.write(rows([90], ["mine"], [1]))
+    t.write(rows([91], ["other"], [1], p="y"))  # another partition only
+    made.clear()
+    w.commit()
+    assert made == [0]  # one rebase of the write, never rewritten
+    w = t.writer()
+    w.write(rows([92], ["mine"], [1]))
+    made.clear()
+    w.commit()
+    assert made == [0]
+    assert {(r["p"], r["k"]) for r in content(t)} >= {("x", 90), ("y", 91), ("x", 92)}
+
+
+def test_a_failed_check_of_unplaced_deletes_leaves_no_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A delete of a key its base did not hold, after another writer created the key: the committer
+    writes the delete where that writer put it; if that fails, nothing it wrote is left."""
+    from lsmlake.commit.cross_partition_fix import CrossPartitionFix
+
+    t = cross_partition_table(tmp_path, {})
+    w1, w2 = t.writer(), t.writer()
+    w1.write(xrows([40], [2], "w1"))
+    w2.delete(pa.table({"k": [40]}, schema=XKEYS))
+    w1.commit()
+    before = sorted(t.read().to_pylist(), key=lambda r: int(r["k"]))
+    write = CrossPartitionFix._write
+
+    def write_then_fail(self: CrossPartitionFix, *args: object, **kwargs: object) -> object:
+        write(self, *args, **kwargs)  # type: ignore[arg-type]
+        raise OSError("injected: the disk filled up")
+
+    monkeypatch.setattr(CrossPartitionFix, "_write", write_then_fail)
+    with pytest.raises(OSError, match="injected"):
+        w2.commit()
+    monkeypatch.undo()
+    assert sorted(t.read().to_pylist(), key=lambda r: int(r["k"])) == before
+    left = t.remove_orphan_files(older_than_ms=int(time.time() * 1000) + 60_000, dry_run=True)
+    assert [p for p in left if "/manifest/" not in p] == []

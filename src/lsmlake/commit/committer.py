@@ -222,9 +222,10 @@ class FileStoreCommit:
         fix = self._reroute_for(messages)
         if latest is None or not isinstance(fix, CrossPartitionFix):
             return False
-        needed = bool(fix.messages_for(latest, self.base_snapshot_id))
-        fix.discard()
-        return needed
+        try:
+            return bool(fix.messages_for(latest, self.base_snapshot_id))
+        finally:
+            fix.discard()  # the delete files it wrote to find out (the APPEND writes its own)
 
     @property
     def newest_known(self) -> Snapshot | None:
@@ -243,8 +244,9 @@ class FileStoreCommit:
     def _commit_append(self, messages: Sequence[CommitMessage], identifier: int) -> int:
         """The APPEND snapshot, its buckets rebased above the latest snapshot's on every attempt (and,
         in dynamic bucket mode, its new keys re-routed onto the latest HASH index first)."""
-        self.rebase = AppendRebase(self.rebaser, list(messages))
         reroute = self.reroute = self._reroute_for(messages)
+        # the re-route's own list: an attempt it leaves unchanged keeps this rebase (no rewrite counted)
+        self.rebase = AppendRebase(self.rebaser, reroute.current if reroute is not None else list(messages))
 
         def changes_for(latest: Snapshot | None) -> Changes:
             rebase = self._rerouted(latest)
@@ -291,6 +293,7 @@ class FileStoreCommit:
         if isinstance(reroute, CrossPartitionFix):
             routed = reroute.messages_for(latest, base)
         else:
+            self._refuse_overwrites_since_base(latest, {m.partition for m in reroute.originals})
             base_entries: list[IndexManifestEntry] | None = None  # unknown: re-route onto the latest
             if base == 0:
                 base_entries = []
@@ -301,6 +304,32 @@ class FileStoreCommit:
             self._discard(rebase.discard_copies())
             rebase = self.rebase = AppendRebase(self.rebaser, routed, rewrites=rebase.rewrites + 1)
         return rebase
+
+    def _refuse_overwrites_since_base(self, latest: Snapshot, partitions: set[bytes]) -> None:
+        """A dynamic-bucket write placed rows of keys it did not add to the index (updates, deletes)
+        by the base's HASH files; an OVERWRITE of their partition since re-indexed it from scratch,
+        so such a row could end up live next to the key's new bucket, or outside the index."""
+        base = self.base_snapshot_id
+        for sid in range(base + 1 if base is not None else latest.id + 1, latest.id + 1):
+            if not self.snapshots.snapshot_exists(sid):
+                continue  # expired: unknown (the re-route then works from the latest index alone)
+            snapshot = self.snapshots.snapshot(sid)
+            if snapshot.commit_kind != "OVERWRITE":
+                continue
+            metas = read_manifest_list(self.io, self.paths.manifest(snapshot.delta_manifest_list))
+            hit = any(
+                e.partition in partitions
+                for m in metas
+                for e in read_manifest(self.io, self.paths.manifest(m.file_name))
+            )
+            if hit:
+                raise CommitConflictError(
+                    f"table {self.table_name}: snapshot {sid} overwrote a partition this dynamic-bucket "
+                    f"write writes after its base snapshot {base}; the write placed its rows by the "
+                    "base's HASH index, which the overwrite replaced, so a key could end up live in two "
+                    "buckets. Nothing was published: run the write again (it places its keys by the "
+                    "latest index)"
+                )
 
     def _bucket_tops(
         self, touched: set[tuple[bytes, int]], latest: Snapshot | None, *, live: set[tuple[bytes, int]]

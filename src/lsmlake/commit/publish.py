@@ -237,6 +237,8 @@ def publish(
         if overwrite is None:
             recompact = _recompact(table, messages, committer)
             publish_write(committer, result, messages, table_name=table.name, recompact=recompact)
+            if recompact is not None and not result.compaction_dropped:
+                _compact_received(table, committer, result, messages)
         else:
             appends = [append_part(m) for m in messages]
             publish_appends(result, appends, [committer.overwrite(appends, replaces=overwrite)])
@@ -369,6 +371,30 @@ def _recompact(
 def holds_level0(state: RestoredState, bucket: BucketKey, names: Collection[str]) -> bool:
     """Whether ``bucket`` of ``state`` holds one of the level-0 files ``names``."""
     return any(e.file.level == 0 and e.file.file_name in names for e in state.entries(*bucket))
+
+
+def _compact_received(
+    table: TableHandle, committer: FileStoreCommit, result: PublishedWrite, messages: Sequence[CommitMessage]
+) -> None:
+    """Compact the buckets the published APPEND gave files the write's own compaction did not cover:
+    rows a dynamic-bucket re-route moved into another writer's bucket, deletes a cross-partition upsert
+    added where another writer put a key. Left at level 0, batch reads of tables that skip level 0 would
+    miss them (a key live in two partitions) until some later commit healed the bucket."""
+    received = written_buckets(committer.published_messages(messages)) - written_buckets(messages)
+    if not received:
+        return
+    full = table.options.full_compaction_delta_commits > 0
+    try:
+        sid = compact_buckets(table, full=full, only=received, commit_user=committer.commit_user)
+    except CommitConflictError as e:  # another commit changed them: a later compaction picks them up
+        warnings.warn(
+            f"table {table.name}: the write is committed (snapshot {result.snapshot_ids[-1]}), but "
+            f"compacting the {len(received)} bucket(s) it re-routed rows into lost a race ({e}); a later "
+            "compaction picks them up (until then, reads that skip level 0 do not see them)",
+            stacklevel=3,
+        )
+        return
+    result.snapshot_ids += [sid] if sid is not None else []
 
 
 def _discard(written: Sequence[str], published: set[str], delete: Callable[[str], None]) -> None:

@@ -104,8 +104,8 @@ class DynamicReroute:
         now = hash_view(latest, self.partitions)
         before = None if base is None else hash_view(base, self.partitions)
         changed = {p for p in self.partitions if before is None or _part(now, p) != _part(before, p)}
-        if self.basis == now and changed:
-            return self.current
+        if (self.basis == now and changed) or (self.basis is None and not changed):
+            return self.current  # as computed before (the originals when nothing changed)
         self.discard()
         self.targets, self.moved_keys = set(), 0
         self.current = self._reroute(changed, latest) if changed else list(self.originals)
