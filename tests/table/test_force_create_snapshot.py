@@ -68,3 +68,16 @@ def test_a_forced_snapshot_gets_the_automatic_tag_of_an_idle_period(tmp_path: Pa
     clock.set_fixed_clock(_ms("2024-01-02 11:01"))
     sid = t.writer().commit()  # no data this hour, but the period's tag is made
     assert {tag.name: tag.snapshot.id for tag in t.list_tags()}["2024-01-02 10"] == sid
+
+
+def test_the_ray_commit_of_no_messages_is_forced_too(tmp_path: Path) -> None:
+    """A Ray write whose workers sent nothing publishes through the same rule (no cluster needed)."""
+    pytest.importorskip("ray.data", reason="ray[data] is not installed")
+    from lsmlake.ray.write import commit_messages
+
+    plain = _table(tmp_path / "plain")
+    assert commit_messages(plain, [], [], base_snapshot_id=None) is None
+    assert plain.snapshot_manager.latest_id() is None
+    forced = _table(tmp_path / "forced", **{"commit.force-create-snapshot": "true"})
+    sid = commit_messages(forced, [], [], base_snapshot_id=None)
+    assert sid == forced.snapshot_manager.latest_id() == 1
