@@ -327,3 +327,19 @@ def test_automatic_tags_of_another_writer_are_picked_up(tmp_path: Path) -> None:
     t.create_tag("2024-01-03", s2)  # as another writer's TagAutoCreation would name it
     _write_at(t, "2024-01-03 12:00", key=3)  # the next tag is 2024-01-04's: not due yet
     assert _tags(t) == {"2024-01-01": s1, "2024-01-03": s2}
+
+
+def test_progress_kept_between_commits_gives_way_to_a_rollback(tmp_path: Path) -> None:
+    """After a rollback, the snapshots that replace the ones this process scanned are scanned again:
+    the tag goes on the first snapshot past the period, as a fresh process would put it."""
+    t = _table(tmp_path, **{"tag.automatic-creation": "process-time", "tag.creation-period": "hourly"})
+    s1 = _write_at(t, "2024-01-02 10:10")
+    _write_at(t, "2024-01-02 10:20", key=2)
+    _write_at(t, "2024-01-02 10:30", key=3)  # this process has now scanned up to snapshot 3
+    assert _tags(t) == {"2024-01-02 09": s1}
+    t.rollback_to(s1)
+    quiet = t.with_dynamic_options({"write-only": "true"})  # no after-commit run between the two
+    s2 = _write_at(quiet, "2024-01-02 11:05", key=4)
+    _write_at(quiet, "2024-01-02 11:06", key=5)
+    assert t.create_auto_tags() == ["2024-01-02 10"]
+    assert _tags(t) == {"2024-01-02 09": s1, "2024-01-02 10": s2}

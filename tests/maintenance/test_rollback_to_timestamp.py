@@ -63,7 +63,13 @@ def test_rollback_to_watermark(tmp_path: Path) -> None:
         s = dataclasses.replace(manager.snapshot(sid), watermark=mark)
         t.io.write_bytes(manager.snapshot_path(sid), encode_snapshot(s).encode("utf-8"))
     assert manager.earlier_or_equal_watermark(250).id == ids[2]  # type: ignore[union-attr]
-    assert manager.earlier_or_equal_watermark(50).id == ids[1]  # before every watermark: the first with one
+    assert manager.earlier_or_equal_watermark(100).id == ids[1]  # type: ignore[union-attr]
+    # before every watermark: no snapshot qualifies (Paimon once returned the first with one, a snapshot
+    # newer than asked for; fixed in apache/paimon#9037), so the rollback is refused and changes nothing
+    assert manager.earlier_or_equal_watermark(50) is None
+    with pytest.raises(NoSuchSnapshotError, match="watermark"):
+        t.rollback_to_watermark(50)
+    assert manager.latest_id() == ids[3]
     s = Session(cat, database="db")
     (r,) = s.execute("CALL sys.rollback_to_watermark(`table` => 'db.w', watermark => 200)")
     assert r.table.to_pylist() == [{"result": f"Success roll back to snapshot: {ids[2]} ."}]

@@ -202,6 +202,11 @@ class FileStoreCommit:
         self.unplaced_deletes = None  # they belong to the write's APPEND, not to its compaction
         return ids
 
+    def commit_empty(self, *, identifier: int = BATCH_COMMIT_IDENTIFIER) -> int:
+        """An APPEND snapshot that changes nothing (`commit.force-create-snapshot`: a commit with
+        nothing to write still publishes one, as Paimon's committer then does); its id."""
+        return self._commit_changes(Changes("APPEND", ()), identifier)
+
     def compact_manifests(self) -> int | None:
         """A COMPACT snapshot that changes no data and rewrites the latest snapshot's manifests with the
         merge of this committer's options (Paimon's compact_manifest sets the full-compaction threshold

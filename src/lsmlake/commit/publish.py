@@ -199,6 +199,18 @@ def written_buckets(messages: Sequence[CommitMessage]) -> set[tuple[bytes, int]]
     return {(m.partition, m.bucket) for m in messages if m.new_files}
 
 
+def forced_empty_commit(
+    table: TableHandle, messages: Sequence[CommitMessage], overwriting: bool, unplaced: pa.Table | None
+) -> bool:
+    """Whether a commit with nothing to publish makes an empty snapshot (`commit.force-create-snapshot`)."""
+    return (
+        not messages
+        and not overwriting
+        and unplaced is None
+        and table.options.get(CoreOptions.COMMIT_FORCE_CREATE_SNAPSHOT)
+    )
+
+
 def publish(
     table: TableHandle,
     messages: Sequence[CommitMessage],
@@ -233,6 +245,9 @@ def publish(
         unplaced_deletes=unplaced_deletes,
         known_snapshot=known_snapshot,
     )
+    if forced_empty_commit(table, messages, overwrite is not None, unplaced_deletes):
+        result.snapshot_ids.append(committer.commit_empty())
+        return result.snapshot_ids
     try:
         if overwrite is None:
             recompact = _recompact(table, messages, committer)

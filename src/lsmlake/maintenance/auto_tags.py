@@ -14,6 +14,7 @@ from lsmlake.core.tag_period import TagPeriod, local_time, zone
 from lsmlake.errors import InvalidOptionError, LsmlakeError, NoSuchSnapshotError, NoSuchTagError
 from lsmlake.maintenance.cleanup import delete_tag
 from lsmlake.metadata.snapshot import Snapshot
+from lsmlake.metadata.snapshot_manager import SnapshotManager
 from lsmlake.metadata.table_handle import TableHandle
 from lsmlake.metadata.tags import Tag, create_tag, read_tag, read_tags, tag_names, tag_path
 
@@ -84,13 +85,16 @@ def create_auto_tags(table: TableHandle) -> list[str]:
     latest = manager.latest_id()
     key = (table.root, period, delay, completion, o.get(CoreOptions.TAG_AUTOMATIC_CREATION), _zones(table))
     memo = _PROGRESS.get(key)
+    last_seen: tuple[int, int] | None = None
     if (
         memo is not None
         and memo.newest_tag == newest
         and latest is not None
         and latest >= memo.next_snapshot - 1
+        and _still_there(manager, memo.last_seen)
     ):
         next_snapshot, next_tag = memo.next_snapshot, memo.next_tag  # this process scanned up to here
+        last_seen = memo.last_seen
     else:
         next_tag = None
         next_snapshot = manager.earliest_id() or 1
@@ -111,6 +115,7 @@ def create_auto_tags(table: TableHandle) -> list[str]:
             next_snapshot = earliest  # expired meanwhile
             continue
         next_snapshot += 1
+        last_seen = (snapshot.id, snapshot.time_millis)
         moment = _tag_time(table, snapshot)
         if moment is None:
             continue
@@ -126,18 +131,32 @@ def create_auto_tags(table: TableHandle) -> list[str]:
         created.append(name)
         next_tag = period.next_tag_time(this_tag)
         _retain_auto_tags(table, period)
-    _PROGRESS[key] = _Progress(created[-1] if created else newest, next_snapshot, next_tag)
+    _PROGRESS[key] = _Progress(created[-1] if created else newest, next_snapshot, next_tag, last_seen)
     return created
+
+
+def _still_there(manager: SnapshotManager, seen: tuple[int, int] | None) -> bool:
+    """Whether the last snapshot a run scanned is still the same one (a rollback and new commits
+    reuse its id with another commit time; an expired one cannot be checked: start over)."""
+    if seen is None:
+        return True
+    try:
+        return manager.snapshot(seen[0]).time_millis == seen[1]
+    except NoSuchSnapshotError:
+        return False
 
 
 @dataclass(frozen=True)
 class _Progress:
     """Where this process's last run over a table stopped: valid while the newest automatic tag is
-    the same (another process tagging, or a rollback, makes the next run restore from the tags)."""
+    the same and the last snapshot scanned is unchanged (another process tagging, or a rollback, makes
+    the next run restore from the tags)."""
 
     newest_tag: str | None
     next_snapshot: int
     next_tag: dt.datetime | None
+    last_seen: tuple[int, int] | None
+    """The id and commit time of the last snapshot scanned (None: none yet)."""
 
 
 _PROGRESS: dict[tuple[object, ...], _Progress] = {}

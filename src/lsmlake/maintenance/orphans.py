@@ -10,7 +10,7 @@ import pyarrow.fs as pafs
 from lsmlake.core.fileio import FileIO
 from lsmlake.core.options import CoreOptions
 from lsmlake.core.path_guard import BRANCH_DIR, BRANCH_PREFIX, PathGuard, table_root_of
-from lsmlake.errors import CorruptFileError, NoSuchSnapshotError, UnsupportedError
+from lsmlake.errors import CorruptFileError, LsmlakeError, NoSuchSnapshotError, UnsupportedError
 from lsmlake.maintenance.changelog_expire import (
     CHANGELOG_DIR,
     CHANGELOG_PREFIX,
@@ -129,10 +129,18 @@ def used_files(table: TableHandle) -> set[str]:
     io = table.io
     reader = SnapshotReader(io, FileLocator(table))
     collected: list[SnapshotFiles] = []
-    for r in [table.root, *branch_roots(io, table.root)]:
+    branches = branch_roots(io, table.root)
+    for r in [table.root, *branches]:
         collected += _history_files(reader, _snapshots(SnapshotManager(io, r)))
         collected += [reader.collect(t.snapshot, strict=True, mentioned=True) for t in read_tags(io, r)]
         collected += _history_files(reader, _long_lived_changelogs(io, r))
+    if branch_roots(io, table.root) != branches:
+        # a branch renamed (or created, deleted) meanwhile: a renamed one's snapshots were read under
+        # neither name, so its files would be taken for orphans
+        raise LsmlakeError(
+            f"table {table.name}: its branches changed while orphan cleaning read them "
+            "(a branch was created, renamed or deleted); nothing was deleted: run it again"
+        )
     used: set[str] = set()
     for files in collected:
         used |= files.metadata() | (files.mentioned or frozenset())

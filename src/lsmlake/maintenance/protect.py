@@ -7,7 +7,7 @@ from collections.abc import Iterable, Sequence
 
 from lsmlake.core.fileio import FileIO
 from lsmlake.core.path_guard import BRANCH_DIR, BRANCH_PREFIX, PathGuard, table_root_of
-from lsmlake.errors import NoSuchSnapshotError
+from lsmlake.errors import LsmlakeError, NoSuchSnapshotError
 from lsmlake.maintenance.files import SnapshotReader
 from lsmlake.maintenance.planning import FileSets, Protection, SnapshotFiles
 from lsmlake.metadata.snapshot import Snapshot
@@ -51,12 +51,19 @@ def holder_snapshots(io: FileIO, root: str, *, main_tags: Sequence[Tag]) -> list
     found = [t.snapshot for t in main_tags]
     own = posixpath.normpath(root)
     table_root = table_root_of(root.rstrip("/"))
-    for branch in [table_root, *branch_roots(io, root)]:
+    branches = branch_roots(io, root)
+    for branch in [table_root, *branches]:
         if posixpath.normpath(branch) == own:
             continue
         manager = SnapshotManager(io, branch)
         found += read_snapshots(manager, manager.snapshot_ids())
         found += [t.snapshot for t in read_tags(io, branch)]
+    if branches and branch_roots(io, root) != branches:
+        # a branch renamed meanwhile was read under neither name: its files would lose protection
+        raise LsmlakeError(
+            f"table {table_root}: its branches changed while their snapshots were read (a branch was "
+            "created, renamed or deleted); nothing was deleted: run it again"
+        )
     return _unique(found)
 
 

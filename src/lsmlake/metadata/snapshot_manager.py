@@ -211,19 +211,15 @@ class SnapshotManager:
 
     def earlier_or_equal_watermark(self, watermark: int) -> Snapshot | None:
         """Paimon's earlierOrEqualWatermark over watermarks that only grow: the newest snapshot whose
-        watermark is at most ``watermark``, or the first snapshot with a watermark when even that one
-        is later; None when no snapshot has one, or the latest has Java's Long.MIN_VALUE placeholder."""
-        latest = self.latest()
-        if latest is None or latest.watermark == _NO_WATERMARK:
-            return None
+        watermark is at most ``watermark`` (snapshots without one, or with Java's Long.MIN_VALUE
+        placeholder, skipped); None when there is none -- also when every watermark is later, where
+        Paimon before apache/paimon#9037 returned the first snapshot with one, newer than asked for."""
         found = None
         for sid in self.snapshot_ids():
             snapshot = self.snapshot(sid)
             mark = snapshot.watermark
-            if mark is None:
+            if mark is None or mark == _NO_WATERMARK:
                 continue
-            if found is None and mark >= watermark:
-                return snapshot
             if mark > watermark:
                 break
             found = snapshot

@@ -13,6 +13,7 @@ import pyarrow.compute as pc
 
 from lsmlake.commit.publish import compact_manifests
 from lsmlake.core.options import CoreOptions
+from lsmlake.core.path_guard import table_root_of
 from lsmlake.core.schema import TableSchema
 from lsmlake.errors import (
     ImmutableColumnError,
@@ -426,7 +427,13 @@ class Table(TableHandle):
     def purge_files(self) -> None:
         """Empty the table as Paimon's purge_files does: branches, tags, consumers and long-lived
         changelogs go, the table is truncated, and every snapshot but that last one expires with its
-        files. The schema stays."""
+        files. The schema stays. Refused on a branch: the branches listed are the table's, its
+        siblings among them (Java's purgeFiles would drop them all)."""
+        if table_root_of(self.root) != self.root:
+            raise UnsupportedError(
+                f"table {self.name} is a branch: purge_files empties a whole table, every branch included; "
+                "delete the branch (delete_branch) or purge the main table"
+            )
         for branch in self.list_branches():
             self.delete_branch(branch)
         for tag in self.list_tags():

@@ -198,7 +198,7 @@ class TableWriter:
             self._write.abort()
             raise
         unplaced = None if overwriting else self._write.unplaced_deletes()
-        if not messages and not overwriting and unplaced is None:
+        if not messages and not overwriting and unplaced is None and not self._forced_empty():
             self.result = CommitResult()
             return None
         result = PublishedWrite()  # filled as snapshots land: their files are never deleted on failure
@@ -225,6 +225,10 @@ class TableWriter:
                     self.table, latest=self.snapshot_ids[-1], written=[m.partition for m in messages]
                 )
         return self.result.snapshot_id
+
+    def _forced_empty(self) -> bool:
+        """`commit.force-create-snapshot`: an empty commit still publishes a snapshot."""
+        return self.table.options.get(CoreOptions.COMMIT_FORCE_CREATE_SNAPSHOT)
 
     def abort(self) -> None:
         """Discard everything written so far; no snapshot is created."""

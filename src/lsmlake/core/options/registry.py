@@ -316,7 +316,9 @@ class OptionDeclarations:
         "commit.timeout", "How long a commit that loses races may keep retrying (unbounded: by count only)."
     )
     COMMIT_FORCE_CREATE_SNAPSHOT = bool_option(
-        "commit.force-create-snapshot", False, "Commit a snapshot even when nothing changed."
+        "commit.force-create-snapshot",
+        False,
+        "A writer's commit with nothing to write still publishes an empty snapshot (Paimon: its streaming commits).",
     )
     HEAL_LEVEL0_BUCKETS = int_option(
         "lsmlake.commit.heal-level0-buckets",
