@@ -34,11 +34,15 @@ from lsmlake.read.lookup_plan import (
     within,
 )
 from lsmlake.read.split_read import merge_rows
+from lsmlake.scan.travel import time_travel
 
 ROW = "__lookup_row"
 _LEVEL = "__lookup_level"
 _MERGED = "__lookup_merged"
 _POSITION = "__lookup_position"
+_BUCKET = "__lookup_bucket"
+"""Which (partition, bucket) a row was found in: a key's rows are merged within one bucket only (a key
+moved to another partition keeps its deleted rows, with that bucket's sequence numbers, in the old one)."""
 
 
 def lookup_rows(
@@ -47,11 +51,14 @@ def lookup_rows(
     """The latest live row of each distinct key of ``keys`` that the table holds, in the order the keys
     first appear; keys the table lacks give no row. Columns: the primary key (in the order ``keys``
     names it), then ``columns`` (default: every other column)."""
-    schema = table.schema
-    if not schema.primary_keys:
+    if not table.schema.primary_keys:
         raise UnsupportedError(
             f"table {table.name} has no primary key: lookup needs one (use read(filter=...))"
         )
+    travel = time_travel(table, snapshot_id=snapshot_id)  # or the table's own time-travel option
+    if travel is not None:  # a past snapshot is read under its own schema, as read() reads it
+        table = travel.table
+    schema = table.schema
     given = key_table(table, keys)
     order = given.column_names
     rest = list(columns) if columns is not None else schema.field_names
@@ -61,13 +68,16 @@ def lookup_rows(
         options.get(CoreOptions.LOOKUP_CACHE_MAX_MEMORY_SIZE),
         options.get(CoreOptions.LOOKUP_CACHE_MAX_DISK_SIZE),
     )
-    plan = lookup_plan(table, options, snapshot_id)
+    plan = lookup_plan(table, options, travel.snapshot if travel is not None else None)
     if plan is None or given.num_rows == 0:
         return ctx.output_schema.empty_table()
     distinct = _distinct(given)
     found = []
-    for bucket, rows in _route(table, options, plan, distinct):
-        found += _search(ctx, bucket, _take(distinct.select(ctx.key_names), rows), rows, names)
+    for number, (bucket, rows) in enumerate(_route(table, options, plan, distinct)):
+        hits = _search(ctx, bucket, _take(distinct.select(ctx.key_names), rows), rows, names)
+        found += [
+            h.append_column(_BUCKET, pa.array(np.full(h.num_rows, number, dtype=np.int32))) for h in hits
+        ]
     if not found:
         return ctx.output_schema.empty_table()
     result = _merged(ctx, pa.concat_tables(found) if len(found) > 1 else found[0])
@@ -83,7 +93,8 @@ def _context(
 ) -> tuple[ReadContext, list[str]]:
     """A read context for the lookup's columns and the table columns it reads (kept: its column
     mappings are memoized per context), checking the columns exist."""
-    key = (table.io, table.root, table.schema.id, tuple(sorted(options.raw.items())), columns)
+    # the schema itself, not its id: a table dropped and created again under its name restarts at 0
+    key = (table.io, table.root, table.schema, tuple(sorted(options.raw.items())), columns)
 
     def build() -> tuple[ReadContext, list[str]]:
         ctx = ReadContext(table.io, table.root, table.schema, options, columns)
@@ -127,7 +138,7 @@ def _route(
     if not part_keys:
         per_partition = [(plan.partitions.get((), []), np.arange(keys.num_rows))]
     elif set(part_keys) <= set(keys.column_names):
-        ids, values = partition_ids(keys, part_keys)
+        ids, values = partition_ids(keys, part_keys, {k: table.schema.field(k).type for k in part_keys})
         order = np.argsort(ids, kind="stable")
         cuts = np.searchsorted(ids[order], np.arange(len(values) + 1))
         groups = [(values[p], order[cuts[p] : cuts[p + 1]]) for p in range(len(values))]
@@ -234,20 +245,22 @@ def _merged(ctx: ReadContext, hits: pa.Table) -> pa.Table:
     merged = hits.column(_MERGED).to_numpy(zero_copy_only=False)
     hits = hits.drop_columns([_MERGED])
     if not merged.any():
-        return drop_retracts(hits).drop_columns([_LEVEL])
+        return drop_retracts(hits).drop_columns([_LEVEL, _BUCKET])
     parts = [] if merged.all() else [drop_retracts(hits.filter(pa.array(~merged))).drop_columns([_LEVEL])]
-    if merged.any():
-        rows = hits if merged.all() else hits.filter(pa.array(merged))
-        if merge_skips_shadowed(ctx.options):  # lookup tables: see mergetree/lookup_merge.py
-            rows = rows.filter(pa.array(shadowed_mask(rows.select([ROW]), rows.column(_LEVEL).to_numpy())))
-        parts.append(
-            merge_rows(
-                rows.drop_columns([_LEVEL]),
-                [*ctx.key_names, ROW],
-                merge_function=ctx.merge_function,
-                sequence_fields=ctx.sequence_fields,
-                descending=ctx.options.sequence_descending,
-                where=f"table {ctx.root}",
-            )
+    rows = hits if merged.all() else hits.filter(pa.array(merged))
+    if merge_skips_shadowed(ctx.options):  # lookup tables: see mergetree/lookup_merge.py
+        rows = rows.filter(
+            pa.array(shadowed_mask(rows.select([ROW, _BUCKET]), rows.column(_LEVEL).to_numpy()))
         )
-    return pa.concat_tables(parts) if len(parts) > 1 else parts[0]
+    parts.append(
+        merge_rows(
+            rows.drop_columns([_LEVEL]),
+            [*ctx.key_names, ROW, _BUCKET],
+            merge_function=ctx.merge_function,
+            sequence_fields=ctx.sequence_fields,
+            descending=ctx.options.sequence_descending,
+            where=f"table {ctx.root}",
+        )
+    )
+    out = pa.concat_tables(parts) if len(parts) > 1 else parts[0]
+    return out.drop_columns([_BUCKET])
