@@ -32,12 +32,12 @@ LOCAL_FILE_GROUPS = 8
 """A lookup needing rows of more row groups of one file than this decodes the file to a local file."""
 
 
-def resize_lookup_caches(memory_bytes: int, disk_bytes: int) -> None:
+def resize_lookup_caches(memory_bytes: int, disk_bytes: int, retention_ms: int) -> None:
     """Bound the key and row-group caches by `lookup.cache-max-memory-size` each, the local lookup files
-    by `lookup.cache-max-disk-size`."""
+    by `lookup.cache-max-disk-size` and `lookup.cache-file-retention`."""
     KEY_CACHE.resize(memory_bytes)
     ROW_GROUPS.resize(memory_bytes)
-    LOOKUP_FILES.resize(disk_bytes)
+    LOOKUP_FILES.resize(disk_bytes, retention_ms)
 
 
 def file_keys(ctx: ReadContext, split: Split, index: int) -> pa.Table:

@@ -67,6 +67,7 @@ def lookup_rows(
     resize_lookup_caches(
         options.get(CoreOptions.LOOKUP_CACHE_MAX_MEMORY_SIZE),
         options.get(CoreOptions.LOOKUP_CACHE_MAX_DISK_SIZE),
+        options.get(CoreOptions.LOOKUP_CACHE_FILE_RETENTION),
     )
     plan = lookup_plan(table, options, travel.snapshot if travel is not None else None)
     if plan is None or given.num_rows == 0:
