@@ -78,6 +78,11 @@ def test_time_travel_reads_the_snapshot_under_its_own_schema(tmp_path: Path) -> 
     assert old.sort_by("id").to_pylist() == [{"id": 1, "v": 10}, {"id": 2, "v": 20}]
     assert t.lookup([1, 2], snapshot_id=1).to_pylist() == old.sort_by("id").to_pylist()
     assert t.lookup_one(2, snapshot_id=1) == {"id": 2, "v": 20}
+    assert (
+        t.with_options({"scan.snapshot-id": "1"}).lookup([1, 2]).to_pylist() == old.sort_by("id").to_pylist()
+    )
+    t.create_tag("first", 1)
+    assert t.with_options({"scan.tag-name": "first"}).lookup([2]).to_pylist() == [{"id": 2, "v": 20}]
     assert t.lookup([1, 2, 3]).to_pylist() == [{"id": 1, "v": 11}, {"id": 2, "v": None}, {"id": 3, "v": 30}]
 
 
