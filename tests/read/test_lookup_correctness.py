@@ -4,6 +4,7 @@ schema changes, keys moved across partitions, and a table dropped and created ag
 from __future__ import annotations
 
 import datetime
+import math
 from pathlib import Path
 
 import pyarrow as pa
@@ -126,3 +127,27 @@ def test_a_table_dropped_and_created_again_is_looked_up_under_its_new_schema(tmp
     got = t.lookup([1])
     assert got.schema.field("v").type == pa.string()
     assert got.to_pylist() == [{"id": 1, "v": "x"}]
+
+
+@pytest.mark.parametrize("typ", [pa.float64(), pa.float32()])
+def test_floating_point_keys_with_nan_and_signed_zero(tmp_path: Path, typ: pa.DataType) -> None:
+    schema = pa.schema([("k", typ), ("v", pa.int32())])
+    t = _catalog(tmp_path).create_table("db.t", schema=schema, primary_key=["k"], options={"bucket": "1"})
+    stored = [-0.0, 1.5, math.nan, math.inf, -7.25]
+    t.write(pa.table({"k": pa.array(stored, typ), "v": pa.array(range(5), pa.int32())}))  # NaN in the range
+    t.write(pa.table({"k": pa.array([2.5], typ), "v": pa.array([5], pa.int32())}))
+    rows = t.read().to_pylist()
+
+    def stored_as(k: float) -> list[dict[str, object]]:  # the same key: the same value and sign, or NaN
+        same = [
+            r
+            for r in rows
+            if (math.isnan(k) and math.isnan(r["k"])) or (r["k"] == k and str(r["k"]) == str(k))
+        ]
+        return same
+
+    for k in [-0.0, 1.5, math.nan, math.inf, -7.25, 2.5, 0.0, 3.0]:
+        got = t.lookup(pa.table({"k": pa.array([k], typ)})).to_pylist()
+        assert str(got) == str(stored_as(k)), k
+    batch = t.lookup(pa.table({"k": pa.array([math.nan, 1.5, 9.0, math.inf], typ)}))
+    assert str(batch.to_pylist()) == str(stored_as(math.nan) + stored_as(1.5) + stored_as(math.inf))

@@ -234,10 +234,23 @@ def _match(
         repeat = np.repeat(np.arange(len(values)), counts)
         starts = np.cumsum(counts) - counts
         return wanted[repeat], left[repeat] + (np.arange(int(counts.sum())) - starts[repeat])
-    numbered = file_keys.append_column(_POSITION, pa.array(np.arange(file_keys.num_rows, dtype=np.int64)))
-    asked = keys.take(pa.array(wanted)).append_column(ROW, pa.array(wanted))
+    numbered = _joinable(file_keys).append_column(
+        _POSITION, pa.array(np.arange(file_keys.num_rows, dtype=np.int64))
+    )
+    asked = _joinable(keys.take(pa.array(wanted))).append_column(ROW, pa.array(wanted))
     joined = asked.join(numbered, keys=list(key_names), join_type="inner", use_threads=False)
     return joined.column(ROW).to_numpy(), joined.column(_POSITION).to_numpy()
+
+
+def _joinable(keys: pa.Table) -> pa.Table:
+    """``keys`` with floating-point columns as their bits (one NaN), so that a NaN key matches itself."""
+    for i, f in enumerate(keys.schema):
+        if pa.types.is_floating(f.type):
+            d = np.asarray(keys.column(i).to_numpy(), dtype=np.float64)
+            bits = d.view(np.int64).copy()
+            bits[np.isnan(d)] = 0x7FF8000000000000
+            keys = keys.set_column(i, f.name, pa.array(bits))
+    return keys
 
 
 def _merged(ctx: ReadContext, hits: pa.Table) -> pa.Table:

@@ -182,11 +182,31 @@ def _at_least(keys: pa.Table, bound: Sequence[Any], *, reverse: bool = False) ->
     result = np.zeros(n, dtype=bool)
     equal = np.ones(n, dtype=bool)
     for column, value in zip(keys.columns, bound, strict=True):
-        scalar = _scalar(value, column.type)
-        beyond = pc.less(column, scalar) if reverse else pc.greater(column, scalar)
-        result |= equal & np.asarray(beyond.to_numpy(zero_copy_only=False), dtype=bool)
-        equal &= np.asarray(pc.equal(column, scalar).to_numpy(zero_copy_only=False), dtype=bool)
+        if pa.types.is_floating(column.type):  # NaN compares false in Arrow
+            if value != value:  # a NaN bound: files sort NaN first (lsmlake) or last (Java): no bound
+                return result | equal
+            values = column.to_numpy()
+            left, right = float_order(values), float_order(np.array([value]))[0]
+            beyond, same = (left < right) if reverse else (left > right), left == right
+            beyond |= np.isnan(values)  # a NaN key may sort at either end: inside every range
+        else:
+            scalar = _scalar(value, column.type)
+            beyond = pc.less(column, scalar) if reverse else pc.greater(column, scalar)
+            beyond = np.asarray(beyond.to_numpy(zero_copy_only=False), dtype=bool)
+            same = np.asarray(pc.equal(column, scalar).to_numpy(zero_copy_only=False), dtype=bool)
+        result |= equal & beyond
+        equal &= same
     return result | equal
+
+
+def float_order(values: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    """Floating-point keys as int64 in ``Double.compare``'s order (NaN above +infinity), except that -0.0
+    and 0.0 tie: a range test is then never too narrow."""
+    d = np.asarray(values, dtype=np.float64) + 0.0  # -0.0 + 0.0 is 0.0
+    bits = d.view(np.int64).copy()
+    bits[np.isnan(d)] = 0x7FF8000000000000  # one NaN, above +infinity's bits
+    ordered: np.ndarray[Any, Any] = bits ^ ((bits >> 63) & 0x7FFFFFFFFFFFFFFF)
+    return ordered
 
 
 def _scalar(value: Any, t: pa.DataType) -> pa.Scalar:
