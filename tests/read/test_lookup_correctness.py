@@ -151,3 +151,31 @@ def test_floating_point_keys_with_nan_and_signed_zero(tmp_path: Path, typ: pa.Da
         assert str(got) == str(stored_as(k)), k
     batch = t.lookup(pa.table({"k": pa.array([math.nan, 1.5, 9.0, math.inf], typ)}))
     assert str(batch.to_pylist()) == str(stored_as(math.nan) + stored_as(1.5) + stored_as(math.inf))
+
+
+def test_the_fallback_branch_answers_for_the_partitions_the_table_lacks(tmp_path: Path) -> None:
+    cat = _catalog(tmp_path)
+    schema = pa.schema([("p", pa.string()), ("id", pa.int64()), ("v", pa.int64())])
+    t = cat.create_table(
+        "db.t", schema=schema, primary_key=["p", "id"], partition_keys=["p"], options={"bucket": "1"}
+    )
+    t.create_branch("fb")
+    reader = t.with_options({"scan.fallback-branch": "fb"})
+    fb = cat.get_table("db.t$branch_fb")
+    fb.write(pa.table({"p": ["x", "y", "y"], "id": [1, 2, 3], "v": [10, 20, 30]}, schema=schema))
+    keys = [("y", 3), ("x", 1), ("y", 2), ("z", 1)]
+    assert reader.lookup(keys).to_pylist() == [  # the table has no snapshot yet: all from the branch
+        {"p": "y", "id": 3, "v": 30},
+        {"p": "x", "id": 1, "v": 10},
+        {"p": "y", "id": 2, "v": 20},
+    ]
+    t.write(pa.table({"p": ["x"], "id": [4], "v": [40]}, schema=schema))  # partition x is the table's now
+    keys.append(("x", 4))
+    expected = reader.read(filter="(p = 'x' AND id IN (1, 4)) OR (p = 'y' AND id IN (2, 3))")
+    assert sorted(expected.to_pylist(), key=str) == sorted(reader.lookup(keys).to_pylist(), key=str)
+    assert reader.lookup(keys, columns=["v"]).to_pylist() == [
+        {"p": "y", "id": 3, "v": 30},
+        {"p": "y", "id": 2, "v": 20},
+        {"p": "x", "id": 4, "v": 40},
+    ]
+    assert reader.lookup_one({"p": "x", "id": 1}) is None  # the table's partition x hides the branch's

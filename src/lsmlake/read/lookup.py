@@ -19,6 +19,7 @@ from lsmlake.mergetree.lookup_merge import merge_skips_shadowed, shadowed_mask
 from lsmlake.mergetree.merge_function import drop_retracts
 from lsmlake.metadata.table_handle import TableHandle
 from lsmlake.read.context import ReadContext
+from lsmlake.read.fallback import fallback_table
 from lsmlake.read.file_rows import deleted_mask, file_keys, resize_lookup_caches, rows_at, search_key_blocks
 from lsmlake.read.lookup_keys import key_table
 from lsmlake.read.lookup_plan import (
@@ -62,28 +63,67 @@ def lookup_rows(
     given = key_table(table, keys)
     order = given.column_names
     rest = list(columns) if columns is not None else schema.field_names
+    wanted = tuple(order + [c for c in rest if c not in order])
     options = table.options
-    ctx, names = _context(table, options, tuple(order + [c for c in rest if c not in order]))
+    ctx, names = _context(table, options, wanted)
     resize_lookup_caches(
         options.get(CoreOptions.LOOKUP_CACHE_MAX_MEMORY_SIZE),
         options.get(CoreOptions.LOOKUP_CACHE_MAX_DISK_SIZE),
         options.get(CoreOptions.LOOKUP_CACHE_FILE_RETENTION),
     )
     plan = lookup_plan(table, options, travel.snapshot if travel is not None else None)
-    if plan is None or given.num_rows == 0:
+    if given.num_rows == 0:
         return ctx.output_schema.empty_table()
     distinct = _distinct(given)
-    found = []
-    for number, (bucket, rows) in enumerate(_route(table, options, plan, distinct)):
-        hits = _search(ctx, bucket, _take(distinct.select(ctx.key_names), rows), rows, names)
-        found += [
-            h.append_column(_BUCKET, pa.array(np.full(h.num_rows, number, dtype=np.int32))) for h in hits
-        ]
-    if not found:
-        return ctx.output_schema.empty_table()
-    result = _merged(ctx, pa.concat_tables(found) if len(found) > 1 else found[0])
+    results = [_found(ctx, table, plan, distinct, names).select([*ctx.columns, ROW])]
+    fallback = fallback_table(table) if travel is None else None
+    if fallback is not None:  # as read() does: the partitions only the fallback branch has
+        results.append(_fallback_rows(fallback, plan, distinct, wanted, ctx.output_schema))
+    if len(results) > 1:
+        target = pa.schema([*ctx.output_schema, pa.field(ROW, pa.int64())])
+        results = [pa.Table.from_arrays(r.columns, schema=target) for r in results]
+    result = pa.concat_tables(results) if len(results) > 1 else results[0]
     result = _take(result, np.argsort(result.column(ROW).to_numpy(), kind="stable"))
     return pa.Table.from_arrays([result.column(n) for n in ctx.columns], schema=ctx.output_schema)
+
+
+def _found(
+    ctx: ReadContext, table: TableHandle, plan: LookupPlan | None, keys: pa.Table, names: Sequence[str]
+) -> pa.Table:
+    """The rows of ``plan``'s snapshot holding the distinct ``keys``, merged, with their key row numbers
+    in column ``ROW``."""
+    found = []
+    if plan is not None:
+        for number, (bucket, rows) in enumerate(_route(table, table.options, plan, keys)):
+            hits = _search(ctx, bucket, _take(keys.select(ctx.key_names), rows), rows, names)
+            found += [
+                h.append_column(_BUCKET, pa.array(np.full(h.num_rows, number, dtype=np.int32))) for h in hits
+            ]
+    if not found:
+        return ctx.output_schema.empty_table().append_column(ROW, pa.array([], pa.int64()))
+    return _merged(ctx, pa.concat_tables(found) if len(found) > 1 else found[0])
+
+
+def _fallback_rows(
+    fallback: TableHandle, plan: LookupPlan | None, keys: pa.Table, columns: tuple[str, ...], out: pa.Schema
+) -> pa.Table:
+    """The rows the `scan.fallback-branch` branch holds for ``keys`` in partitions the table itself lacks
+    (all of them when it has no snapshot), as ``out`` with column ``ROW``."""
+    part_keys = list(fallback.schema.partition_keys)
+    wanted = columns + tuple(k for k in part_keys if k not in columns)
+    ctx, names = _context(fallback, fallback.options, wanted)
+    rows = _found(ctx, fallback, lookup_plan(fallback, fallback.options, None), keys, names)
+    if part_keys and plan is not None and rows.num_rows:
+        types = {k: fallback.schema.field(k).type for k in part_keys}
+        ids, values = partition_ids(rows, part_keys, types)
+        mine = np.array([v in plan.partitions for v in values], dtype=bool)
+        rows = rows.filter(pa.array(~mine[ids]))
+    elif plan is not None and plan.partitions:  # unpartitioned: the table's own rows win
+        rows = rows.slice(0, 0)
+    return pa.Table.from_arrays(
+        [rows.column(n).cast(f.type) for n, f in zip(columns, out, strict=True)] + [rows.column(ROW)],
+        names=[*columns, ROW],
+    )
 
 
 _contexts: ByteLRU[tuple[ReadContext, list[str]]] = ByteLRU("lookup read contexts", 4 * MB)
