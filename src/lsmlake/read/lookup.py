@@ -51,7 +51,9 @@ def lookup_rows(
 ) -> pa.Table:
     """The latest live row of each distinct key of ``keys`` that the table holds, in the order the keys
     first appear; keys the table lacks give no row. Columns: the primary key (in the order ``keys``
-    names it), then ``columns`` (default: every other column)."""
+    names it), then ``columns`` (default: every other column). As ``read``: ``snapshot_id`` or a
+    time-travel option reads that snapshot under its own schema, and the latest snapshot adds the
+    `scan.fallback-branch` branch's rows of partitions the table lacks."""
     if not table.schema.primary_keys:
         raise UnsupportedError(
             f"table {table.name} has no primary key: lookup needs one (use read(filter=...))"
