@@ -14,7 +14,7 @@ from lsmlake.core.types import DataType
 from lsmlake.errors import NoSuchColumnError, UnsupportedError
 from lsmlake.format.file_index.bloom import BloomFilter, hash_values
 from lsmlake.format.file_index.container import read_container
-from lsmlake.mergetree.lookup import KEY_CACHE
+from lsmlake.mergetree.lookup import KEY_CACHE, key_cache_key
 from lsmlake.read.file_rows import LOOKUP_FILES, ROW_GROUPS
 from lsmlake.schema_change import set_option
 
@@ -189,12 +189,14 @@ def test_a_few_keys_read_only_the_key_blocks_their_row_groups_may_hold(tmp_path:
     got = t.lookup(asked)
     assert got.column("id").to_pylist() == [0, 8190, 8192, 39_998]
     assert got.equals(t.read(filter=f"id IN ({','.join(map(str, asked))})").take([0, 1, 2, 3]))
-    assert not KEY_CACHE.peek((t.io, path))  # the file's whole key column was never decoded
+    assert not KEY_CACHE.peek(
+        key_cache_key(t.io, path, ["id"])
+    )  # the file's whole key column was never decoded
     blocks = {k[2] for k in list(ROW_GROUPS._items) if k[:2] == (t.io, path) and k[3] == ("id",)}
     assert 0 < len(blocks) < groups
     many = list(range(1, 40_000, 50))  # more keys than a handful: the whole key column, cached
     assert t.lookup(many).num_rows == 0
-    assert KEY_CACHE.peek((t.io, path))
+    assert KEY_CACHE.peek(key_cache_key(t.io, path, ["id"]))
 
 
 def test_a_snapshot_id_reused_after_a_rollback_is_planned_afresh(tmp_path: Path) -> None:

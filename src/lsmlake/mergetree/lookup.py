@@ -30,9 +30,15 @@ process shared by every table's compactions, sized by the `lookup.cache-max-memo
 compaction that last used it."""
 
 
-def cached_keys(io: FileIO, path: str, load: Callable[[], pa.Table]) -> pa.Table:
-    """A data file's key columns from :data:`KEY_CACHE`, read by ``load`` on a miss."""
-    return KEY_CACHE.get_or_load((io, path), load, lambda t: t.nbytes)
+def cached_keys(io: FileIO, path: str, names: Sequence[str], load: Callable[[], pa.Table]) -> pa.Table:
+    """A data file's key columns ``names`` from :data:`KEY_CACHE`, read by ``load`` on a miss (keyed by
+    the names too: a renamed key column is the same file's column under another name)."""
+    return KEY_CACHE.get_or_load(key_cache_key(io, path, names), load, lambda t: t.nbytes)
+
+
+def key_cache_key(io: FileIO, path: str, names: Sequence[str]) -> tuple[object, ...]:
+    """The :data:`KEY_CACHE` key of a data file's key columns."""
+    return (io, path, tuple(names))
 
 
 def _key_range(keys: pa.Table, types: Sequence[DataType], bounds: KeyBounds) -> tuple[object, object]:

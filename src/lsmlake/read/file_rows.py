@@ -15,7 +15,7 @@ from lsmlake.core.caches import ByteLRU
 from lsmlake.core.fileio import FileIO
 from lsmlake.errors import CorruptFileError
 from lsmlake.format.parquet_files import column_ranges, row_group_layout
-from lsmlake.mergetree.lookup import KEY_CACHE, LOOKUP_CACHE_DEFAULT_BYTES, cached_keys
+from lsmlake.mergetree.lookup import KEY_CACHE, LOOKUP_CACHE_DEFAULT_BYTES, cached_keys, key_cache_key
 from lsmlake.metadata.data_file import DataFileMeta
 from lsmlake.read.context import ReadContext
 from lsmlake.read.file_read import data_file_path, deletion_mask, file_plan, in_layout, io_for, read_physical
@@ -32,12 +32,12 @@ LOCAL_FILE_GROUPS = 8
 """A lookup needing rows of more row groups of one file than this decodes the file to a local file."""
 
 
-def resize_lookup_caches(memory_bytes: int, disk_bytes: int) -> None:
+def resize_lookup_caches(memory_bytes: int, disk_bytes: int, retention_ms: int) -> None:
     """Bound the key and row-group caches by `lookup.cache-max-memory-size` each, the local lookup files
-    by `lookup.cache-max-disk-size`."""
+    by `lookup.cache-max-disk-size` and `lookup.cache-file-retention`."""
     KEY_CACHE.resize(memory_bytes)
     ROW_GROUPS.resize(memory_bytes)
-    LOOKUP_FILES.resize(disk_bytes)
+    LOOKUP_FILES.resize(disk_bytes, retention_ms)
 
 
 def file_keys(ctx: ReadContext, split: Split, index: int) -> pa.Table:
@@ -48,7 +48,7 @@ def file_keys(ctx: ReadContext, split: Split, index: int) -> pa.Table:
     def load() -> pa.Table:
         return read_all_rows(ctx, split, index, ctx.key_names, system=False).combine_chunks()
 
-    return cached_keys(ctx.io, data_file_path(split, f), load)
+    return cached_keys(ctx.io, data_file_path(split, f), ctx.key_names, load)
 
 
 def search_key_blocks(
@@ -61,7 +61,7 @@ def search_key_blocks(
     may run across two row groups."""
     f = split.files[index]
     path_in_split = data_file_path(split, f)
-    if KEY_CACHE.peek((ctx.io, path_in_split)) or len(ctx.key_names) != 1:
+    if KEY_CACHE.peek(key_cache_key(ctx.io, path_in_split, ctx.key_names)) or len(ctx.key_names) != 1:
         return None
     target = file_plan(ctx, f, ctx.key_names, None, False, True).targets[0]
     io, path = io_for(ctx, path_in_split, bool(f.external_path), f"data file {f.file_name}")

@@ -19,6 +19,7 @@ from lsmlake.mergetree.lookup_merge import merge_skips_shadowed, shadowed_mask
 from lsmlake.mergetree.merge_function import drop_retracts
 from lsmlake.metadata.table_handle import TableHandle
 from lsmlake.read.context import ReadContext
+from lsmlake.read.fallback import fallback_table
 from lsmlake.read.file_rows import deleted_mask, file_keys, resize_lookup_caches, rows_at, search_key_blocks
 from lsmlake.read.lookup_keys import key_table
 from lsmlake.read.lookup_plan import (
@@ -34,11 +35,15 @@ from lsmlake.read.lookup_plan import (
     within,
 )
 from lsmlake.read.split_read import merge_rows
+from lsmlake.scan.travel import time_travel
 
 ROW = "__lookup_row"
 _LEVEL = "__lookup_level"
 _MERGED = "__lookup_merged"
 _POSITION = "__lookup_position"
+_BUCKET = "__lookup_bucket"
+"""Which (partition, bucket) a row was found in: a key's rows are merged within one bucket only (a key
+moved to another partition keeps its deleted rows, with that bucket's sequence numbers, in the old one)."""
 
 
 def lookup_rows(
@@ -46,33 +51,81 @@ def lookup_rows(
 ) -> pa.Table:
     """The latest live row of each distinct key of ``keys`` that the table holds, in the order the keys
     first appear; keys the table lacks give no row. Columns: the primary key (in the order ``keys``
-    names it), then ``columns`` (default: every other column)."""
-    schema = table.schema
-    if not schema.primary_keys:
+    names it), then ``columns`` (default: every other column). As ``read``: ``snapshot_id`` or a
+    time-travel option reads that snapshot under its own schema, and the latest snapshot adds the
+    `scan.fallback-branch` branch's rows of partitions the table lacks."""
+    if not table.schema.primary_keys:
         raise UnsupportedError(
             f"table {table.name} has no primary key: lookup needs one (use read(filter=...))"
         )
+    travel = time_travel(table, snapshot_id=snapshot_id)  # or the table's own time-travel option
+    if travel is not None:  # a past snapshot is read under its own schema, as read() reads it
+        table = travel.table
+    schema = table.schema
     given = key_table(table, keys)
     order = given.column_names
     rest = list(columns) if columns is not None else schema.field_names
+    wanted = tuple(order + [c for c in rest if c not in order])
     options = table.options
-    ctx, names = _context(table, options, tuple(order + [c for c in rest if c not in order]))
+    ctx, names = _context(table, options, wanted)
     resize_lookup_caches(
         options.get(CoreOptions.LOOKUP_CACHE_MAX_MEMORY_SIZE),
         options.get(CoreOptions.LOOKUP_CACHE_MAX_DISK_SIZE),
+        options.get(CoreOptions.LOOKUP_CACHE_FILE_RETENTION),
     )
-    plan = lookup_plan(table, options, snapshot_id)
-    if plan is None or given.num_rows == 0:
+    plan = lookup_plan(table, options, travel.snapshot if travel is not None else None)
+    if given.num_rows == 0:
         return ctx.output_schema.empty_table()
     distinct = _distinct(given)
-    found = []
-    for bucket, rows in _route(table, options, plan, distinct):
-        found += _search(ctx, bucket, _take(distinct.select(ctx.key_names), rows), rows, names)
-    if not found:
-        return ctx.output_schema.empty_table()
-    result = _merged(ctx, pa.concat_tables(found) if len(found) > 1 else found[0])
+    results = [_found(ctx, table, plan, distinct, names).select([*ctx.columns, ROW])]
+    fallback = fallback_table(table) if travel is None else None
+    if fallback is not None:  # as read() does: the partitions only the fallback branch has
+        results.append(_fallback_rows(fallback, plan, distinct, wanted, ctx.output_schema))
+    if len(results) > 1:
+        target = pa.schema([*ctx.output_schema, pa.field(ROW, pa.int64())])
+        results = [pa.Table.from_arrays(r.columns, schema=target) for r in results]
+    result = pa.concat_tables(results) if len(results) > 1 else results[0]
     result = _take(result, np.argsort(result.column(ROW).to_numpy(), kind="stable"))
     return pa.Table.from_arrays([result.column(n) for n in ctx.columns], schema=ctx.output_schema)
+
+
+def _found(
+    ctx: ReadContext, table: TableHandle, plan: LookupPlan | None, keys: pa.Table, names: Sequence[str]
+) -> pa.Table:
+    """The rows of ``plan``'s snapshot holding the distinct ``keys``, merged, with their key row numbers
+    in column ``ROW``."""
+    found = []
+    if plan is not None:
+        for number, (bucket, rows) in enumerate(_route(table, table.options, plan, keys)):
+            hits = _search(ctx, bucket, _take(keys.select(ctx.key_names), rows), rows, names)
+            found += [
+                h.append_column(_BUCKET, pa.array(np.full(h.num_rows, number, dtype=np.int32))) for h in hits
+            ]
+    if not found:
+        return ctx.output_schema.empty_table().append_column(ROW, pa.array([], pa.int64()))
+    return _merged(ctx, pa.concat_tables(found) if len(found) > 1 else found[0])
+
+
+def _fallback_rows(
+    fallback: TableHandle, plan: LookupPlan | None, keys: pa.Table, columns: tuple[str, ...], out: pa.Schema
+) -> pa.Table:
+    """The rows the `scan.fallback-branch` branch holds for ``keys`` in partitions the table itself lacks
+    (all of them when it has no snapshot), as ``out`` with column ``ROW``."""
+    part_keys = list(fallback.schema.partition_keys)
+    wanted = columns + tuple(k for k in part_keys if k not in columns)
+    ctx, names = _context(fallback, fallback.options, wanted)
+    rows = _found(ctx, fallback, lookup_plan(fallback, fallback.options, None), keys, names)
+    if part_keys and plan is not None and rows.num_rows:
+        types = {k: fallback.schema.field(k).type for k in part_keys}
+        ids, values = partition_ids(rows, part_keys, types)
+        mine = np.array([v in plan.partitions for v in values], dtype=bool)
+        rows = rows.filter(pa.array(~mine[ids]))
+    elif plan is not None and plan.partitions:  # unpartitioned: the table's own rows win
+        rows = rows.slice(0, 0)
+    return pa.Table.from_arrays(
+        [rows.column(n).cast(f.type) for n, f in zip(columns, out, strict=True)] + [rows.column(ROW)],
+        names=[*columns, ROW],
+    )
 
 
 _contexts: ByteLRU[tuple[ReadContext, list[str]]] = ByteLRU("lookup read contexts", 4 * MB)
@@ -83,7 +136,8 @@ def _context(
 ) -> tuple[ReadContext, list[str]]:
     """A read context for the lookup's columns and the table columns it reads (kept: its column
     mappings are memoized per context), checking the columns exist."""
-    key = (table.io, table.root, table.schema.id, tuple(sorted(options.raw.items())), columns)
+    # the schema itself, not its id: a table dropped and created again under its name restarts at 0
+    key = (table.io, table.root, table.schema, tuple(sorted(options.raw.items())), columns)
 
     def build() -> tuple[ReadContext, list[str]]:
         ctx = ReadContext(table.io, table.root, table.schema, options, columns)
@@ -127,7 +181,7 @@ def _route(
     if not part_keys:
         per_partition = [(plan.partitions.get((), []), np.arange(keys.num_rows))]
     elif set(part_keys) <= set(keys.column_names):
-        ids, values = partition_ids(keys, part_keys)
+        ids, values = partition_ids(keys, part_keys, {k: table.schema.field(k).type for k in part_keys})
         order = np.argsort(ids, kind="stable")
         cuts = np.searchsorted(ids[order], np.arange(len(values) + 1))
         groups = [(values[p], order[cuts[p] : cuts[p + 1]]) for p in range(len(values))]
@@ -222,10 +276,23 @@ def _match(
         repeat = np.repeat(np.arange(len(values)), counts)
         starts = np.cumsum(counts) - counts
         return wanted[repeat], left[repeat] + (np.arange(int(counts.sum())) - starts[repeat])
-    numbered = file_keys.append_column(_POSITION, pa.array(np.arange(file_keys.num_rows, dtype=np.int64)))
-    asked = keys.take(pa.array(wanted)).append_column(ROW, pa.array(wanted))
+    numbered = _joinable(file_keys).append_column(
+        _POSITION, pa.array(np.arange(file_keys.num_rows, dtype=np.int64))
+    )
+    asked = _joinable(keys.take(pa.array(wanted))).append_column(ROW, pa.array(wanted))
     joined = asked.join(numbered, keys=list(key_names), join_type="inner", use_threads=False)
     return joined.column(ROW).to_numpy(), joined.column(_POSITION).to_numpy()
+
+
+def _joinable(keys: pa.Table) -> pa.Table:
+    """``keys`` with floating-point columns as their bits (one NaN), so that a NaN key matches itself."""
+    for i, f in enumerate(keys.schema):
+        if pa.types.is_floating(f.type):
+            d = np.asarray(keys.column(i).to_numpy(), dtype=np.float64)
+            bits = d.view(np.int64).copy()
+            bits[np.isnan(d)] = 0x7FF8000000000000
+            keys = keys.set_column(i, f.name, pa.array(bits))
+    return keys
 
 
 def _merged(ctx: ReadContext, hits: pa.Table) -> pa.Table:
@@ -234,20 +301,22 @@ def _merged(ctx: ReadContext, hits: pa.Table) -> pa.Table:
     merged = hits.column(_MERGED).to_numpy(zero_copy_only=False)
     hits = hits.drop_columns([_MERGED])
     if not merged.any():
-        return drop_retracts(hits).drop_columns([_LEVEL])
+        return drop_retracts(hits).drop_columns([_LEVEL, _BUCKET])
     parts = [] if merged.all() else [drop_retracts(hits.filter(pa.array(~merged))).drop_columns([_LEVEL])]
-    if merged.any():
-        rows = hits if merged.all() else hits.filter(pa.array(merged))
-        if merge_skips_shadowed(ctx.options):  # lookup tables: see mergetree/lookup_merge.py
-            rows = rows.filter(pa.array(shadowed_mask(rows.select([ROW]), rows.column(_LEVEL).to_numpy())))
-        parts.append(
-            merge_rows(
-                rows.drop_columns([_LEVEL]),
-                [*ctx.key_names, ROW],
-                merge_function=ctx.merge_function,
-                sequence_fields=ctx.sequence_fields,
-                descending=ctx.options.sequence_descending,
-                where=f"table {ctx.root}",
-            )
+    rows = hits if merged.all() else hits.filter(pa.array(merged))
+    if merge_skips_shadowed(ctx.options):  # lookup tables: see mergetree/lookup_merge.py
+        rows = rows.filter(
+            pa.array(shadowed_mask(rows.select([ROW, _BUCKET]), rows.column(_LEVEL).to_numpy()))
         )
-    return pa.concat_tables(parts) if len(parts) > 1 else parts[0]
+    parts.append(
+        merge_rows(
+            rows.drop_columns([_LEVEL]),
+            [*ctx.key_names, ROW, _BUCKET],
+            merge_function=ctx.merge_function,
+            sequence_fields=ctx.sequence_fields,
+            descending=ctx.options.sequence_descending,
+            where=f"table {ctx.root}",
+        )
+    )
+    out = pa.concat_tables(parts) if len(parts) > 1 else parts[0]
+    return out.drop_columns([_BUCKET])

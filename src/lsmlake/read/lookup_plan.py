@@ -3,7 +3,7 @@ bloom filters, and whether a read merges a key's rows found there; built once an
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -11,7 +11,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lsmlake.core.binary_row import deserialize_row, encode_row, hash_row_bytes
+from lsmlake.core.binary_row import Timestamp, deserialize_row, encode_row, hash_row_bytes, serialize_row
 from lsmlake.core.bucket import bucket_for_hash, bucket_ids
 from lsmlake.core.caches import MB, ByteLRU
 from lsmlake.core.options import CoreOptions
@@ -69,28 +69,35 @@ class LookupPlan:
 _plans: ByteLRU[LookupPlan] = ByteLRU("lookup plans", 64 * MB)
 
 
-def lookup_plan(table: TableHandle, options: CoreOptions, snapshot_id: int | None) -> LookupPlan | None:
-    """The lookup plan of snapshot ``snapshot_id`` (else the one the options or the latest name; None for a
-    table without snapshots), cached by the snapshot file's bytes: a rollback can publish a different
-    snapshot under an id seen before, so the id alone does not name the contents."""
-    sid = snapshot_id if snapshot_id is not None else options.get(CoreOptions.SCAN_SNAPSHOT_ID)
+def lookup_plan(table: TableHandle, options: CoreOptions, snapshot: Snapshot | None) -> LookupPlan | None:
+    """The lookup plan of ``snapshot`` (a time travel's, read under ``table``'s schema), else of the
+    latest snapshot (None for a table without snapshots). The latest is cached by its file's bytes: a
+    rollback can publish a different snapshot under an id seen before, so the id alone does not name
+    the contents; the cache keys hold the schema itself, not its id, as a table dropped and created
+    again under its name starts over at schema 0."""
+    opts = tuple(sorted(options.raw.items()))
+    if snapshot is not None:
+        return _plans.get_or_load(
+            (table.io, table.root, snapshot, table.schema, opts),
+            lambda: _build(table, options, snapshot),
+            _weight,
+        )
     manager = SnapshotManager(table.io, table.root)
+    sid = manager.latest_id()
     if sid is None:
-        sid = manager.latest_id()
-        if sid is None:
-            return None
+        return None
     try:
         content = table.io.read_bytes(manager.snapshot_path(sid))
     except FileNotFoundError:
         content = b""  # resolve_snapshot below says what is missing
-    key = (table.io, table.root, sid, content, table.schema.id, tuple(sorted(options.raw.items())))
+    key = (table.io, table.root, sid, content, table.schema, opts)
     hit = _plans.get(key) if content else None
     if hit is not None:
         return hit
-    snapshot = resolve_snapshot(table.io, table.root, sid, options)  # checks the scan options too
-    if snapshot is None:
+    latest = resolve_snapshot(table.io, table.root, sid, options)  # checks the scan options too
+    if latest is None:
         return None
-    plan = _build(table, options, snapshot)
+    plan = _build(table, options, latest)
     _plans.put(key, plan, _weight(plan) + len(content))
     return plan
 
@@ -124,9 +131,10 @@ def _build(table: TableHandle, options: CoreOptions, snapshot: Snapshot) -> Look
 
 
 def partition_ids(
-    keys: pa.Table, names: Sequence[str]
+    keys: pa.Table, names: Sequence[str], types_by_name: Mapping[str, DataType]
 ) -> tuple[np.ndarray[Any, Any], list[tuple[object, ...]]]:
-    """Each row's partition number, and each partition's values (in order of first appearance)."""
+    """Each row's partition number, and each partition's values as a scan's splits hold them (in order
+    of first appearance)."""
     if not names:
         return np.zeros(keys.num_rows, dtype=np.int64), [()]
     code = np.zeros(keys.num_rows, dtype=np.int64)
@@ -135,6 +143,9 @@ def partition_ids(
         code = code * (len(encoded.dictionary) + 1) + encoded.indices.to_numpy(zero_copy_only=False)
     _, first, ids = np.unique(code, return_index=True, return_inverse=True)
     values = [tuple(keys.column(n)[int(i)].as_py() for n in names) for i in first]
+    # as a scan decodes them from the partition's binary row (a timestamp is not a datetime there)
+    types = [types_by_name[n] for n in names]
+    values = [tuple(deserialize_row(serialize_row(list(v), types), types)) for v in values]
     return np.asarray(ids, dtype=np.int64).reshape(-1), values
 
 
@@ -171,11 +182,38 @@ def _at_least(keys: pa.Table, bound: Sequence[Any], *, reverse: bool = False) ->
     result = np.zeros(n, dtype=bool)
     equal = np.ones(n, dtype=bool)
     for column, value in zip(keys.columns, bound, strict=True):
-        scalar = pa.scalar(value, column.type)
-        beyond = pc.less(column, scalar) if reverse else pc.greater(column, scalar)
-        result |= equal & np.asarray(beyond.to_numpy(zero_copy_only=False), dtype=bool)
-        equal &= np.asarray(pc.equal(column, scalar).to_numpy(zero_copy_only=False), dtype=bool)
+        if pa.types.is_floating(column.type):  # NaN compares false in Arrow
+            if value != value:  # a NaN bound: files sort NaN first (lsmlake) or last (Java): no bound
+                return result | equal
+            values = column.to_numpy()
+            left, right = float_order(values), float_order(np.array([value]))[0]
+            beyond, same = (left < right) if reverse else (left > right), left == right
+            beyond |= np.isnan(values)  # a NaN key may sort at either end: inside every range
+        else:
+            scalar = _scalar(value, column.type)
+            beyond = pc.less(column, scalar) if reverse else pc.greater(column, scalar)
+            beyond = np.asarray(beyond.to_numpy(zero_copy_only=False), dtype=bool)
+            same = np.asarray(pc.equal(column, scalar).to_numpy(zero_copy_only=False), dtype=bool)
+        result |= equal & beyond
+        equal &= same
     return result | equal
+
+
+def float_order(values: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    """Floating-point keys as int64 in ``Double.compare``'s order (NaN above +infinity), except that -0.0
+    and 0.0 tie: a range test is then never too narrow."""
+    d = np.asarray(values, dtype=np.float64) + 0.0  # -0.0 + 0.0 is 0.0
+    bits = d.view(np.int64).copy()
+    bits[np.isnan(d)] = 0x7FF8000000000000  # one NaN, above +infinity's bits
+    ordered: np.ndarray[Any, Any] = bits ^ ((bits >> 63) & 0x7FFFFFFFFFFFFFFF)
+    return ordered
+
+
+def _scalar(value: Any, t: pa.DataType) -> pa.Scalar:
+    """A key bound decoded from a file's min/max key as an Arrow scalar of the key column's type."""
+    if isinstance(value, Timestamp):  # exact at the column's precision: the bound is one of its values
+        return pa.scalar(value.epoch_nanos, pa.timestamp("ns", tz=t.tz)).cast(t)
+    return pa.scalar(value, t)
 
 
 def bloom_type(options: CoreOptions, types: Sequence[DataType], key_names: Sequence[str]) -> DataType | None:

@@ -247,7 +247,8 @@ class Table(TableHandle):
         (keys the table lacks give no row); its columns are the primary key, in the order ``keys`` gives
         it, then ``columns`` (default: every other column). Keys are routed to their bucket, files
         skipped by key range and bloom filter, and the rest binary-searched in cached key columns
-        (`lookup.cache-max-memory-size` bounds that cache)."""
+        (`lookup.cache-max-memory-size` bounds that cache). ``snapshot_id`` (or the table's time-travel
+        option) looks up a past snapshot under its own schema, as ``read`` reads it."""
         return lookup_rows(self, keys, columns=columns, snapshot_id=snapshot_id)
 
     def lookup_one(

@@ -281,6 +281,11 @@ class OptionDeclarations:
         "9223372036854775807 b",
         "Bytes of local lookup files: data files table.lookup decoded, memory-mapped from a temporary directory.",
     )
+    LOOKUP_CACHE_FILE_RETENTION = duration_option(
+        "lookup.cache-file-retention",
+        "1 h",
+        "Idle time after which a local lookup file is deleted (files of compacted-away data are never used again).",
+    )
     # -- compaction
     NUM_LEVELS = optional_int("num-levels", "Levels of the LSM tree (default: compaction trigger + 1).")
     NUM_SORTED_RUN_COMPACTION_TRIGGER = int_option(
