@@ -1,9 +1,9 @@
 """The crash campaign: a writer (writes, tags, tag expiry, branch creation and deletion, compactions,
 expiry, partition expiry on a second table, orphan cleaning) is SIGKILLed at a random time or at an
-instrumented point, and the table is checked after every kill: no acknowledged commit lost, no committed row invisible after the next
-acknowledged commit, every retained snapshot, tag and branch readable (and equal to the model where an
-acknowledgement names it), and ``remove_orphan_files`` runs and removes only files nothing references;
-the partitioned table's checks are in bench/crash_partitions.py."""
+instrumented point, and the table is checked after every kill: no acknowledged commit lost, no committed
+row invisible after the next acknowledged commit, every retained snapshot, tag and branch readable (and
+equal to the model where an acknowledgement names it), and ``remove_orphan_files`` runs and removes only
+files nothing references; the partitioned table's checks are in bench/crash_partitions.py."""
 
 from __future__ import annotations
 
