@@ -45,7 +45,7 @@ def test_missing_files_are_listed_then_removed(tmp_path: Path) -> None:
     gone = sorted(before)[:2]
     for path in gone:
         os.remove(path.removeprefix("file:"))
-    with pytest.raises(Exception):
+    with pytest.raises(FileNotFoundError):
         t.read()
     dry = t.remove_unexisting_files(dry_run=True)
     assert [p.rsplit("/", 1)[-1] for p in dry] == [p.rsplit("/", 1)[-1] for p in gone]
