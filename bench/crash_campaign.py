@@ -190,7 +190,7 @@ class CrashResult:
             f"the APPEND) {self.landed_unacknowledged}; kills that left committed rows invisible until the "
             f"next commit {self.invisible_after_kill}; orphan files removed {self.orphans_removed}",
             f"partitioned table: old partitions expired {len(self.partitions.expired)}, found whole after a "
-            f"kill before their expiry {self.partitions.kept_whole}, orphan files removed "
+            f"kill before their expiry {len(self.partitions.kept_whole)}, orphan files removed "
             f"{self.partitions.orphans_removed}",
             f"checks {self.checks}, failures {len(self.failures)}",
             *(f"FAILED: {f}" for f in self.failures[:20]),

@@ -83,7 +83,7 @@ class PartitionHistory:
 @dataclass
 class PartitionFigures:
     expired: set[int] = field(default_factory=set)  # writes whose old partition was found gone
-    kept_whole: int = 0  # old partitions found still present (whole) after a kill
+    kept_whole: set[int] = field(default_factory=set)  # writes whose old partition a kill left whole
     orphans_removed: int = 0
 
 
@@ -145,7 +145,7 @@ def check_partitions(
                 f"{where}: old partition {name} outlived the expiry after write {history.last_acked}"
             )
         else:
-            figures.kept_whole += 1
+            figures.kept_whole.add(g)
     figures.expired |= {g for g in history.landed if old_partition(g) not in parts}
     # every retained snapshot reads; its old partitions are whole, an acknowledged one's live partition right
     for sid in table.snapshot_manager.snapshot_ids():
