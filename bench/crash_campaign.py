@@ -1,8 +1,9 @@
 """The crash campaign: a writer (writes, tags, tag expiry, branch creation and deletion, compactions,
-expiry, orphan cleaning) is SIGKILLed at a random time or at an instrumented point, and the table is
-checked after every kill: no acknowledged commit lost, no committed row invisible after the next
-acknowledged commit, every retained snapshot, tag and branch readable (and equal to the model where an
-acknowledgement names it), and ``remove_orphan_files`` runs and removes only files nothing references."""
+expiry, partition expiry on a second table, orphan cleaning) is SIGKILLed at a random time or at an
+instrumented point, and the table is checked after every kill: no acknowledged commit lost, no committed
+row invisible after the next acknowledged commit, every retained snapshot, tag and branch readable (and
+equal to the model where an acknowledgement names it), and ``remove_orphan_files`` runs and removes only
+files nothing references; the partitioned table's checks are in bench/crash_partitions.py."""
 
 from __future__ import annotations
 
@@ -31,6 +32,14 @@ from bench.campaign_log import (
     write_of,
 )
 from bench.common import machine
+from bench.crash_partitions import (
+    PTABLE,
+    PartitionFigures,
+    PartitionHistory,
+    check_partitions,
+    create_ptable,
+    write_partitions,
+)
 from lsmlake.catalog import Catalog
 from lsmlake.core.fileio import FileIO, OutputFile
 from lsmlake.table import Table
@@ -38,7 +47,7 @@ from lsmlake.table import Table
 KEYS = 24
 OPS_PER_CHILD = 30
 # Instrumented points: where the child kills itself at its n-th hit. ``random`` is a kill by the parent.
-POINTS = ("data", "manifest", "index", "snapshot", "append", "hint", "delete", "random")
+POINTS = ("data", "manifest", "index", "snapshot", "append", "overwrite", "hint", "delete", "random")
 OPTIONS = {
     "bucket": "2",
     "deletion-vectors.enabled": "true",
@@ -82,6 +91,8 @@ class KillingIO(FileIO):
             self.reached("snapshot")
             if b'"APPEND"' in data:
                 self.reached("append")  # between the APPEND and the COMPACT snapshot
+            if b'"OVERWRITE"' in data:
+                self.reached("overwrite")  # partition expiry's snapshot
         return linked
 
     def overwrite_hint(self, path: str, text: str) -> None:
@@ -114,7 +125,9 @@ def run_child(job: ChildJob, ready: Event) -> None:
     """Writes, tags, compactions and orphan cleaning until killed (or OPS_PER_CHILD ops)."""
     try:
         table = Catalog(job.uri).open_table(TABLE)
-        table = dataclasses.replace(table, io=KillingIO(table.io, job.point, job.hit))
+        io = KillingIO(table.io, job.point, job.hit)
+        table = dataclasses.replace(table, io=io)
+        ptable = dataclasses.replace(Catalog(job.uri).open_table(PTABLE), io=io)
         log = AckLog(Path(job.log))
         ready.set()
         g = job.first_write
@@ -127,6 +140,8 @@ def run_child(job: ChildJob, ready: Event) -> None:
             w.commit()
             assert w.result is not None
             log.append(ack_record(write, g=g, ids=list(w.result.snapshot_ids)))
+            if op % 2 == 0:  # the partitioned table; its old partition expires after the commit
+                log.append(ack_record(write, p=g, ids=write_partitions(ptable, write, g)))
             if op % 4 == 1:
                 # every other tag lives 1 ms and goes in the tag expiry below; branches come from the others
                 short = op % 8 == 5
@@ -161,6 +176,7 @@ class CrashResult:
     landed_unacknowledged: int = 0
     invisible_after_kill: int = 0
     orphans_removed: int = 0
+    partitions: PartitionFigures = field(default_factory=PartitionFigures)
     checks: int = 0
     failures: list[str] = field(default_factory=list)
     wall_s: float = 0.0
@@ -173,6 +189,9 @@ class CrashResult:
             f"acknowledged commits {self.acknowledged}; commits that landed unacknowledged (killed after "
             f"the APPEND) {self.landed_unacknowledged}; kills that left committed rows invisible until the "
             f"next commit {self.invisible_after_kill}; orphan files removed {self.orphans_removed}",
+            f"partitioned table: old partitions expired {len(self.partitions.expired)}, found whole after a "
+            f"kill before their expiry {len(self.partitions.kept_whole)}, orphan files removed "
+            f"{self.partitions.orphans_removed}",
             f"checks {self.checks}, failures {len(self.failures)}",
             *(f"FAILED: {f}" for f in self.failures[:20]),
         ]
@@ -187,6 +206,7 @@ class _History:
     tags: dict[str, int] = field(default_factory=dict)
     branches: dict[str, int] = field(default_factory=dict)
     acked_snapshots: dict[int, int] = field(default_factory=dict)  # last snapshot of write g -> g
+    partitioned: PartitionHistory = field(default_factory=PartitionHistory)
 
     def state(self, upto: int | None = None) -> Model:
         return apply({}, [w for g, w in self.landed if upto is None or g <= upto])
@@ -200,6 +220,7 @@ def run_crash(
     catalog = Catalog(uri)
     catalog.create_database("db")
     catalog.create_table(TABLE, schema=Write({}).rows(0).schema, primary_key=["k"], options=OPTIONS)
+    create_ptable(catalog)
     ctx = multiprocessing.get_context("forkserver")
     ctx.set_forkserver_preload(["lsmlake.catalog", "lsmlake.table", "bench.crash_campaign"])
     rng = random.Random(seed)
@@ -230,6 +251,7 @@ def run_crash(
             )
         seen = len(result.failures)
         next_write = _check_round(catalog.open_table(TABLE), job, history, result)
+        _check_partitioned(catalog.open_table(PTABLE), job, history, result)
         if progress:
             for failure in result.failures[seen:]:
                 print(f"  FAILED: {failure}", flush=True)
@@ -247,7 +269,7 @@ def run_crash(
 def _check_round(table: Table, job: ChildJob, history: _History, result: CrashResult) -> int:
     """Check the table after one round; the next round's first write index."""
     records = AckLog.read(Path(job.log))
-    acked = [r for r in records if "up" in r]
+    acked = [r for r in records if "up" in r and "g" in r]
     result.acknowledged += len(acked)
     for r in records:
         if "tag" in r:
@@ -280,6 +302,22 @@ def _check_round(table: Table, job: ChildJob, history: _History, result: CrashRe
     _check_history(table, history, result, where)
     _check_orphans(table, job.uri, committed, history, result, where)
     return inflight + 1
+
+
+def _check_partitioned(table: Table, job: ChildJob, history: _History, result: CrashResult) -> None:
+    """The partitioned table after a round: the write after its last acknowledgement there may have
+    landed unacknowledged if the main table acknowledged it (the partitioned write comes second)."""
+    records = AckLog.read(Path(job.log))
+    main = [r["g"] for r in records if "g" in r and "up" in r]
+    parted = [r for r in records if "p" in r]
+    nxt = job.first_write + 2 * len(parted)  # op o writes g = first_write + o there when o is even
+    inflight = (nxt, crash_write(job.seed, nxt)) if nxt in main else None
+    where = f"round {result.rounds} ({job.point} #{job.hit})"
+    failures, checks = check_partitions(
+        table, job.uri, parted, inflight, history.partitioned, result.partitions, where
+    )
+    result.failures += failures
+    result.checks += checks
 
 
 def _check_visible(

@@ -1,7 +1,8 @@
 """Short runs of the campaigns of bench/campaign.py: several processes committing to the same buckets of
 a deletion-vector table, and a writer SIGKILLed at random times and instrumented points. They assert the
 invariants (nothing acknowledged lost, every committed row visible after the next commit, retained
-snapshots and tags readable, orphan cleaning removes only unreferenced files), not rates or timings."""
+snapshots, tags and branches readable, expired partitions whole or gone, orphan cleaning removes only
+unreferenced files), not rates or timings."""
 
 from __future__ import annotations
 
@@ -52,3 +53,4 @@ def test_killed_writers_leave_a_consistent_table(tmp_path: Path) -> None:
     assert not result.failures, result.failures
     assert result.kills == 4 and result.checks > 4 * 5
     assert result.orphans_removed >= 0 and result.acknowledged > 0
+    assert result.partitions.expired  # the partitioned table's old partitions were expired and checked

@@ -38,9 +38,9 @@ IMMUTABLE_OPTIONS = frozenset(
     }
 )
 # Options lsmlake also keeps fixed once data exists: they decide where existing rows live or how
-# they merge, and lsmlake has no rescale / rewrite job to bring old files in line.
+# they merge (a bucket change goes through rescale, which rewrites the files).
 LSMLAKE_FIXED_OPTIONS = {
-    "bucket": "the bucket count decides which bucket every key lives in; lsmlake cannot rescale a table",
+    "bucket": "the bucket count decides which bucket every key lives in; use Table.rescale / CALL sys.rescale",
     "sequence.field": "rows already written were merged by the old sequence field",
     "partition.default-name": "existing null partitions live in directories named after it",
     "partition.legacy-name": "existing partition directories are named by it",

@@ -360,6 +360,39 @@ def _orphans(ctx: SqlContext, args: Args) -> tuple[pa.Table, str]:
     ), f"{len(paths)} orphan file(s) {verb}" + "".join(f"\n  {p}" for p in paths)
 
 
+def _remove_unexisting_files(ctx: SqlContext, args: Args) -> tuple[pa.Table, str]:
+    """One row per removed (or, on a dry run, missing) data file path, as Paimon returns them."""
+    table = _table(ctx, args)
+    dry_run = args.get("dry_run")
+    if (
+        dry_run is not None
+        and not isinstance(dry_run, bool)
+        and str(dry_run).strip().lower()
+        not in (
+            "true",
+            "false",
+        )
+    ):
+        raise SqlError(f"remove_unexisting_files: dry_run must be true or false, got {dry_run!r}")
+    paths = table.remove_unexisting_files(dry_run=_bool(args, "dry_run"))
+    verb = "missing (dry run)" if _bool(args, "dry_run") else "removed from the manifests"
+    return pa.table({"result": pa.array(paths, pa.string())}), f"{len(paths)} data file(s) {verb}"
+
+
+def _rescale(ctx: SqlContext, args: Args) -> tuple[pa.Table, str]:
+    """Paimon's rescale(table, bucket_num, partition); the parallelism arguments only shape Flink's job."""
+    table = _table(ctx, args)
+    buckets = _int(args, "bucket_num")
+    text = args.get("partition")
+    specs = specs_from_text(str(text)) if text not in (None, "") else []
+    if len(specs) > 1:
+        raise SqlError(f"rescale takes one partition, got {len(specs)}: {text!r}")
+    sid = table.rescale(buckets, specs[0] if specs else None)
+    where = f" partition {text}" if specs else ""
+    count = buckets if buckets is not None else table.options.bucket
+    return pa.table({"result": [True]}), f"rescaled {table.name}{where} to {count} bucket(s): snapshot {sid}"
+
+
 def _name(args: Args, key: str, proc: str) -> str:
     value = args.get(key)
     if not isinstance(value, str) or not value:
@@ -418,6 +451,16 @@ PROCEDURES: dict[str, Procedure] = {
     "drop_partition": Procedure(("table", "partitions"), _drop_partition),
     "mark_partition_done": Procedure(("table", "partitions"), _mark_partition_done),
     "rewrite_file_index": Procedure(("table", "partitions"), _rewrite_file_index),
+    "rescale": Procedure(
+        ("table", "bucket_num", "partition", "scan_parallelism", "sink_parallelism"),
+        _rescale,
+        supported=("table", "bucket_num", "partition", "scan_parallelism", "sink_parallelism"),
+    ),
+    "remove_unexisting_files": Procedure(
+        ("table", "dry_run", "parallelism"),
+        _remove_unexisting_files,
+        supported=("table", "dry_run", "parallelism"),
+    ),
     "expire_partitions": Procedure(
         (
             "table",

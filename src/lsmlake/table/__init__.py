@@ -61,7 +61,9 @@ from lsmlake.table.file_index_rewrite import RewriteResult, rewrite_file_index
 from lsmlake.table.partition_done import mark_done, spec_paths
 from lsmlake.table.partition_expire import expire_partitions
 from lsmlake.table.partitions import drop_partitions
+from lsmlake.table.rescale import rescale
 from lsmlake.table.stream import TableStream, stream_table
+from lsmlake.table.unexisting_files import remove_unexisting_files
 from lsmlake.table.writer import TableWriter
 from lsmlake.write.input_rows import WriteData, constant_column
 
@@ -424,6 +426,19 @@ class Table(TableHandle):
     def remove_orphan_files(self, *, older_than_ms: int | None = None, dry_run: bool = False) -> list[str]:
         """Delete files no snapshot, tag or changelog uses and older than the guard (default: one day)."""
         return remove_orphan_files(self, older_than_ms=older_than_ms, dry_run=dry_run)
+
+    def rescale(
+        self, bucket_num: int | None = None, partitions: Mapping[str, object] | None = None
+    ) -> int | None:
+        """Rewrite a fixed-bucket table (or one partition, ``{"dt": "2024-01-01"}``) into ``bucket_num``
+        buckets in one OVERWRITE snapshot; without ``partitions`` the schema's `bucket` changes first.
+        Returns the snapshot id (CALL sys.rescale); see ``lsmlake.table.rescale.rescale``."""
+        return rescale(self, bucket_num, partitions)
+
+    def remove_unexisting_files(self, *, dry_run: bool = False) -> list[str]:
+        """Drop from the latest snapshot the data files missing on storage (one COMPACT snapshot with
+        their DELETE entries, none on ``dry_run``); their paths (CALL sys.remove_unexisting_files)."""
+        return remove_unexisting_files(self, dry_run=dry_run)
 
     def purge_files(self) -> None:
         """Empty the table as Paimon's purge_files does: branches, tags, consumers and long-lived

@@ -103,6 +103,7 @@ class FileStoreWrite:
         self._restore_state = restore
         self._restored: RestoredState | None = None
         self._buffers: dict[BucketId, _BucketBuffer] = {}
+        self._partition_totals: dict[bytes, set[int]] | None = None
         self.written_paths: list[str] = []
         self.num_buckets = options.bucket
         pk = bool(schema.primary_keys)
@@ -289,11 +290,19 @@ class FileStoreWrite:
 
     def _restored_next_sequence(self, partition: bytes, bucket: int) -> int:
         entries = self.restored.entries(partition, bucket)
-        for e in entries:
-            if e.total_buckets != self.total_buckets and self.num_buckets > 0:
+        if self.num_buckets > 0:
+            # any bucket of the partition: a rescaled partition may lack the bucket this row goes to
+            if self._partition_totals is None:  # one pass over the restored files
+                totals: dict[bytes, set[int]] = {}
+                for (p, _), es in self.restored.files.items():
+                    totals.setdefault(p, set()).update(e.total_buckets for e in es)
+                self._partition_totals = totals
+            others = self._partition_totals.get(partition, set())
+            wrong = sorted(others - {self.total_buckets})
+            if wrong:
                 raise CommitConflictError(
-                    f"table {self.table_name}: bucket {bucket} of this partition was written with "
-                    f"{e.total_buckets} buckets, the table now says {self.num_buckets}"
+                    f"table {self.table_name}: this partition was written with {wrong[0]} buckets, the table "
+                    f"now says {self.num_buckets}; rescale it first (Table.rescale / CALL sys.rescale)"
                 )
         if not entries:
             return 0

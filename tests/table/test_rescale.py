@@ -1,0 +1,163 @@
+"""CALL sys.rescale / Table.rescale: a fixed-bucket table (or one partition) rewritten into a new bucket
+count: the rows equal a model before and after, every file sits in the bucket Paimon's hash gives its
+keys for the new count, and reads, writes and compaction go on afterwards."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import lsmlake
+from lsmlake.core.bucket import bucket_ids
+from lsmlake.errors import CommitConflictError, InvalidPartitionSpecError, UnsupportedError
+from lsmlake.maintenance.files import FileLocator
+from lsmlake.metadata.restore import RestoredState
+from lsmlake.sql import SqlError, execute
+
+SCHEMA = pa.schema(
+    [
+        pa.field("dt", pa.string(), nullable=False),
+        pa.field("id", pa.int64(), nullable=False),
+        ("v", pa.int64()),
+    ]
+)
+Model = dict[tuple[str, int], int]
+
+
+def _table(tmp_path: Path, buckets: int = 2) -> tuple[lsmlake.Catalog, lsmlake.Table, Model]:
+    cat = lsmlake.Catalog(str(tmp_path))
+    cat.create_database("db")
+    t = cat.create_table(
+        "db.t",
+        schema=SCHEMA,
+        primary_key=["dt", "id"],
+        partition_keys=["dt"],
+        options={"bucket": str(buckets), "deletion-vectors.enabled": "true"},
+    )
+    model: Model = {}
+    rng = random.Random(7)
+    for step in range(6):
+        rows = [(rng.choice("abc"), rng.randrange(60), step * 100 + i) for i in range(25)]
+        _write(t, model, rows)
+        gone = rng.sample(sorted(model), 4)
+        t.delete(pa.table({"dt": [d for d, _ in gone], "id": [i for _, i in gone]}))
+        for key in gone:
+            del model[key]
+    t.delete("dt = 'c'")  # partition c keeps files but no live row
+    for key in [k for k in model if k[0] == "c"]:
+        del model[key]
+    return cat, t, model
+
+
+def _write(t: lsmlake.Table, model: Model, rows: list[tuple[str, int, int]]) -> None:
+    t.write(
+        pa.table(
+            {"dt": [r[0] for r in rows], "id": [r[1] for r in rows], "v": [r[2] for r in rows]}, schema=SCHEMA
+        )
+    )
+    for d, i, v in rows:
+        model[(d, i)] = v
+
+
+def _rows(t: lsmlake.Table) -> Model:
+    r = t.read()
+    return {
+        (d, i): v
+        for d, i, v in zip(
+            r.column("dt").to_pylist(), r.column("id").to_pylist(), r.column("v").to_pylist(), strict=True
+        )
+    }
+
+
+def _layout(t: lsmlake.Table) -> dict[str, set[int]]:
+    """Partition -> the total bucket counts of its live files; asserts each file's keys hash to its bucket."""
+    snapshot = t.snapshot_manager.latest()
+    assert snapshot is not None
+    locator = FileLocator(t)
+    totals: dict[str, set[int]] = {}
+    for (partition, bucket), entries in RestoredState.load(t.io, t.paths, snapshot).files.items():
+        dt = str(locator.partition_values(partition)[0])
+        for e in entries:
+            totals.setdefault(dt, set()).add(e.total_buckets)
+            ids = pq.read_table(locator.data_file(partition, bucket, e.file), columns=["id"]).column("id")
+            expected = bucket_ids([ids], [t.schema.field("id").type], e.total_buckets)
+            assert set(expected.tolist()) <= {bucket}, (dt, bucket, e.total_buckets)
+    return totals
+
+
+def test_the_whole_table_is_rescaled(tmp_path: Path) -> None:
+    cat, t, model = _table(tmp_path)
+    assert _rows(t) == model
+    before = t.snapshot_manager.latest_id()
+    sid = t.rescale(5)
+    assert sid is not None and sid > (before or 0)
+    kinds = [t.snapshot_manager.snapshot(i).commit_kind for i in range((before or 0) + 1, sid + 1)]
+    assert kinds[0] == "OVERWRITE" and set(kinds[1:]) <= {"COMPACT"}
+    t = cat.get_table("db.t")
+    assert t.options.bucket == 5
+    assert _rows(t) == model
+    assert set(_layout(t)) == {"a", "b"} and all(v == {5} for v in _layout(t).values())  # c had no row left
+    _write(t, model, [("a", i, 1000 + i) for i in range(0, 80, 3)] + [("c", 1, 5)])
+    t.delete(pa.table({"dt": ["b"], "id": [next(i for d, i in sorted(model) if d == "b")]}))
+    del model[next(k for k in sorted(model) if k[0] == "b")]
+    t.compact(full=True)
+    assert _rows(t) == model and all(v == {5} for v in _layout(t).values())
+
+
+def test_one_partition_is_rescaled(tmp_path: Path) -> None:
+    cat, t, model = _table(tmp_path)
+    t.rescale(3, {"dt": "a"})
+    assert t.options.bucket == 2 and cat.get_table("db.t").options.bucket == 2  # the schema stays
+    layout = _layout(t)
+    assert layout["a"] == {3} and layout["b"] == {2}
+    assert _rows(t) == model
+    _write(t, model, [("b", 7, 1)])  # other partitions write as before
+    with pytest.raises(CommitConflictError, match=r"written with 3 buckets.*rescale"):
+        t.write(pa.table({"dt": ["a"], "id": [1], "v": [1]}, schema=SCHEMA))
+    assert _rows(t) == model
+    t.rescale(partitions={"dt": "a"})  # back to the table's count
+    assert _layout(t)["a"] == {2}
+    _write(t, model, [("a", 1, 2)])
+    assert _rows(t) == model
+
+
+def test_the_sql_procedure(tmp_path: Path) -> None:
+    cat, t, model = _table(tmp_path)
+    res = execute(cat, "CALL sys.rescale(`table` => 'db.t', bucket_num => 4)")[-1]
+    assert res.rows == [{"result": True}] and "to 4 bucket(s)" in res.message
+    execute(cat, "CALL sys.rescale('db.t', 1, 'dt=b')")
+    t = cat.get_table("db.t")
+    layout = _layout(t)
+    assert t.options.bucket == 4 and layout["a"] == {4} and layout["b"] == {1}
+    assert _rows(t) == model
+
+
+def test_bad_input(tmp_path: Path) -> None:
+    cat, t, _ = _table(tmp_path)
+    with pytest.raises(ValueError, match="bucket_num must be a positive integer"):
+        t.rescale(0)
+    with pytest.raises(InvalidPartitionSpecError, match="has no data files"):
+        t.rescale(3, {"dt": "zzz"})
+    with pytest.raises(InvalidPartitionSpecError, match="unknown column"):
+        t.rescale(3, {"nope": "a"})
+    with pytest.raises(SqlError, match="one partition"):
+        execute(cat, "CALL sys.rescale('db.t', 3, 'dt=a;dt=b')")
+    with pytest.raises(SqlError, match="must be an integer"):
+        execute(cat, "CALL sys.rescale('db.t', 'x')")
+    dyn = cat.create_table("db.d", schema=SCHEMA, primary_key=["dt", "id"], options={"bucket": "-1"})
+    with pytest.raises(UnsupportedError, match="fixed-bucket"):
+        dyn.rescale(2)
+    empty = cat.create_table("db.e", schema=SCHEMA, primary_key=["dt", "id"], options={"bucket": "2"})
+    with pytest.raises(ValueError, match="no snapshot"):
+        empty.rescale(3)
+    plain = cat.create_table("db.u", schema=SCHEMA, primary_key=["id"], options={"bucket": "2"})
+    plain.write(pa.table({"dt": ["a", "b"], "id": [1, 2], "v": [1, 2]}, schema=SCHEMA))
+    with pytest.raises(InvalidPartitionSpecError, match="not partitioned"):
+        plain.rescale(3, {"dt": "a"})
+    plain.rescale(3)
+    plain = cat.get_table("db.u")
+    assert plain.options.bucket == 3 and plain.read().sort_by("id").column("v").to_pylist() == [1, 2]
