@@ -23,6 +23,7 @@ import statistics
 import sys
 import tempfile
 import time
+import uuid
 import warnings
 from collections.abc import Sequence
 from contextlib import ExitStack
@@ -288,7 +289,8 @@ def run_concurrency(
         uri = str(work / "warehouse")
         if s3:
             server = stack.enter_context(moto_server())
-            uri, options = server.warehouse("campaign"), server.options()
+            # moto keeps its buckets per process, across servers: a fresh prefix for every campaign
+            uri, options = server.warehouse(f"campaign-{uuid.uuid4().hex[:12]}"), server.options()
         if jdbc_lock:
             options = {**options, **jdbc_lock_options(work)}
         catalog = Catalog(uri, options=options)
