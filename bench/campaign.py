@@ -3,7 +3,9 @@
 ``python -m bench.campaign concurrency``: N processes commit upserts and deletes to the same buckets of
 a deletion-vector table (compaction on) for T seconds or C commits; each fsyncs an acknowledgement line
 after every acknowledged commit; at the end the table is checked against the model (every acknowledged
-write present, each key's value the last one in snapshot order). ``--s3`` runs it on a moto S3 server.
+write present, each key's value the last one in snapshot order). ``--s3`` runs it on a moto S3 server;
+``--jdbc-lock`` adds a JDBC (SQLite file) catalog over it with the conditional put switched off, so that
+every snapshot is published under the JDBC lock.
 
 ``python -m bench.campaign crash``: SIGKILLs a writer at random times and at instrumented points and
 checks the table after every kill (bench/crash_campaign.py).
@@ -21,6 +23,7 @@ import statistics
 import sys
 import tempfile
 import time
+import uuid
 import warnings
 from collections.abc import Sequence
 from contextlib import ExitStack
@@ -92,6 +95,18 @@ def campaign_options(buckets: int, *, dynamic: bool = False, keys: int = 64) -> 
         "deletion-vectors.enabled": "true",
         "snapshot.num-retained.min": "10",
         "snapshot.num-retained.max": "200",
+    }
+
+
+def jdbc_lock_options(work: Path) -> dict[str, str]:
+    """A JDBC catalog in a SQLite file of ``work``, its lock on, over an S3 store whose conditional put is
+    switched off: the lock is then the only thing that keeps two commits from taking one snapshot id."""
+    return {
+        "metastore": "jdbc",
+        "uri": f"jdbc:sqlite:{work / 'catalog.sqlite'}",
+        "lock.enabled": "true",
+        "lock-check-max-sleep": "20 ms",
+        "s3.create.conditional.enabled": "false",
     }
 
 
@@ -262,15 +277,22 @@ def run_concurrency(
     s3: bool,
     work: Path,
     dynamic: bool = False,
+    jdbc_lock: bool = False,
 ) -> CampaignResult:
     """Run one concurrency campaign in ``work`` (a local warehouse, or a moto S3 one with ``s3``;
-    ``dynamic``: a dynamic-bucket table, see ``campaign_options``)."""
+    ``dynamic``: a dynamic-bucket table, see ``campaign_options``; ``jdbc_lock``: every process commits
+    through a JDBC catalog, see ``jdbc_lock_options``)."""
+    if jdbc_lock and not s3:
+        raise ValueError("jdbc_lock needs s3: the lock replaces the S3 conditional put")
     with ExitStack() as stack:
         options: dict[str, str] = {}
         uri = str(work / "warehouse")
         if s3:
             server = stack.enter_context(moto_server())
-            uri, options = server.warehouse("campaign"), server.options()
+            # moto keeps its buckets per process, across servers: a fresh prefix for every campaign
+            uri, options = server.warehouse(f"campaign-{uuid.uuid4().hex[:12]}"), server.options()
+        if jdbc_lock:
+            options = {**options, **jdbc_lock_options(work)}
         catalog = Catalog(uri, options=options)
         catalog.create_database("db", exist_ok=True)
         table = catalog.create_table(
@@ -326,6 +348,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     conc.add_argument(
         "--dynamic", action="store_true", help="a dynamic-bucket table of about --buckets buckets"
     )
+    conc.add_argument(
+        "--jdbc-lock",
+        action="store_true",
+        help="with --s3: commit through a JDBC (SQLite) catalog's lock, the conditional put switched off",
+    )
     conc.add_argument("--keep", action="store_true", help="keep the work directory")
     crash = sub.add_parser("crash", help="SIGKILL writers and check the table after each kill")
     crash.add_argument("--kills", type=int, default=40)
@@ -347,6 +374,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 1 if crash_result.failures else 0
         if not args.seconds and not args.commits:
             parser.error("give --seconds or --commits")
+        if args.jdbc_lock and not args.s3:
+            parser.error("--jdbc-lock needs --s3 (the lock stands in for the S3 conditional put)")
         result = run_concurrency(
             processes=args.processes,
             buckets=args.buckets,
@@ -357,8 +386,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             s3=args.s3,
             work=work,
             dynamic=args.dynamic,
+            jdbc_lock=args.jdbc_lock,
         )
         where = ("S3 (moto)" if args.s3 else "local disk") + (", dynamic bucket" if args.dynamic else "")
+        where += ", JDBC lock, no conditional put" if args.jdbc_lock else ""
         print(where + ": " + "\n".join(result.lines()))
         return 1 if result.failures else 0
     finally:

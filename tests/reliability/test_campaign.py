@@ -47,6 +47,28 @@ def test_writers_on_the_same_buckets_of_an_s3_table_lose_no_acknowledged_write(t
     assert all(s.acknowledged + s.failed == s.attempted for s in result.stats)
 
 
+def test_writers_committing_through_the_jdbc_lock_on_s3_lose_no_acknowledged_write(tmp_path: Path) -> None:
+    """S3 with its conditional put switched off: every snapshot is published under a JDBC (SQLite)
+    catalog's lock, the only thing keeping two writers from taking the same snapshot id."""
+    pytest.importorskip("moto.server", reason="moto[server] is a dev dependency")
+    pytest.importorskip("boto3")
+    result = run_concurrency(
+        processes=3,
+        buckets=2,
+        seconds=3.0,
+        commits=0,
+        keys=16,
+        rows=3,
+        s3=True,
+        work=tmp_path,
+        jdbc_lock=True,
+    )
+    print("\n".join(result.lines()))
+    assert not result.failures, result.failures
+    assert result.acknowledged > 0 and result.attempted >= result.acknowledged
+    assert all(s.acknowledged + s.failed == s.attempted for s in result.stats)
+
+
 def test_killed_writers_leave_a_consistent_table(tmp_path: Path) -> None:
     result = run_crash(kills=4, seed=5, work=tmp_path)
     print("\n".join(result.lines()))

@@ -17,6 +17,7 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 
 from lsmlake.core.object_store import (
+    CONDITIONAL_CREATE,
     S3ConditionalPut,
     S3DeleteObject,
     S3DeleteObjects,
@@ -25,7 +26,7 @@ from lsmlake.core.object_store import (
     S3Settings,
     boto3_available,
 )
-from lsmlake.errors import DurabilityError, LsmlakeError, MissingFileError
+from lsmlake.errors import DurabilityError, MissingFileError, UnsupportedError
 
 
 def _lazy_get_object(settings: S3Settings) -> Callable[[str], bytes]:
@@ -219,7 +220,7 @@ class FileIO:
             return FileIO(
                 settings.filesystem(),
                 local=False,
-                conditional_put=_lazy_conditional_put(settings),
+                conditional_put=_lazy_conditional_put(settings) if settings.conditional_create else None,
                 scheme=scheme,
                 get_object=_lazy_get_object(settings) if boto3_available() else None,
                 delete_object=_lazy_delete_object(settings) if boto3_available() else None,
@@ -496,10 +497,15 @@ class FileIO:
             self.write_bytes(path, data)
             return True
         # no conditional put for this filesystem: refuse rather than risk a lost commit
-        raise LsmlakeError(
-            f"create-only publish of {path} needs a conditional put, which this filesystem "
-            f"({self.fs.type_name}) does not offer (a JDBC catalog with lock.enabled=true publishes under "
-            "its lock instead)"
+        why = (
+            f"{CONDITIONAL_CREATE}=false"
+            if self.scheme in ("s3", "s3a")
+            else f"this filesystem ({self.fs.type_name}) does not offer one"
+        )
+        raise UnsupportedError(
+            f"cannot publish {self.uri(path)}: a create-only publish (snapshot, schema, tag) needs a "
+            f"conditional put or a catalog lock, and there is neither ({why}); commit through a JDBC "
+            "catalog (metastore=jdbc) with lock.enabled=true, which publishes under its lock"
         )
 
     def delete_file(self, path: str) -> None:

@@ -13,7 +13,17 @@ import pyarrow.fs as pafs
 from lsmlake.errors import InvalidOptionError, LsmlakeError
 
 # Paimon's option names for S3 (s3.endpoint, s3.access-key, ...), also read from the usual AWS_* variables.
-S3_OPTIONS = ("s3.endpoint", "s3.access-key", "s3.secret-key", "s3.region", "s3.session-token")
+# ``s3.create.conditional.enabled`` is Hadoop S3A's ``fs.s3a.create.conditional.enabled`` as Paimon spells it
+# (``s3.*`` becomes ``fs.s3a.*``): ``false`` for a store that does not honour ``If-None-Match: *``
+CONDITIONAL_CREATE = "s3.create.conditional.enabled"
+S3_OPTIONS = (
+    "s3.endpoint",
+    "s3.access-key",
+    "s3.secret-key",
+    "s3.region",
+    "s3.session-token",
+    CONDITIONAL_CREATE,
+)
 
 
 @dataclass(frozen=True)
@@ -25,6 +35,8 @@ class S3Settings:
     secret_key: str | None = field(default=None, repr=False)
     region: str | None = None
     session_token: str | None = field(default=None, repr=False)
+    # False: the store has no conditional put; create-only publishes then need a catalog lock
+    conditional_create: bool = True
 
     @staticmethod
     def of(options: Mapping[str, str]) -> S3Settings:
@@ -37,6 +49,7 @@ class S3Settings:
             options.get("s3.secret-key"),
             options.get("s3.region"),
             options.get("s3.session-token"),
+            _boolean(options, CONDITIONAL_CREATE, default=True),
         )
 
     def filesystem(self) -> pafs.S3FileSystem:
@@ -54,6 +67,15 @@ class S3Settings:
         # a small file is then one PUT, not a three-request multipart upload; errors surface at close
         kwargs["allow_delayed_open"] = True
         return pafs.S3FileSystem(**kwargs)
+
+
+def _boolean(options: Mapping[str, str], key: str, *, default: bool) -> bool:
+    value = options.get(key)
+    if value is None:
+        return default
+    if value.strip().lower() not in ("true", "false"):
+        raise InvalidOptionError(f"storage option {key!r} = {value!r} is not a boolean (true or false)")
+    return value.strip().lower() == "true"
 
 
 def boto3_available() -> bool:
