@@ -294,8 +294,9 @@ class FileStoreWrite:
             # any bucket of the partition: a rescaled partition may lack the bucket this row goes to
             if self._partition_totals is None:  # one pass over the restored files
                 totals: dict[bytes, set[int]] = {}
-                for (p, _), es in self.restored.files.items():
-                    totals.setdefault(p, set()).update(e.total_buckets for e in es)
+                for (p, b), es in self.restored.files.items():
+                    if b != POSTPONE_BUCKET:  # postponed rows wait for a compaction to pick their bucket
+                        totals.setdefault(p, set()).update(e.total_buckets for e in es)
                 self._partition_totals = totals
             others = self._partition_totals.get(partition, set())
             wrong = sorted(others - {self.total_buckets})
