@@ -130,6 +130,66 @@ def test_cross_partition_first_row_ignores_the_new_record(tmp_path: Path) -> Non
     assert by_id(table) == {1: ("a", 1, "x"), 2: ("a", 1, "x"), 3: ("b", 2, "x")}
 
 
+# per merge engine: extra options, and the table after ids 1..3 land in 'a' three times (v = 0, 1, 2)
+# and then id 1 arrives in 'b' with v = 9 (Java's ExistingProcessor: deduplicate deletes the key from
+# 'a' and inserts it in 'b', partial-update/aggregation update it in 'a', first-row ignores it)
+MOVE_CASES: dict[str, tuple[dict[str, str], dict[int, tuple[str, int, str | None]]]] = {
+    "deduplicate": ({}, {1: ("b", 9, "new"), 2: ("a", 2, "x"), 3: ("a", 2, "x")}),
+    "partial-update": (
+        {"partial-update.remove-record-on-delete": "true"},
+        {1: ("a", 9, "new"), 2: ("a", 2, "x"), 3: ("a", 2, "x")},
+    ),
+    "aggregation": (
+        {"fields.v.aggregate-function": "sum", "aggregation.remove-record-on-delete": "true"},
+        {1: ("a", 12, "new"), 2: ("a", 3, "x"), 3: ("a", 3, "x")},
+    ),
+    "first-row": ({}, {1: ("a", 0, "x"), 2: ("a", 0, "x"), 3: ("a", 0, "x")}),
+}
+
+
+@pytest.mark.parametrize("engine", list(MOVE_CASES))
+@pytest.mark.parametrize(("dv", "write_only"), [("true", "true"), ("true", "false"), ("false", "true")])
+def test_cross_partition_sees_keys_only_in_level0(tmp_path: Path, engine: str, dv: str, write_only: str) -> None:
+    """The global index is bootstrapped from every level: a key only in level-0 files (which batch reads
+    of deletion-vector and first-row tables skip) is still found, so the move is handled as the merge
+    engine says instead of the key landing in both partitions."""
+    if engine == "first-row" and dv == "true":
+        pytest.skip("first-row refuses deletion vectors")
+    extra, expected = MOVE_CASES[engine]
+    options = {"merge-engine": engine, "deletion-vectors.enabled": dv, "write-only": write_only, **extra}
+    table = make(tmp_path, ["id"], options)
+    for v in range(3):
+        table.write(rows([1, 2, 3], "a", v))
+    table.write(rows([1], "b", 9, "new"))
+    table.compact(full=True)
+    assert by_id(table) == expected
+    assert sorted(r["id"] for r in table.read().to_pylist()) == [1, 2, 3]  # one row per key
+    if engine == "first-row":
+        return  # first-row refuses deletes
+    table.delete(pa.table({"id": [1]}))  # found wherever the key lives, level 0 or not
+    table.compact(full=True)
+    assert by_id(table) == {k: v for k, v in expected.items() if k != 1}
+
+
+@pytest.mark.parametrize("write_only", ["true", "false"])
+def test_cross_partition_key_deleted_in_level0_is_new_elsewhere(tmp_path: Path, write_only: str) -> None:
+    """A key compacted into 'a' and then deleted by a level-0 file is held nowhere: a partial update of
+    it in 'b' inserts it there instead of reviving it in 'a'."""
+    options = {
+        "merge-engine": "partial-update",
+        "partial-update.remove-record-on-delete": "true",
+        "deletion-vectors.enabled": "true",
+        "write-only": write_only,
+    }
+    table = make(tmp_path, ["id"], options)
+    table.write(rows([1, 2, 3], "a", 1))
+    table.compact(full=True)
+    table.delete(pa.table({"id": [2]}))
+    table.write(rows([2], "b", 7, "new"))
+    table.compact(full=True)
+    assert by_id(table) == {1: ("a", 1, "x"), 2: ("b", 7, "new"), 3: ("a", 1, "x")}
+
+
 def test_postpone_rows_wait_for_compaction_which_picks_the_bucket_count(tmp_path: Path) -> None:
     table = make(tmp_path, ["id", "dt"], {"bucket": "-2", "postpone.target-row-num-per-bucket": "30"})
     table.write(rows(range(100), "a", 1))

@@ -119,23 +119,69 @@ def test_dynamic_bucket_model(ops: list[Any], options: dict[str, str]) -> None:
         assert all(n <= target for n in per_bucket.values())
 
 
-@SETTINGS
-@given(ops=OPS, options=OPTIONS)
-def test_cross_partition_model(ops: list[Any], options: dict[str, str]) -> None:
+def apply_cross_partition_write(
+    model: dict[int, tuple[str, int]], engine: str, rows: list[tuple[int, str, int]]
+) -> None:
+    """A batch of (key, partition, value) rows on the model, as Java's ExistingProcessor of each merge
+    engine has it: deduplicate moves a key to its last partition; partial-update and aggregation (sum)
+    keep it where it lives (or where its first row put it) and update it there; first-row keeps the
+    first row and ignores the rest."""
+    for k, p, v in rows:
+        held = model.get(k)
+        if held is None or engine == "deduplicate":
+            model[k] = (p, v)
+        elif engine == "partial-update":
+            model[k] = (held[0], v)
+        elif engine == "aggregation":
+            model[k] = (held[0], held[1] + v)
+
+
+CROSS_ENGINES = {
+    "deduplicate": {},
+    "partial-update": {"partial-update.remove-record-on-delete": "true"},
+    "aggregation": {"fields.v.aggregate-function": "sum", "aggregation.remove-record-on-delete": "true"},
+    "first-row": {},  # refuses deletes and deletion vectors: its delete ops are skipped, dv forced off
+}
+
+
+@settings(SETTINGS, max_examples=40)  # more examples: engine x write-only x deletion vectors
+@given(
+    ops=OPS,
+    options=OPTIONS,
+    engine=st.sampled_from(list(CROSS_ENGINES)),
+    write_only=st.sampled_from(["false", "true"]),
+)
+def test_cross_partition_model(ops: list[Any], options: dict[str, str], engine: str, write_only: str) -> None:
+    if engine == "first-row":
+        options = {**options, "deletion-vectors.enabled": "false"}
+    options = {**options, **CROSS_ENGINES[engine], "merge-engine": engine, "write-only": write_only}
     table = new_table(["k"], options)
+    dv = options["deletion-vectors.enabled"] == "true"
+    # with deletion vectors, merge-on-read also reads level 0 (which batch reads skip, e.g. under write-only)
+    every_level = table.with_options({"deletion-vectors.merge-on-read": "true"}) if dv else table
+    skips_level0 = write_only == "true" and (dv or engine == "first-row")
     model: dict[int, tuple[str, int]] = {}
     for step, (op, arg) in enumerate(ops):
         if op == "write":
             table.write(rows_table(arg, step))
-            model.update({k: (p, v * 100 + step) for k, p, v in arg})  # a key moves to its last partition
+            apply_cross_partition_write(model, engine, [(k, p, v * 100 + step) for k, p, v in arg])
         elif op == "delete":
+            if engine == "first-row":
+                continue
             table.delete(pa.table({"k": [k for k, _ in arg]}, schema=pa.schema([("k", pa.int32())])))
             for k, _ in arg:
                 model.pop(k, None)
         else:
             table.compact(full=arg)
-        got = {r["k"]: (r["p"], r["v"]) for r in table.read().to_pylist()}
-        assert got == model
+        if not skips_level0 or (op == "compact" and arg):
+            got = {r["k"]: (r["p"], r["v"]) for r in table.read().to_pylist()}
+            assert got == model
+        if engine != "first-row":
+            rows = every_level.read().to_pylist()
+            assert len({r["k"] for r in rows}) == len(rows)  # every key live in one partition
+            assert {r["k"]: (r["p"], r["v"]) for r in rows} == model
+    table.compact(full=True)
+    assert {r["k"]: (r["p"], r["v"]) for r in table.read().to_pylist()} == model
     live = live_by_bucket(table)
     assert not [k for k, n in Counter(k for _, _, k in live).items() if n > 1]
 

@@ -1,7 +1,7 @@
 """Cross-partition upsert (``bucket = -1``, primary key without every partition key; Java's KEY_DYNAMIC).
 
 A global index maps each key to the (partition, bucket) holding it, bootstrapped from the live data of
-the snapshot the writer restored (Java's ``GlobalIndexAssigner``). A key arriving in another partition
+the snapshot the writer restored, level-0 files included (Java's ``GlobalIndexAssigner``). A key arriving in another partition
 than the one holding it is handled by the merge engine as Java does: ``deduplicate`` deletes it from the
 old partition and inserts it in the new one, ``partial-update``/``aggregation`` update it in the old
 partition, ``first-row`` ignores the new record. New keys go to the lowest bucket of their partition
@@ -119,7 +119,12 @@ class CrossPartitionRouter:
         snapshot = self._snapshot()
         parts = [self._empty_index()]
         if snapshot is not None:
-            plan = plan_scan(self.io, self.root, self.schema, self.options, snapshot_id=snapshot.id)
+            # every level: keys only in level-0 files (which batch reads of deletion-vector and first-row
+            # tables skip, e.g. under write-only) are live, and missing them would put a moved key in
+            # two partitions
+            plan = plan_scan(
+                self.io, self.root, self.schema, self.options, snapshot_id=snapshot.id, all_levels=True
+            )
             ctx = ReadContext(
                 self.io, self.root, self.schema, self.options, tuple(self.key_names + self.part_names)
             )

@@ -319,15 +319,18 @@ def plan_scan(
     snapshot_id: int | None = None,
     snapshot: Snapshot | None = None,
     streaming: bool = False,
+    all_levels: bool = False,
 ) -> ScanPlan:
     """Plan a batch read of one snapshot into splits (see module docstring): ``snapshot`` when given
     (e.g. a tag's, which may have expired from `snapshot/`), else as :func:`resolve_snapshot` picks.
-    ``streaming``: the first plan of a stream, which never skips level 0 (Java: batch scans only)."""
+    ``streaming``: the first plan of a stream, which never skips level 0 (Java: batch scans only).
+    ``all_levels``: read level-0 files too where batch reads skip them, for readers that must see every
+    committed key (Java's ``withLevelFilter(level -> true)`` in the cross-partition index bootstrap)."""
     if options.get(CoreOptions.DATA_EVOLUTION_ENABLED):
         raise UnsupportedError(f"table {root} uses data-evolution.enabled, which lsmlake cannot read yet")
     filters = split_filters(predicate, schema)
     planner = _Planner(io, root, schema, options, filters)
-    if streaming:
+    if streaming or all_levels:
         planner.skip_level0 = False
     if snapshot is None:
         snapshot = resolve_snapshot(io, root, snapshot_id, options)
