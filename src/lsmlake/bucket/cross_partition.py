@@ -1,8 +1,8 @@
 """Cross-partition upsert (``bucket = -1``, primary key without every partition key; Java's KEY_DYNAMIC).
 
 A global index maps each key to the (partition, bucket) holding it, bootstrapped from the live data of
-the snapshot the writer restored, level-0 files included (Java's ``GlobalIndexAssigner``). A key arriving in another partition
-than the one holding it is handled by the merge engine as Java does: ``deduplicate`` deletes it from the
+the snapshot the writer restored, level-0 files included (Java's ``GlobalIndexAssigner``). A key
+arriving in another partition than the one holding it is handled by the merge engine as Java does: ``deduplicate`` deletes it from the
 old partition and inserts it in the new one, ``partial-update``/``aggregation`` update it in the old
 partition, ``first-row`` ignores the new record. New keys go to the lowest bucket of their partition
 holding fewer than ``dynamic-bucket.target-row-num`` keys. Batches are processed as whole columns:
