@@ -5,8 +5,9 @@ the snapshot the writer restored, level-0 files included (Java's ``GlobalIndexAs
 arriving in another partition than the one holding it is handled by the merge engine as Java does:
 ``deduplicate`` deletes it from the old partition and inserts it in the new one,
 ``partial-update``/``aggregation`` update it in the old partition, ``first-row`` ignores the new
-record. New keys go to the lowest bucket of their partition holding fewer than ``dynamic-bucket.target-row-num`` keys. Batches are processed as whole columns:
-rows are sorted by key so each row sees the location its predecessor left, all with numpy.
+record. New keys go to the lowest bucket of their partition holding fewer than
+``dynamic-bucket.target-row-num`` keys. Batches are processed as whole columns: rows are sorted by
+key so each row sees the location its predecessor left, all with numpy.
 """
 
 from __future__ import annotations
