@@ -179,6 +179,8 @@ class FileStoreCommit:
             self._seen[known_snapshot.id] = known_snapshot
         elif base_snapshot_id == 0:
             self._known = (True, None)
+        # the base snapshot's index entries once read ((True, None): unknown, its files expired)
+        self._base_index_read: tuple[bool, list[IndexManifestEntry] | None] = (False, None)
         self.published: Snapshot | None = None
         """The last snapshot this committer published."""
 
@@ -299,12 +301,8 @@ class FileStoreCommit:
             routed = reroute.messages_for(latest, base)
         else:
             self._refuse_overwrites_since_base(latest, {m.partition for m in reroute.originals})
-            base_entries: list[IndexManifestEntry] | None = None  # unknown: re-route onto the latest
-            if base == 0:
-                base_entries = []
-            elif base is not None and (base_snapshot := self._snapshot_since_base(base)) is not None:
-                base_entries = self._index_entries(base_snapshot)
-            routed = reroute.messages_for(base_entries, self._index_entries(latest))
+            # None (unknown): re-route onto the latest
+            routed = reroute.messages_for(self._base_index(), self._index_entries(latest))
         if routed is not rebase.originals:
             self._discard(rebase.discard_copies())
             rebase = self.rebase = AppendRebase(self.rebaser, routed, rewrites=rebase.rewrites + 1)
@@ -372,6 +370,26 @@ class FileStoreCommit:
                 return None
             self._delta_tops[sid] = bucket_tops([e for e in entries if e.kind == FileKind.ADD])
         return self._delta_tops[sid]
+
+    def _base_index(self) -> list[IndexManifestEntry] | None:
+        """The index entries of this writer's base snapshot (none for base 0), read once, so that the
+        re-route and the HASH check of every attempt judge by the same base. The base may have expired
+        since and still be known (the snapshot this committer was given or walked from: snapshots are
+        immutable); None when unknown: no base, or it expired, or its index manifest went with it,
+        before it was read."""
+        done, entries = self._base_index_read
+        if done:
+            return entries
+        base = self.base_snapshot_id
+        if base == 0:
+            entries = []
+        elif base is not None and (snapshot := self._snapshot_since_base(base)) is not None:
+            try:
+                entries = self._index_entries(snapshot)
+            except FileNotFoundError:  # an expiry deleted it
+                entries = None
+        self._base_index_read = (True, entries)
+        return entries
 
     def _snapshot_since_base(self, sid: int) -> Snapshot | None:
         """Snapshot ``sid`` (published after this writer's base), None when it has expired."""
@@ -617,18 +635,13 @@ class FileStoreCommit:
                 self._index_entries(latest), partitions
             ):
                 return []
-        if self.base_snapshot_id > 0 and not self.snapshots.snapshot_exists(self.base_snapshot_id):
+        # the base as the re-route saw it: known (given, or walked from) even after an expiry, so an
+        # APPEND the re-route left alone because its partitions' HASH files did not change since is not
+        # refused; unknown only when the re-route itself worked from the latest index alone
+        base = self._base_index()
+        if base is None:
             return [f"snapshot {self.base_snapshot_id}, the base of this HASH index, has expired - retry"]
-        base = None
-        if self.base_snapshot_id > 0:
-            base = self._seen.get(self.base_snapshot_id) or self.snapshots.snapshot(self.base_snapshot_id)
-
-        def entries(s: Snapshot | None) -> list[IndexManifestEntry]:
-            if s is None or not s.index_manifest:
-                return []
-            return read_index_manifest(self.io, self.paths.manifest(s.index_manifest))
-
-        return hash_index_conflicts(entries(base), entries(latest), changes.index_changes)
+        return hash_index_conflicts(base, self._index_entries(latest), changes.index_changes)
 
     def _index_conflicts(self, changes: Changes, latest: Snapshot) -> list[str]:
         """An index change must replace the bucket's current index file, not one another commit replaced."""
