@@ -61,7 +61,7 @@ from lsmlake.table.file_index_rewrite import RewriteResult, rewrite_file_index
 from lsmlake.table.partition_done import mark_done, spec_paths
 from lsmlake.table.partition_expire import expire_partitions
 from lsmlake.table.partitions import drop_partitions
-from lsmlake.table.rescale import rescale
+from lsmlake.table.rescale import plan_rescale
 from lsmlake.table.stream import TableStream, stream_table
 from lsmlake.table.unexisting_files import remove_unexisting_files
 from lsmlake.table.writer import TableWriter
@@ -432,8 +432,18 @@ class Table(TableHandle):
     ) -> int | None:
         """Rewrite a fixed-bucket table (or one partition, ``{"dt": "2024-01-01"}``) into ``bucket_num``
         buckets in one OVERWRITE snapshot; without ``partitions`` the schema's `bucket` changes first.
-        Returns the snapshot id (CALL sys.rescale); see ``lsmlake.table.rescale.rescale``."""
-        return rescale(self, bucket_num, partitions)
+        Returns the snapshot id (CALL sys.rescale); see ``lsmlake.table.rescale.plan_rescale``."""
+        plan = plan_rescale(self, bucket_num, partitions)
+        rows = self.scan(snapshot_id=plan.snapshot_id, filter=plan.filter).to_batches()
+        if plan.partition is not None:
+            return self.with_dynamic_options({"bucket": str(plan.bucket_num)}).overwrite(
+                rows, partitions=plan.partition
+            )
+        target = self
+        if plan.schema is not None:
+            target = Table(self.name, self.io, self.root, plan.schema, self.dynamic_options, self.catalog_env)
+        # every partition, including those whose rows were all deleted (their files go too)
+        return target.with_dynamic_options({"dynamic-partition-overwrite": "false"}).overwrite(rows)
 
     def remove_unexisting_files(self, *, dry_run: bool = False) -> list[str]:
         """Drop from the latest snapshot the data files missing on storage (one COMPACT snapshot with

@@ -1,22 +1,34 @@
-"""``CALL sys.rescale``: a fixed-bucket table's (or partition's) rows rewritten into a new bucket count
-in one OVERWRITE snapshot, as Paimon's RescaleAction does; the whole table's rescale changes the
-schema's ``bucket`` first."""
+"""``CALL sys.rescale`` planned: a fixed-bucket table's (or partition's) new bucket count checked, and for
+the whole table the schema's ``bucket`` changed first, as Paimon's RescaleAction does; ``Table.rescale``
+then rewrites the rows in one OVERWRITE snapshot."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
 
 import pyarrow.compute as pc
 
+from lsmlake.core.schema import TableSchema
 from lsmlake.errors import InvalidPartitionSpecError, UnsupportedError
+from lsmlake.metadata.table_handle import TableHandle
 from lsmlake.schema_change import set_option
 from lsmlake.schema_change.manager import commit_changes
 from lsmlake.table.partition_expire import live_partitions
 from lsmlake.table.writer import partition_matcher, typed_partition_spec
 
-if TYPE_CHECKING:
-    from lsmlake.table import Table
+
+@dataclass(frozen=True)
+class RescalePlan:
+    """What a rescale rewrites: the rows of ``snapshot_id`` matching ``filter``, into ``bucket_num``
+    buckets; ``partition`` (typed spec) for one partition, else every partition under ``schema`` (the
+    schema with the new `bucket`, already committed, when the count changed)."""
+
+    snapshot_id: int
+    bucket_num: int
+    filter: pc.Expression | None
+    partition: dict[str, object] | None
+    schema: TableSchema | None
 
 
 def _spec_filter(spec: Mapping[str, object]) -> pc.Expression | None:
@@ -27,15 +39,15 @@ def _spec_filter(spec: Mapping[str, object]) -> pc.Expression | None:
     return out
 
 
-def rescale(
-    table: Table, bucket_num: int | None, partition: Mapping[str, object] | None = None
-) -> int | None:
-    """Rewrite the rows of the latest snapshot (of ``partition`` only, when given) into ``bucket_num``
-    buckets (default: the table's `bucket`, which brings a partition rescaled earlier back in line) in
-    one OVERWRITE snapshot; its id. Without ``partition`` the schema's `bucket` becomes ``bucket_num``
-    first; with it the schema stays and only that partition's files change (Paimon's per-partition
-    bucket counts: writes to it are refused until it is rescaled to the table's count again). Rows
-    committed by another writer while this runs are lost, as in Paimon: run it alone."""
+def plan_rescale(
+    table: TableHandle, bucket_num: int | None, partition: Mapping[str, object] | None = None
+) -> RescalePlan:
+    """Check a rescale of the latest snapshot (of ``partition`` only, when given) into ``bucket_num``
+    buckets (default: the table's `bucket`, which brings a partition rescaled earlier back in line).
+    Without ``partition`` the schema's `bucket` becomes ``bucket_num`` here; with it the schema stays
+    and only that partition's files change (Paimon's per-partition bucket counts: writes to it are
+    refused until it is rescaled to the table's count again). Rows committed by another writer while
+    the rescale runs are lost, as in Paimon: run it alone."""
     current = table.options.bucket
     if current <= 0:
         mode = {-1: "dynamic", -2: "postpone"}.get(current, str(current))
@@ -69,16 +81,9 @@ def rescale(
             raise InvalidPartitionSpecError(
                 f"table {table.name}: partition {dict(partition)} has no data files: there is nothing to rescale"
             )
-    rows = table.scan(snapshot_id=snapshot.id, filter=_spec_filter(spec or {})).to_batches()
-    if spec is not None:
-        return table.with_dynamic_options({"bucket": str(n)}).overwrite(rows, partitions=spec)
-    target = table
-    if n != current:
-        schema = commit_changes(
+    new_schema = None
+    if spec is None and n != current:
+        new_schema = commit_changes(
             table.io, table.root, [set_option("bucket", str(n))], table_name=table.name, rewriting_data=True
         )
-        target = type(table)(
-            table.name, table.io, table.root, schema, table.dynamic_options, table.catalog_env
-        )
-    # every partition, including those whose rows were all deleted (their files go too)
-    return target.with_dynamic_options({"dynamic-partition-overwrite": "false"}).overwrite(rows)
+    return RescalePlan(snapshot.id, n, _spec_filter(spec or {}), spec, new_schema)
