@@ -288,13 +288,18 @@ def _rollback(ctx: SqlContext, args: Args) -> tuple[pa.Table, str]:
         raise SqlError("rollback needs exactly one of snapshot_id => n and tag => 'name'")
     previous = table.snapshot_manager.latest_id()
     result = rollback_to(table, snapshot_id=snapshot, tag=None if tag is None else str(tag))
+    return _rolled_back(table.name, previous, result.snapshot_id)
+
+
+def _rolled_back(name: str, previous: int | None, current: int) -> tuple[pa.Table, str]:
+    """A rollback's result row (Paimon's previous/current snapshot ids) and message."""
     out = pa.table(
         {
             "previous_snapshot_id": pa.array([previous], pa.int64()),
-            "current_snapshot_id": pa.array([result.snapshot_id], pa.int64()),
+            "current_snapshot_id": pa.array([current], pa.int64()),
         }
     )
-    return out, f"rolled {table.name} back from snapshot {previous} to {result.snapshot_id}"
+    return out, f"rolled {name} back from snapshot {previous} to {current}"
 
 
 def _rollback_to_timestamp(ctx: SqlContext, args: Args) -> tuple[pa.Table, str]:
@@ -306,13 +311,7 @@ def _rollback_to_timestamp(ctx: SqlContext, args: Args) -> tuple[pa.Table, str]:
     if previous is None:
         raise SqlError(f"table {table.name} has no snapshot to roll back")
     result = table.rollback_to_timestamp(parse_time_millis(timestamp, what="timestamp"))
-    out = pa.table(
-        {
-            "previous_snapshot_id": pa.array([previous], pa.int64()),
-            "current_snapshot_id": pa.array([result.snapshot_id], pa.int64()),
-        }
-    )
-    return out, f"rolled {table.name} back from snapshot {previous} to {result.snapshot_id}"
+    return _rolled_back(table.name, previous, result.snapshot_id)
 
 
 def _rollback_to_watermark(ctx: SqlContext, args: Args) -> tuple[pa.Table, str]:
