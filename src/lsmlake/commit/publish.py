@@ -272,9 +272,6 @@ def publish(
     if result.compaction_dropped:
         _discard(written, result.published, delete)
     if result.snapshot_ids:
-        # the write's own level-0 files count as known too: rows a re-route moved to other buckets (or
-        # deletes of keys created since the base) landed where the write's own compaction never looked
-        own = {f.file_name for m in committer.published_messages(messages) for f in m.new_files}
         with naming_published(result.snapshot_ids, table_name=table.name):
             heal_level0(
                 table,
@@ -282,7 +279,7 @@ def publish(
                 exclude=written_buckets(messages),
                 commit_user=committer.commit_user,
                 known=committer.newest_known,
-                only_files=None if base_level0 is None else {*base_level0, *own},
+                only_files=base_level0,
             )
     return result.snapshot_ids
 
