@@ -51,10 +51,8 @@ def test_early_full_compaction_options_are_accepted() -> None:
     ("key", "value", "message"),
     [
         ("file.format", "avro", "cannot write them"),
-        ("file.format.per.level", "0:avro", "every level"),
-        ("file.compression.per.level", "0:lz4", "every level"),
-        ("metadata.stats-mode.per.level", "0:none", "every level"),
-        ("fields.v.stats-mode", "full", "metadata.stats-mode"),
+        ("file.format.per.level", "0:avro,3:parquet", "cannot write them"),
+        ("file.format.per.level.0", "AVRO", "cannot write them"),
         ("data-evolution.enabled", "true", "data-evolution"),
     ],
 )

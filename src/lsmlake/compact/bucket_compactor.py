@@ -216,6 +216,7 @@ class BucketCompactor:
             self.lookup,
             self.position_lookup,
             expired=self._expired,
+            level_format=lambda level: self._writer.settings(level).format,
         )
         before: list[DataFileMeta] = []
         after: list[DataFileMeta] = []
@@ -315,9 +316,16 @@ class BucketCompactor:
         )
         return replace(self._split(files), deletion_files=deletion_files)
 
-    def _pieces(self, files: list[DataFileMeta]) -> list[Predicate | None]:
-        """Key ranges that bound the memory of merging ``files`` (one piece when they are small)."""
-        if self.options.file_format != "parquet" or any(f.external_path for f in files):
+    @cached_property
+    def _writer(self) -> DataFileWriter:
+        return DataFileWriter(self.io, self.paths, self.schema, self.options, self.state.directory)
+
+    def _pieces(self, files: list[DataFileMeta], output_level: int | None = None) -> list[Predicate | None]:
+        """Key ranges that bound the memory of merging ``files`` (one piece when they are small): Parquet
+        files only, written into Parquet at ``output_level`` (when given)."""
+        if any(not f.file_name.endswith(".parquet") or f.external_path for f in files):
+            return [None]
+        if output_level is not None and self._writer.settings(output_level).format != "parquet":
             return [None]
         paths = [f"{self.state.directory}/{f.file_name}" for f in files]
         pieces = section_pieces(self.io, self.schema, paths, files, base=None, max_rows=MERGE_PIECE_ROWS)
@@ -336,8 +344,8 @@ class BucketCompactor:
     def _rewrite(self, step: Rewrite, output_level: int, drop: bool) -> list[DataFileMeta]:
         """Merge the step's files into new files at ``output_level``, one bounded key range at a time."""
         files = step.files
-        pieces = self._pieces(files)
-        writer = DataFileWriter(self.io, self.paths, self.schema, self.options, self.state.directory)
+        pieces = self._pieces(files, output_level)
+        writer = self._writer
         rolling = (
             writer.rolling(level=output_level, file_source=FILE_SOURCE_COMPACT) if len(pieces) > 1 else None
         )

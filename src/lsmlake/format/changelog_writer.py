@@ -25,12 +25,23 @@ def changelog_file_prefix(options: CoreOptions) -> str:
     return options.get(CoreOptions.CHANGELOG_FILE_PREFIX)
 
 
+# the per-level option a `changelog-file.*` override also wins over (Paimon: the changelog setting, when set,
+# else the level's, else the table's)
+_PER_LEVEL = {
+    CoreOptions.FILE_FORMAT.key: CoreOptions.FILE_FORMAT_PER_LEVEL.key,
+    CoreOptions.FILE_COMPRESSION.key: CoreOptions.FILE_COMPRESSION_PER_LEVEL.key,
+    CoreOptions.METADATA_STATS_MODE.key: CoreOptions.METADATA_STATS_MODE_PER_LEVEL.key,
+}
+
+
 def changelog_options(options: CoreOptions) -> CoreOptions:
     """The options changelog files are written with (format, compression and stats mode may differ)."""
     overrides = {target: options.raw[key] for key, target in _OVERRIDES.items() if options.raw.get(key)}
     if not overrides:
         return options
-    return CoreOptions.of({**options.raw, **overrides}, primary_key_table=options.primary_key_table)
+    dropped = tuple(_PER_LEVEL[target] for target in overrides)
+    kept = {k: v for k, v in options.raw.items() if not any(k == d or k.startswith(d + ".") for d in dropped)}
+    return CoreOptions.of({**kept, **overrides}, primary_key_table=options.primary_key_table)
 
 
 def changelog_file_writer(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import pyarrow as pa
@@ -15,6 +15,31 @@ from lsmlake.core.types import DataType
 from lsmlake.metadata.stats import SimpleStats
 
 _TRUNCATE = re.compile(r"^truncate\((\d+)\)$")
+KEY_STATS_MODE = "truncate(128)"
+"""Paimon collects the stats of key (``_KEY_``) and system columns as truncate(128), whatever the table's mode."""
+SYSTEM_FIELD_NAMES = frozenset({"_SEQUENCE_NUMBER", "_VALUE_KIND", "_LEVEL", "rowkind", "_ROW_ID"})
+KEY_FIELD_PREFIX = "_KEY_"
+
+
+def column_stats_modes(
+    names: Sequence[str], mode: str, field_mode: Callable[[str], str | None], keep_first_n: int
+) -> list[str]:
+    """Each column's stats mode as Paimon's StatsCollectorFactories decides it: its
+    ``fields.<name>.stats-mode`` first; a key or system column truncate(128); else ``mode``, or none for
+    the columns after the first ``keep_first_n`` (-1: no limit; system columns are not counted)."""
+    modes: list[str] = []
+    counted = 0
+    for name in names:
+        own = field_mode(name)
+        if own is not None:
+            modes.append(own)
+            counted += 1
+        elif name.startswith(KEY_FIELD_PREFIX) or name in SYSTEM_FIELD_NAMES:
+            modes.append(KEY_STATS_MODE)
+        else:
+            modes.append("none" if 0 <= keep_first_n <= counted else mode)
+            counted += 1
+    return modes
 _NO_MIN_MAX_ROOTS = frozenset({"ARRAY", "MAP", "MULTISET", "ROW", "VARIANT", "BLOB"})
 
 
@@ -65,23 +90,29 @@ def _column_min_max(
 class StatsAccumulator:
     """Min/max/null counts of some columns over a stream of tables, as Paimon's SimpleStats.
 
-    A column whose bounds are unknown in any table (NaN, INT96) stays unknown; strings are
-    truncated as ``mode`` says only at the end, so the bounds stay valid.
+    ``mode`` is one stats mode for every column or one per column (none, counts, full, truncate(N)). A
+    column whose bounds are unknown in any table (NaN, INT96) stays unknown; strings are truncated as
+    its mode says only at the end, so the bounds stay valid.
     """
 
-    def __init__(self, names: Sequence[str], types: Sequence[DataType], *, mode: str) -> None:
-        self.names, self.types, self.mode = list(names), list(types), mode
+    def __init__(self, names: Sequence[str], types: Sequence[DataType], *, mode: str | Sequence[str]) -> None:
+        self.names, self.types = list(names), list(types)
+        self.modes = [mode] * len(self.names) if isinstance(mode, str) else list(mode)
+        if len(self.modes) != len(self.names):
+            raise ValueError(f"{len(self.modes)} stats modes for {len(self.names)} columns")
         self._bounds: list[tuple[object, object] | None] = [None] * len(self.names)
         self._unknown = [False] * len(self.names)
         self._nulls = [0] * len(self.names)
 
     def add(self, table: pa.Table) -> None:
         for i, (name, t) in enumerate(zip(self.names, self.types, strict=True)):
+            if self.modes[i] == "none":
+                continue
             column = table.column(name)
             self._nulls[i] += column.null_count
             if self._unknown[i] or len(column) == column.null_count:
                 continue
-            bounds = _column_min_max(column, t, self.mode)
+            bounds = _column_min_max(column, t, self.modes[i])
             if bounds is None:
                 self._unknown[i] = True
                 continue
@@ -92,18 +123,36 @@ class StatsAccumulator:
             hi = new_hi if old is None else max(old[1], new_hi)
             self._bounds[i] = (lo, hi)
 
+    def _column(self, i: int) -> tuple[object, object, int | None]:
+        """Column ``i``'s (min, max, null count), truncated as its mode says; all None for mode none."""
+        mode = self.modes[i]
+        if mode == "none":
+            return None, None, None
+        bounds = None if self._unknown[i] else self._bounds[i]
+        lo, hi = bounds if bounds is not None else (None, None)
+        truncate = _TRUNCATE.match(mode)
+        if truncate and isinstance(lo, (str, bytes)) and isinstance(hi, (str, bytes)):
+            n = int(truncate.group(1))
+            lo, hi = _truncate_min(lo, n), _truncate_max(hi, n)
+        return lo, hi, self._nulls[i]
+
     def result(self) -> SimpleStats:
-        mins: list[object | None] = []
-        maxs: list[object | None] = []
-        truncate = _TRUNCATE.match(self.mode)
-        for i in range(len(self.names)):
-            bounds = None if self._unknown[i] else self._bounds[i]
-            lo, hi = bounds if bounds is not None else (None, None)
-            if truncate and isinstance(lo, (str, bytes)) and isinstance(hi, (str, bytes)):
-                n = int(truncate.group(1))
-                lo, hi = _truncate_min(lo, n), _truncate_max(hi, n)
-            mins.append(lo)
-            maxs.append(hi)
-        nulls: tuple[int | None, ...] = tuple(None if self.mode == "none" else n for n in self._nulls)
-        nullable_types = [t.copy(nullable=True) for t in self.types]
-        return SimpleStats(serialize_row(mins, nullable_types), serialize_row(maxs, nullable_types), nulls)
+        """The stats of every column (a column of mode none: null min, max and null count)."""
+        return self._stats(range(len(self.names)))
+
+    def dense_result(self) -> tuple[SimpleStats, tuple[str, ...] | None]:
+        """Paimon's dense store: the stats of only the columns whose mode is not none, and their names
+        (None when that is every column), as Java's SimpleStatsConverter writes ``_VALUE_STATS_COLS``."""
+        kept = [i for i, m in enumerate(self.modes) if m != "none"]
+        if len(kept) == len(self.names):
+            return self._stats(kept), None
+        return self._stats(kept), tuple(self.names[i] for i in kept)
+
+    def _stats(self, columns: Sequence[int]) -> SimpleStats:
+        values = [self._column(i) for i in columns]
+        nullable_types = [self.types[i].copy(nullable=True) for i in columns]
+        return SimpleStats(
+            serialize_row([v[0] for v in values], nullable_types),
+            serialize_row([v[1] for v in values], nullable_types),
+            tuple(v[2] for v in values),
+        )

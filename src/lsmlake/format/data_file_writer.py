@@ -22,6 +22,7 @@ from lsmlake.errors import UnsupportedError
 from lsmlake.format.column_codecs import parquet_compression
 from lsmlake.format.column_stats import StatsAccumulator
 from lsmlake.format.file_index.writer import FileIndexBuilder, FileIndexSpec
+from lsmlake.format.write_settings import FileSettings, file_settings
 from lsmlake.mergetree.kv_layout import SEQUENCE_NUMBER, VALUE_KIND, is_retract, key_fields
 from lsmlake.metadata.data_file import DataFileMeta
 from lsmlake.metadata.stats import EMPTY_STATS
@@ -37,6 +38,16 @@ ROW_GROUP_ROWS = 4 * 1024
 # Rows handed to the Parquet writer (and to the statistics) at once; a file rolls over between them
 # once it reaches the target size.
 WRITE_PIECE_ROWS = 64 * 1024
+# pyarrow's ORC codec names of the file.compression values
+_ORC_CODECS = {
+    "zstd": "ZSTD",
+    "snappy": "SNAPPY",
+    "lz4": "LZ4",
+    "gzip": "ZLIB",
+    "zlib": "ZLIB",
+    "none": "UNCOMPRESSED",
+    "uncompressed": "UNCOMPRESSED",
+}
 
 
 # Rows sampled to decide whether a string column repeats enough for a dictionary to pay off.
@@ -95,12 +106,16 @@ class DataFileWriter:
         """
         if rows.num_rows == 0:
             return []
-        fmt = self.options.file_format
+        fmt = self.settings(level).format
         if fmt == "parquet":
             return self._write_parquet(rows, level, file_source, first_sequence)
         if fmt == "orc":
             return [self._write_orc(rows, level, file_source, first_sequence)]
-        raise UnsupportedError(f"file.format={fmt!r}: lsmlake writes parquet and orc data files")
+        raise UnsupportedError(f"file.format={fmt!r} (level {level}): lsmlake writes parquet and orc data files")
+
+    def settings(self, level: int) -> FileSettings:
+        """The format, compression and stats mode of a file written for ``level``."""
+        return file_settings(self.options, level, primary_key_table=self.primary_key_table)
 
     def _new_path(self, extension: str) -> tuple[str, str]:
         prefix = self.options.data_file_prefix if self.file_prefix is None else self.file_prefix
@@ -118,18 +133,17 @@ class DataFileWriter:
         self, *, level: int = 0, file_source: int = FILE_SOURCE_APPEND, first_sequence: int = 0
     ) -> RollingWriter:
         """A Parquet writer for a stream of sorted tables, rolling to a new file at ``target-file-size``."""
-        if self.options.file_format != "parquet":
-            raise UnsupportedError(f"file.format={self.options.file_format!r}: streaming writes need parquet")
+        fmt = self.settings(level).format
+        if fmt != "parquet":
+            raise UnsupportedError(f"file.format={fmt!r} (level {level}): streaming writes need parquet")
         return RollingWriter(self, level, file_source, first_sequence)
 
-    def _compression_level(self) -> int | None:
-        return self.options.zstd_level if self.options.file_compression == "zstd" else None
+    def _compression_level(self, codec: str) -> int | None:
+        return self.options.zstd_level if codec == "zstd" else None
 
     def _write_orc(self, rows: pa.Table, level: int, file_source: int, first_sequence: int) -> DataFileMeta:
         name, path = self._new_path("orc")
-        compression = {"zstd": "ZSTD", "snappy": "SNAPPY", "lz4": "LZ4", "none": "UNCOMPRESSED"}.get(
-            self.options.file_compression, "ZSTD"
-        )
+        compression = _ORC_CODECS.get(self.settings(level).compression, "ZSTD")
         with self.io.open_output(path) as sink:
             orc.write_table(rows, sink, compression=compression)
         return self._meta(name, path, rows, level, file_source, first_sequence)
@@ -137,7 +151,7 @@ class DataFileWriter:
     def _meta(
         self, name: str, path: str, rows: pa.Table, level: int, file_source: int, first_sequence: int
     ) -> DataFileMeta:
-        builder = FileMetaBuilder(self, first_sequence)
+        builder = FileMetaBuilder(self, first_sequence, self.settings(level))
         builder.add(rows)
         return builder.finish(name, path, level, file_source)
 
@@ -145,20 +159,21 @@ class DataFileWriter:
 class FileMetaBuilder:
     """Accumulates a data file's manifest metadata chunk by chunk: counts, keys, sequence range, stats."""
 
-    def __init__(self, writer: DataFileWriter, first_sequence: int) -> None:
+    def __init__(self, writer: DataFileWriter, first_sequence: int, settings: FileSettings) -> None:
         schema = writer.schema
         self.writer = writer
         self.rows = 0
         self.first_sequence = first_sequence
-        self.values = StatsAccumulator(
-            schema.field_names,
-            [f.type for f in schema.fields],
-            mode=writer.options.get(CoreOptions.METADATA_STATS_MODE),
-        )
         kfields = key_fields(schema) if writer.primary_key_table else []
         self.key_names = [f.name for f in kfields]
         self.key_types = [f.type for f in kfields]
-        self.keys = StatsAccumulator(self.key_names, self.key_types, mode="full")
+        # one pass over the file's columns in Paimon's order (keys, then values), as it counts columns
+        modes = settings.column_modes(writer.options, [*self.key_names, *schema.field_names])
+        self.keys = StatsAccumulator(self.key_names, self.key_types, mode=modes[: len(self.key_names)])
+        self.values = StatsAccumulator(
+            schema.field_names, [f.type for f in schema.fields], mode=modes[len(self.key_names) :]
+        )
+        self.dense = writer.options.get(CoreOptions.METADATA_STATS_DENSE_STORE)
         self.first_key: list[object] | None = None
         self.last_key: list[object] = []
         self.min_seq: int | None = None
@@ -200,6 +215,7 @@ class FileMetaBuilder:
             key_stats = EMPTY_STATS
             min_seq, max_seq = self.first_sequence, self.first_sequence + self.rows - 1
         embedded, extra = (None, ()) if self.index is None else self.index.finish(self.writer.io, path)
+        value_stats, value_stats_cols = self.values.dense_result() if self.dense else (self.values.result(), None)
         return DataFileMeta(
             file_name=name,
             file_size=self.writer.io.file_size(path) if size is None else size,
@@ -207,7 +223,7 @@ class FileMetaBuilder:
             min_key=min_key,
             max_key=max_key,
             key_stats=key_stats,
-            value_stats=self.values.result(),
+            value_stats=value_stats,
             min_sequence_number=min_seq,
             max_sequence_number=max_seq,
             schema_id=self.writer.schema.id,
@@ -217,7 +233,7 @@ class FileMetaBuilder:
             delete_row_count=self.deletes,
             embedded_index=embedded,
             file_source=file_source,
-            value_stats_cols=None,
+            value_stats_cols=value_stats_cols,
             external_path=None,
         )
 
@@ -229,6 +245,7 @@ class RollingWriter:
         self.writer, self.level, self.file_source = writer, level, file_source
         self.next_sequence = first_sequence
         self.target = writer.options.target_file_size
+        self.settings = writer.settings(level)
         FileIndexSpec.of(writer.schema, writer.options)  # a bad file-index option fails before any file
         self.metas: list[DataFileMeta] = []
         self._open: tuple[str, str, OutputFile, pq.ParquetWriter, FileMetaBuilder] | None = None
@@ -250,7 +267,8 @@ class RollingWriter:
         w = self.writer
         name, path = w._new_path("parquet")
         out = w.io.create_output(path)
-        compression, level = parquet_compression(first, w.options.file_compression, w._compression_level())
+        codec = self.settings.compression
+        compression, level = parquet_compression(first, codec, w._compression_level(codec))
         pw = pq.ParquetWriter(
             out.stream,
             first.schema,
@@ -261,7 +279,7 @@ class RollingWriter:
             write_statistics=True,
             store_schema=False,
         )
-        return name, path, out, pw, FileMetaBuilder(w, self.next_sequence)
+        return name, path, out, pw, FileMetaBuilder(w, self.next_sequence, self.settings)
 
     def _finish(self) -> None:
         assert self._open is not None

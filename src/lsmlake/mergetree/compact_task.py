@@ -59,6 +59,9 @@ class TaskPlanner:
     deduplicate_without_sequence_field: bool
     expired: Callable[[DataFileMeta], bool] | None = None
     """Whether a file holds rows record-level expiry drops: such a file is rewritten, never moved up."""
+    level_format: Callable[[int], str] | None = None
+    """The format of files written for a level (``file.format.per.level``): a lookup compaction rewrites a
+    level-0 file instead of moving it to a level of another format (Paimon's lookup rewriter)."""
 
     def plan(self, unit: CompactUnit) -> list[Step]:
         steps: list[Step] = []
@@ -101,6 +104,8 @@ class TaskPlanner:
     def upgrade_kind(self, f: DataFileMeta, output_level: int) -> UpgradeKind:
         if not self.lookup or f.level != 0:
             return UpgradeKind.RELABEL
+        if self.level_format is not None and self.level_format(0) != self.level_format(output_level):
+            return UpgradeKind.REWRITE
         if may_contain_deletes(f):
             return UpgradeKind.REWRITE  # deletes must not reach levels >= 1
         if output_level == self.max_level or self.deduplicate_without_sequence_field:

@@ -8,6 +8,7 @@ from types import MappingProxyType
 from typing import Any, TypeVar, overload
 
 from lsmlake.core.options.config_option import ConfigOption, parse_bool, parse_int, parse_memory_size
+from lsmlake.core.options.map_option import check_stats_mode, level_map
 from lsmlake.core.options.registry import BY_KEY, OptionDeclarations
 from lsmlake.core.tag_period import TagPeriod, tag_period
 from lsmlake.errors import InvalidOptionError
@@ -15,6 +16,7 @@ from lsmlake.errors import InvalidOptionError
 T = TypeVar("T")
 
 FIELDS_PREFIX = "fields."
+STATS_MODE_SUFFIX = "stats-mode"
 _MANIFEST_CODECS = {"zstd": "zstandard", "none": "null", "uncompressed": "null"}
 
 
@@ -77,6 +79,15 @@ class CoreOptions(OptionDeclarations):
     def field_flag(self, field: str, name: str) -> bool:
         value = self.field_option(field, name)
         return value is not None and parse_bool(f"{FIELDS_PREFIX}{field}.{name}", value)
+
+    def per_level(self, option: ConfigOption[Mapping[str, str]]) -> dict[int, str]:
+        """A per-level map option (``file.format.per.level`` ...) as levels to values."""
+        return level_map(option, self.raw)
+
+    def field_stats_mode(self, field: str) -> str | None:
+        """``fields.<field>.stats-mode`` lower-cased, None when unset."""
+        mode = self.field_option(field, STATS_MODE_SUFFIX)
+        return None if mode is None else check_stats_mode(f"{FIELDS_PREFIX}{field}.{STATS_MODE_SUFFIX}", mode)
 
     # -- values derived from one or more options
     @property

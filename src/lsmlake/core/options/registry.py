@@ -20,6 +20,7 @@ from lsmlake.core.options.config_option import (
     optional_string,
     string_option,
 )
+from lsmlake.core.options.map_option import map_option
 from lsmlake.core.partition_time import check_formatter
 from lsmlake.core.tag_period import FORMATTERS as FORMATTER_NAMES
 from lsmlake.core.tag_period import PERIODS, parse_zone
@@ -29,6 +30,7 @@ PERIODS_NAMES = tuple(PERIODS)
 READ_BATCH_SIZE_DEFAULT = 16_384
 """Chosen by measurement (issue 22, 1M rows, 2 cores): streaming a compacted table in 1024-row batches
 ran at 2.3M rows/s, in 16384-row batches at 4.6M (whole-table to_arrow: 3.5M); merged splits alike."""
+EXTERNAL_PATH_STRATEGIES = ("none", "specific-fs", "round-robin", "entropy-inject", "weight-robin")
 SCAN_MODES = (
     "default",
     "latest-full",
@@ -138,6 +140,46 @@ class OptionDeclarations:
         "target-file-size", "Data file size to roll at (128 mb for primary-key tables, 256 mb for append tables)."
     )
     DATA_FILE_PREFIX = string_option("data-file.prefix", "data-", "File name prefix of data files.")
+    FILE_FORMAT_PER_LEVEL = map_option(
+        "file.format.per.level",
+        "Primary-key tables: the format of the data files written for a level, e.g. '0:orc,5:parquet' (other "
+        "levels: file.format; changelog files: changelog-file.format when set). A file moved up a level "
+        "unchanged keeps its format, except that a lookup compaction rewrites a level-0 file whose "
+        "format differs from its output level's.",
+    )
+    FILE_COMPRESSION_PER_LEVEL = map_option(
+        "file.compression.per.level",
+        "Primary-key tables: the compression of the data files written for a level, e.g. '0:lz4,1:zstd' "
+        "(other levels: file.compression).",
+    )
+    METADATA_STATS_MODE_PER_LEVEL = map_option(
+        "metadata.stats-mode.per.level",
+        "Primary-key tables: the stats mode of the data files written for a level, e.g. '0:none' (other "
+        "levels: metadata.stats-mode; fields.<column>.stats-mode still wins for its column).",
+    )
+    DATA_FILE_EXTERNAL_PATHS = optional_string(
+        "data-file.external-paths",
+        "Roots (comma-separated URIs on the table's storage) that data, changelog and data-file index files "
+        "are written under, in <root>/<partition>/bucket-<n>/, when data-file.external-paths.strategy is not "
+        "none; expiry and orphan cleaning delete them there, and dropping the table deletes the roots.",
+    )
+    DATA_FILE_EXTERNAL_PATHS_STRATEGY = enum_option(
+        "data-file.external-paths.strategy",
+        "none",
+        EXTERNAL_PATH_STRATEGIES,
+        "How a new file's external root is chosen: none (files stay under the table), round-robin (in turn, "
+        "from a random start per bucket writer), specific-fs (round-robin over the roots of the scheme "
+        "data-file.external-paths.specific-fs), weight-robin (at random by data-file.external-paths.weights), "
+        "entropy-inject (in turn, under hash directories of the file name).",
+    )
+    DATA_FILE_EXTERNAL_PATHS_SPECIFIC_FS = optional_string(
+        "data-file.external-paths.specific-fs",
+        "The scheme (e.g. s3, oss) of the external roots used by the specific-fs strategy.",
+    )
+    DATA_FILE_EXTERNAL_PATHS_WEIGHTS = optional_string(
+        "data-file.external-paths.weights",
+        "Positive integer weights of the external roots, in order, for the weight-robin strategy (e.g. '10,5').",
+    )
     DATA_FILE_PATH_DIRECTORY = optional_string(
         "data-file.path-directory", "Directory under the table root that holds the data files."
     )
@@ -146,13 +188,19 @@ class OptionDeclarations:
         "index-file-in-data-file-dir", False, "Index files live in the bucket directories."
     )
     METADATA_STATS_MODE = string_option(
-        "metadata.stats-mode", "truncate(16)", "Column stats kept per data file: none, counts, truncate(N), full."
+        "metadata.stats-mode",
+        "truncate(16)",
+        "Column stats kept per data file: none, counts, truncate(N), full; a column's "
+        "fields.<column>.stats-mode wins over it. Key stats (_KEY_ columns) are truncate(128).",
     )
     METADATA_STATS_DENSE_STORE = bool_option(
         "metadata.stats-dense-store", True, "Stats of only the columns that have them."
     )
     METADATA_STATS_KEEP_FIRST_N_COLUMNS = int_option(
-        "metadata.stats-keep-first-n-columns", -1, f"{NO_EFFECT} (stats are kept for every column)."
+        "metadata.stats-keep-first-n-columns",
+        -1,
+        "Stats of only the first N table columns (those with a fields.<column>.stats-mode count too); the "
+        "others get none (-1: every column).",
     )
     FILE_INDEX_IN_MANIFEST_THRESHOLD = memory_option(
         "file-index.in-manifest-threshold", "500 b", "File indexes up to this size are embedded in the manifest."
@@ -471,4 +519,6 @@ def all_options() -> tuple[ConfigOption[Any], ...]:
 
 
 BY_KEY: dict[str, ConfigOption[Any]] = {o.key: o for o in all_options()}
+MAP_OPTIONS: tuple[ConfigOption[Any], ...] = tuple(o for o in all_options() if o.type_name == "map")
+"""Options that may also be set one entry per key (``file.format.per.level.0 = orc``)."""
 FALLBACK_KEYS: dict[str, ConfigOption[Any]] = {k: o for o in all_options() for k in o.fallback_keys}

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from lsmlake.core.options.registry import all_options
-from lsmlake.core.options.validation import PER_LEVEL_PREFIXES
 
 
 def options_table() -> str:
@@ -16,13 +15,8 @@ def options_table() -> str:
         if o.choices:
             what += f" One of {', '.join(o.choices)}."
         rows.append(f"| `{o.key}` | {o.type_name} | {default} | {fallback} | {what} |")
-    refused = ", ".join(f"`{p}.*`" for p in PER_LEVEL_PREFIXES)
     rows.append(
-        f"| {refused} | string | (none) | | Refused at create time: every level is written with the table's "
-        "settings. |"
-    )
-    rows.append(
-        "| `fields.<column>.stats-mode` | string | (none) | | Refused at create time: every column's stats "
-        "follow `metadata.stats-mode`. |"
+        "| `fields.<column>.stats-mode` | string | (none) | | The stats mode of one column (none, counts, "
+        "truncate(N), full), over `metadata.stats-mode` and its per-level values. |"
     )
     return "\n".join(rows) + "\n"

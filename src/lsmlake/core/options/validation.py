@@ -6,14 +6,22 @@ from __future__ import annotations
 import difflib
 from collections.abc import Mapping
 
-from lsmlake.core.options.core_options import FIELDS_PREFIX, CoreOptions
+from lsmlake.core.options.core_options import FIELDS_PREFIX, STATS_MODE_SUFFIX, CoreOptions
 from lsmlake.core.options.file_index_options import file_index_columns, file_index_refusal, is_file_index_key
-from lsmlake.core.options.registry import BY_KEY, FALLBACK_KEYS
+from lsmlake.core.options.map_option import check_stats_mode, map_entries
+from lsmlake.core.options.registry import BY_KEY, FALLBACK_KEYS, MAP_OPTIONS
 from lsmlake.errors import InvalidOptionError, UnsupportedError
 
-# Per-level options Paimon has and lsmlake does not honour yet (every level is written alike).
-PER_LEVEL_PREFIXES = ("file.format.per.level", "file.compression.per.level", "metadata.stats-mode.per.level")
-_FIELD_STATS_MODE = ".stats-mode"
+WRITTEN_FORMATS = ("parquet", "orc")
+"""Data file formats lsmlake writes (it reads avro too)."""
+WRITTEN_COMPRESSIONS = ("zstd", "snappy", "lz4", "gzip", "none", "uncompressed")
+"""Codecs a per-level compression may name (what both the Parquet and the ORC writers take)."""
+_AVRO_WRITE = "it reads Avro data files but cannot write them"
+
+
+def map_option_of(key: str) -> str | None:
+    """The map option ``key`` sets one entry of (``file.format.per.level.0`` -> ``file.format.per.level``)."""
+    return next((o.key for o in MAP_OPTIONS if key.startswith(o.key + ".")), None)
 
 
 def is_known_option(key: str) -> bool:
@@ -22,7 +30,7 @@ def is_known_option(key: str) -> bool:
     declared = BY_KEY.get(key) or FALLBACK_KEYS.get(key)
     if declared is not None:
         return declared.refused is None
-    return key.startswith(FIELDS_PREFIX) or is_file_index_key(key)
+    return key.startswith(FIELDS_PREFIX) or is_file_index_key(key) or map_option_of(key) is not None
 
 
 def unknown_option_error(key: str, *, what: str = "table option") -> InvalidOptionError:
@@ -39,10 +47,18 @@ def refusal(key: str, value: str) -> str | None:
         return f"option {key!r} is not supported by lsmlake: {declared.refused}"
     if (reason := file_index_refusal(key)) is not None:
         return reason
-    if key.startswith(PER_LEVEL_PREFIXES):
-        return f"option {key!r} is not supported by lsmlake: every level is written with the table's settings"
-    if key.startswith(FIELDS_PREFIX) and key.endswith(_FIELD_STATS_MODE):
-        return f"option {key!r} is not supported by lsmlake: every column's stats follow metadata.stats-mode"
+    per_level = CoreOptions.FILE_FORMAT_PER_LEVEL.key
+    if key == per_level or map_option_of(key) == per_level:
+        try:
+            formats = (
+                map_entries(CoreOptions.FILE_FORMAT_PER_LEVEL, {per_level: value}).values()
+                if key == per_level
+                else [value]
+            )
+        except InvalidOptionError:
+            return None  # malformed: the value check says so
+        if any(f.strip().lower() == "avro" for f in formats):
+            return f"option {key!r}={value!r} is not supported by lsmlake: {_AVRO_WRITE}"
     if key == CoreOptions.PARTITION_MARK_DONE_ACTION.key:
         others = [a.strip() for a in value.split(",") if a.strip() and a.strip() != "success-file"]
         if others:
@@ -51,7 +67,7 @@ def refusal(key: str, value: str) -> str | None:
                 "(done-partition and mark-event need a Hive metastore; http-report and custom are not available)"
             )
     if key == CoreOptions.FILE_FORMAT.key and value.strip().lower() == "avro":
-        return "option 'file.format'='avro' is not supported by lsmlake: it reads Avro data files but cannot write them"
+        return f"option 'file.format'='avro' is not supported by lsmlake: {_AVRO_WRITE}"
     return None
 
 
@@ -91,6 +107,7 @@ def validate_create_options(options: Mapping[str, str], *, primary_key_table: bo
     if opts.merge_engine not in ("deduplicate", "first-row", "partial-update", "aggregation"):
         raise InvalidOptionError(f"option 'merge-engine': unknown engine {opts.merge_engine!r}")
     _validate_merge_options(opts, primary_key_table=primary_key_table)
+    _validate_file_settings(opts)
     validate_write_buffer(opts)
     period = opts.auto_tag_period
     if period is not None and opts.get(CoreOptions.TAG_CREATION_DELAY) >= period.period_ms:
@@ -98,6 +115,31 @@ def validate_create_options(options: Mapping[str, str], *, primary_key_table: bo
             f"option 'tag.creation-delay' ({opts.raw.get(CoreOptions.TAG_CREATION_DELAY.key)}) must be shorter "
             "than the tag creation period"
         )
+
+
+def _validate_file_settings(opts: CoreOptions) -> None:
+    """Per-level formats, compressions and stats modes, and every stats mode, must be ones lsmlake writes."""
+    for level, fmt in opts.per_level(CoreOptions.FILE_FORMAT_PER_LEVEL).items():
+        if fmt.strip().lower() not in WRITTEN_FORMATS:
+            raise InvalidOptionError(
+                f"option 'file.format.per.level': level {level} format {fmt!r} is not {' or '.join(WRITTEN_FORMATS)}"
+            )
+    for level, codec in opts.per_level(CoreOptions.FILE_COMPRESSION_PER_LEVEL).items():
+        if codec.strip().lower() not in WRITTEN_COMPRESSIONS:
+            raise InvalidOptionError(
+                f"option 'file.compression.per.level': level {level} compression {codec!r} is not one of "
+                f"{', '.join(WRITTEN_COMPRESSIONS)}"
+            )
+    for level, mode in opts.per_level(CoreOptions.METADATA_STATS_MODE_PER_LEVEL).items():
+        check_stats_mode(f"metadata.stats-mode.per.level (level {level})", mode)
+    for option in (CoreOptions.METADATA_STATS_MODE, CoreOptions.CHANGELOG_FILE_STATS_MODE):
+        key = opts.key_set(option)
+        if key is not None:
+            check_stats_mode(key, opts.raw[key])
+    suffix = "." + STATS_MODE_SUFFIX
+    for key, value in opts.raw.items():
+        if key.startswith(FIELDS_PREFIX) and key.endswith(suffix):
+            check_stats_mode(key, value)
 
 
 def validate_write_buffer(opts: CoreOptions) -> None:
@@ -130,7 +172,12 @@ def _validate_retention(opts: CoreOptions) -> None:
     snap_min, snap_max = CoreOptions.SNAPSHOT_NUM_RETAINED_MIN.key, CoreOptions.SNAPSHOT_NUM_RETAINED_MAX.key
     checks = (
         (snap_min, None, snap_max, None),
-        (CoreOptions.CHANGELOG_NUM_RETAINED_MIN.key, snap_min, CoreOptions.CHANGELOG_NUM_RETAINED_MAX.key, snap_max),
+        (
+            CoreOptions.CHANGELOG_NUM_RETAINED_MIN.key,
+            snap_min,
+            CoreOptions.CHANGELOG_NUM_RETAINED_MAX.key,
+            snap_max,
+        ),
     )
     for low_key, low_fallback, high_key, high_fallback in checks:
         low, low_origin = _retained(opts, low_key, low_fallback)
