@@ -25,6 +25,7 @@ from lsmlake.errors import (
     SchemaMismatchError,
 )
 from lsmlake.maintenance.branches import open_branch, parse_branch_suffix
+from lsmlake.maintenance.drop import delete_external_roots, external_roots_of
 from lsmlake.mergetree.merge_function import validate_merge_engine
 from lsmlake.metadata.table_handle import TableHandle
 from lsmlake.metastore import Metastore, open_metastore
@@ -381,13 +382,15 @@ class Catalog:
                 if not ignore_missing:
                     raise NoSuchTableError(f"table {db}.{name} does not exist") from None
             return
-        self._table_path(db, name)
+        root = self._table_path(db, name)
         with self.metastore.lock(db, name):
             if not self.metastore.table_exists(db, name):
                 if ignore_missing:
                     return
                 raise NoSuchTableError(f"table {db}.{name} does not exist")
+            external = external_roots_of(self.io, root)
             self.metastore.drop_table(db, name)
+            delete_external_roots(self.io, external, table_root=root, table=f"{db}.{name}")
 
 
 def table_properties(schema: TableSchema) -> dict[str, str]:

@@ -110,7 +110,7 @@ class CrossPartitionFix:
         at = {b: i for i, b in enumerate(buckets)}
         parts = []
         for e in entries:
-            path = posixpath.join(self.rebaser.bucket_dir(e.partition, e.bucket), e.file.file_name)
+            path = self.rebaser.path_of(self.rebaser.bucket_dir(e.partition, e.bucket), e.file)
             rows = read_whole_file(self.rebaser.io, path)
             rows = _matching(rows, shared, names)
             if rows.num_rows:
@@ -194,7 +194,7 @@ class CrossPartitionFix:
             changelog = DataFileWriter(io, paths, schema, changelog_options(options), directory).write(
                 rows, level=0
             )
-        self.written += [posixpath.join(directory, f.file_name) for f in (*files, *changelog)]
+        self.written += [self.rebaser.path_of(directory, f) for f in (*files, *changelog)]
         return tuple(files), tuple(changelog)
 
     def superseded(self, published: Sequence[CommitMessage]) -> list[str]:

@@ -8,7 +8,6 @@ moved to, or created in, another partition by the other writer, and then the ups
 
 from __future__ import annotations
 
-import posixpath
 from collections.abc import Iterable, Sequence
 from typing import NoReturn
 
@@ -39,7 +38,7 @@ class KeyReader:
         """The distinct keys of ``files`` (None when there are none)."""
         parts = []
         for partition, bucket, meta in files:
-            path = posixpath.join(self.rebaser.bucket_dir(partition, bucket), meta.file_name)
+            path = self.rebaser.path_of(self.rebaser.bucket_dir(partition, bucket), meta)
             if meta.file_name.endswith(".parquet"):
                 with self.rebaser.io.open_input_file(path) as source:
                     parts.append(pq.read_table(source, columns=self.names))

@@ -4,7 +4,6 @@ that commit order stays sequence order, and the commit is retried instead of ref
 
 from __future__ import annotations
 
-import posixpath
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -15,6 +14,7 @@ import pyarrow.orc as orc
 import pyarrow.parquet as pq
 
 from lsmlake.core.binary_row import deserialize_row
+from lsmlake.core.external_paths import located_path
 from lsmlake.core.fileio import FileIO
 from lsmlake.core.options import CoreOptions
 from lsmlake.core.paths import TablePaths, partition_directory
@@ -81,12 +81,16 @@ class FileRebaser:
 
     def read(self, directory: str, meta: DataFileMeta) -> pa.Table:
         """Every column of ``meta`` (a file of the bucket in ``directory``), as stored."""
-        if meta.schema_id != self.schema.id or meta.external_path is not None:
+        if meta.schema_id != self.schema.id:
             raise CommitConflictError(
                 f"cannot rebase {meta.file_name}: written with schema {meta.schema_id} "
-                f"(the commit's is {self.schema.id}) or outside its bucket directory"
+                f"(the commit's is {self.schema.id})"
             )
-        return read_whole_file(self.io, posixpath.join(directory, meta.file_name), meta.file_size)
+        return read_whole_file(self.io, self.path_of(directory, meta), meta.file_size)
+
+    def path_of(self, directory: str, meta: DataFileMeta) -> str:
+        """Where ``meta`` (a file of the bucket in ``directory``) is: under an external root or ``directory``."""
+        return located_path(directory, meta.file_name, meta.external_path, local=self.io.local)
 
     def rewrite(
         self, directory: str, meta: DataFileMeta, shift: int, *, changelog: bool, rows: pa.Table | None = None
@@ -186,7 +190,7 @@ class AppendRebase:
             metas = self.rebaser.rewrite(
                 directory, f, shift, changelog=changelog, rows=self._original(directory, f)
             )
-            written += [posixpath.join(directory, m.file_name) for m in metas]
+            written += [self.rebaser.path_of(directory, m) for m in metas]
             out += metas
         return tuple(out)
 
@@ -206,7 +210,7 @@ class AppendRebase:
         for m in self.originals:
             if (m.partition, m.bucket) in self.shifts:
                 directory = self.rebaser.bucket_dir(m.partition, m.bucket)
-                out += [posixpath.join(directory, f.file_name) for f in (*m.new_files, *m.changelog_files)]
+                out += [self.rebaser.path_of(directory, f) for f in (*m.new_files, *m.changelog_files)]
         return out
 
     def discard_copies(self) -> list[str]:

@@ -248,7 +248,7 @@ class DynamicReroute:
         self, directory: str, like: DataFileMeta, rows: pa.Table, *, changelog: bool
     ) -> list[DataFileMeta]:
         metas = self.rebaser.write_like(directory, like, rows, changelog=changelog) if rows.num_rows else []
-        self.written += [posixpath.join(directory, meta.file_name) for meta in metas]
+        self.written += [self.rebaser.path_of(directory, meta) for meta in metas]
         return metas
 
     # -- files
@@ -261,9 +261,7 @@ class DynamicReroute:
         for m in self.originals:
             directory = self.rebaser.bucket_dir(m.partition, m.bucket)
             out += [
-                posixpath.join(directory, f.file_name)
-                for f in (*m.new_files, *m.changelog_files)
-                if f.file_name not in names
+                self.rebaser.path_of(directory, f) for f in (*m.new_files, *m.changelog_files) if f.file_name not in names
             ]
         return out + [p for p in self.written if posixpath.basename(p) not in names]
 

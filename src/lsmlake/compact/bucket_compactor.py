@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import posixpath
 from dataclasses import replace
-from functools import cached_property
+from functools import cached_property, partial
 
 import numpy as np
 import pyarrow as pa
@@ -13,6 +13,7 @@ from lsmlake.compact.bucket_files import BucketFiles, combine_results, restore_d
 from lsmlake.compact.changelog import FULL, LOOKUP, CompactionChangelog
 from lsmlake.compact.lookup_rewriter import LEVEL_COLUMN, LookupRewriter
 from lsmlake.compact.record_expire import RecordExpire
+from lsmlake.core.external_paths import located_path
 from lsmlake.core.fileio import FileIO
 from lsmlake.core.options import CoreOptions
 from lsmlake.core.paths import TablePaths
@@ -196,7 +197,7 @@ class BucketCompactor:
             message = combine_results(
                 message,
                 more,
-                data_path=lambda name: f"{self.state.directory}/{name}",
+                data_path=partial(self._path_of, files=message.compact_after),
                 index_path=self.paths.index_file,
                 delete=self.io.delete_file,
             )
@@ -254,6 +255,11 @@ class BucketCompactor:
             deleted_index_files=(old_index,) if old_index else (),
             compact_changelog_files=self.changelog.take_files(),
         )
+
+    def _path_of(self, name: str, files: tuple[DataFileMeta, ...]) -> str:
+        """The path of the file ``name`` among ``files`` (under an external root or the bucket directory)."""
+        external = next((f.external_path for f in files if f.file_name == name), None)
+        return located_path(self.state.directory, name, external, local=self.io.local)
 
     def _upgrade_changelog(self, f: DataFileMeta, output_level: int, mode: str) -> None:
         """The changelog of moving ``f`` up unchanged (Paimon's CHANGELOG_NO_REWRITE upgrade)."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+from lsmlake.core.external_paths import located_path
 from lsmlake.core.fileio import FileIO
 from lsmlake.core.options import CoreOptions
 from lsmlake.core.path_guard import PathGuard
@@ -54,8 +55,11 @@ def restore_deletion_vectors(
 def written_by(message: CommitMessage, directory: str, paths: TablePaths) -> list[str]:
     """Paths of the files a compaction wrote (to delete them if the commit fails)."""
     before = {f.file_name for f in message.compact_before}
-    out = [f"{directory}/{f.file_name}" for f in message.compact_after if f.file_name not in before]
-    out += [f"{directory}/{f.file_name}" for f in message.compact_changelog_files]
+    out = [
+        located_path(directory, f.file_name, f.external_path)
+        for f in (*message.compact_after, *message.compact_changelog_files)
+        if f.file_name not in before
+    ]
     out += [paths.index_file(f.file_name) for f in message.new_index_files]
     return out
 

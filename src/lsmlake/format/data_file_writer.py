@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import posixpath
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pyarrow as pa
@@ -14,6 +14,7 @@ import pyarrow.orc as orc
 import pyarrow.parquet as pq
 
 from lsmlake.core.binary_row import EMPTY_ROW, serialize_row
+from lsmlake.core.external_paths import ExternalPathChooser
 from lsmlake.core.fileio import FileIO, OutputFile
 from lsmlake.core.options import CoreOptions
 from lsmlake.core.paths import TablePaths
@@ -87,6 +88,11 @@ class DataFileWriter:
     options: CoreOptions
     bucket_dir: str
     file_prefix: str | None = None  # None: `data-file.prefix`; changelog writers pass `changelog-file.prefix`
+    external: ExternalPathChooser | None = field(default=None, init=False, compare=False, repr=False)
+    """Chooses the `data-file.external-paths` root of each new file (None: files go in ``bucket_dir``)."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "external", ExternalPathChooser.of(self.io, self.options))
 
     @property
     def primary_key_table(self) -> bool:
@@ -117,10 +123,15 @@ class DataFileWriter:
         """The format, compression and stats mode of a file written for ``level``."""
         return file_settings(self.options, level, primary_key_table=self.primary_key_table)
 
-    def _new_path(self, extension: str) -> tuple[str, str]:
+    def _new_path(self, extension: str) -> tuple[str, str, str | None]:
+        """A new file's name, its path on the FileIO and its external path (None: in ``bucket_dir``)."""
         prefix = self.options.data_file_prefix if self.file_prefix is None else self.file_prefix
         name = self.paths.new_data_file_name(prefix=prefix, extension=extension)
-        return name, posixpath.join(self.bucket_dir, name)
+        if self.external is None:
+            return name, posixpath.join(self.bucket_dir, name), None
+        relative = posixpath.relpath(self.bucket_dir, self.paths.data_root)
+        uri, path = self.external.choose(relative, name)
+        return name, path, uri
 
     def _write_parquet(
         self, rows: pa.Table, level: int, file_source: int, first_sequence: int
@@ -142,18 +153,13 @@ class DataFileWriter:
         return self.options.zstd_level if codec == "zstd" else None
 
     def _write_orc(self, rows: pa.Table, level: int, file_source: int, first_sequence: int) -> DataFileMeta:
-        name, path = self._new_path("orc")
+        name, path, external = self._new_path("orc")
         compression = _ORC_CODECS.get(self.settings(level).compression, "ZSTD")
         with self.io.open_output(path) as sink:
             orc.write_table(rows, sink, compression=compression)
-        return self._meta(name, path, rows, level, file_source, first_sequence)
-
-    def _meta(
-        self, name: str, path: str, rows: pa.Table, level: int, file_source: int, first_sequence: int
-    ) -> DataFileMeta:
         builder = FileMetaBuilder(self, first_sequence, self.settings(level))
         builder.add(rows)
-        return builder.finish(name, path, level, file_source)
+        return builder.finish(name, path, level, file_source, external=external)
 
 
 class FileMetaBuilder:
@@ -201,9 +207,17 @@ class FileMetaBuilder:
         self.rows += rows.num_rows
 
     def finish(
-        self, name: str, path: str, level: int, file_source: int, size: int | None = None
+        self,
+        name: str,
+        path: str,
+        level: int,
+        file_source: int,
+        size: int | None = None,
+        *,
+        external: str | None = None,
     ) -> DataFileMeta:
-        """The file's metadata; ``size``: its bytes when the writer knows them (else looked up)."""
+        """The file's metadata; ``size``: its bytes when the writer knows them (else looked up);
+        ``external``: its `_EXTERNAL_PATH` when it was written under an external root."""
         if self.key_names:
             assert self.first_key is not None and self.min_seq is not None and self.max_seq is not None
             min_key = serialize_row(self.first_key, self.key_types)
@@ -234,7 +248,7 @@ class FileMetaBuilder:
             embedded_index=embedded,
             file_source=file_source,
             value_stats_cols=value_stats_cols,
-            external_path=None,
+            external_path=external,
         )
 
 
@@ -249,6 +263,8 @@ class RollingWriter:
         FileIndexSpec.of(writer.schema, writer.options)  # a bad file-index option fails before any file
         self.metas: list[DataFileMeta] = []
         self._open: tuple[str, str, OutputFile, pq.ParquetWriter, FileMetaBuilder] | None = None
+        self._external: dict[str, str] = {}  # external path of each file started outside the bucket directory
+        self._paths: list[str] = []  # every file started, and each finished one's extra files
 
     def write(self, rows: pa.Table) -> None:
         for start in range(0, rows.num_rows, WRITE_PIECE_ROWS):
@@ -265,7 +281,10 @@ class RollingWriter:
     def _start(self, first: pa.Table) -> tuple[str, str, OutputFile, pq.ParquetWriter, FileMetaBuilder]:
         """Open the next file; its encodings are chosen from its ``first`` rows."""
         w = self.writer
-        name, path = w._new_path("parquet")
+        name, path, external = w._new_path("parquet")
+        if external is not None:
+            self._external[name] = external
+        self._paths.append(path)
         out = w.io.create_output(path)
         codec = self.settings.compression
         compression, level = parquet_compression(first, codec, w._compression_level(codec))
@@ -291,7 +310,9 @@ class RollingWriter:
             out.abort()
             raise
         out.close()  # durable (fsynced) before its metadata goes to a commit message
-        self.metas.append(builder.finish(name, path, self.level, self.file_source, out.size))
+        meta = builder.finish(name, path, self.level, self.file_source, out.size, external=self._external.get(name))
+        self._paths += [posixpath.join(posixpath.dirname(path), x) for x in meta.extra_files]
+        self.metas.append(meta)
 
     def close(self) -> list[DataFileMeta]:
         if self._open is not None:
@@ -300,14 +321,10 @@ class RollingWriter:
 
     def abort(self) -> list[str]:
         """Close without metadata; the paths of every file started (for the caller to delete)."""
-        paths = [
-            posixpath.join(self.writer.bucket_dir, name) for m in self.metas for name in (m.file_name, *m.extra_files)
-        ]
         if self._open is not None:
-            _, path, out, pw, _ = self._open
+            _, _, out, pw, _ = self._open
             self._open = None
             with contextlib.suppress(OSError):
                 pw.close()
             out.abort()
-            paths.append(path)
-        return paths
+        return list(self._paths)

@@ -68,10 +68,15 @@ def candidate_files(table: TableHandle) -> list[tuple[str, int]]:
     data_root = table.options.get(CoreOptions.DATA_FILE_PATH_DIRECTORY)
     if data_root:
         out += _files_with_mtime(io, posixpath.join(root, data_root))
-    for status in io.list_dir(root):
-        if status.is_dir and _is_data_dir(status.name):
-            # a partition's _SUCCESS file (partition.mark-done-action) is not Paimon's to clean
-            out += [f for f in _files_with_mtime(io, status.path) if posixpath.basename(f[0]) != SUCCESS_FILE]
+    # the table's partition and bucket directories, and those under each `data-file.external-paths` root
+    guard = PathGuard.of(io, root, table.options)
+    for base in (root, *(r for storage, r in guard.external_roots if storage == guard.storage)):
+        for status in io.list_dir(base) if io.is_dir(base) else ():
+            if status.is_dir and _is_data_dir(status.name):
+                # a partition's _SUCCESS file (partition.mark-done-action) is not Paimon's to clean
+                out += [f for f in _files_with_mtime(io, status.path) if posixpath.basename(f[0]) != SUCCESS_FILE]
+        if base != root and data_root:
+            out += _files_with_mtime(io, posixpath.join(base, data_root))
     for sub, prefix in (("snapshot", "snapshot-"), (CHANGELOG_DIR, CHANGELOG_PREFIX)):
         for path, mtime in _files_with_mtime(io, posixpath.join(root, sub)):
             name = posixpath.basename(path)

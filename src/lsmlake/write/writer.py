@@ -23,6 +23,7 @@ from lsmlake.bucket.routers import (
 )
 from lsmlake.bucket.routing import route_rows
 from lsmlake.compact.bucket_compactor import BucketFiles, compact_bucket, restore_deletion_vectors, written_by
+from lsmlake.core.external_paths import located_path
 from lsmlake.core.fileio import FileIO
 from lsmlake.core.memory import release_unused_memory
 from lsmlake.core.options import CoreOptions
@@ -345,7 +346,9 @@ class FileStoreWrite:
     def _record(self, files: list[DataFileMeta], directory: str, written: list[DataFileMeta]) -> None:
         with self._lock:
             files.extend(written)
-            self.written_paths.extend(f"{directory}/{m.file_name}" for m in written)
+            self.written_paths.extend(
+                located_path(directory, m.file_name, m.external_path, local=self.io.local) for m in written
+            )
 
     def _final_flush(self, buf: _BucketBuffer) -> None:
         """Write a bucket's spilled runs and buffered rows as data files, in arrival order: consecutive

@@ -7,6 +7,7 @@ import difflib
 from collections.abc import Mapping
 
 from lsmlake.core.options.core_options import FIELDS_PREFIX, STATS_MODE_SUFFIX, CoreOptions
+from lsmlake.core.options.external_path_options import validate_external_paths
 from lsmlake.core.options.file_index_options import file_index_columns, file_index_refusal, is_file_index_key
 from lsmlake.core.options.map_option import check_stats_mode, map_entries
 from lsmlake.core.options.registry import BY_KEY, FALLBACK_KEYS, MAP_OPTIONS
@@ -108,6 +109,7 @@ def validate_create_options(options: Mapping[str, str], *, primary_key_table: bo
         raise InvalidOptionError(f"option 'merge-engine': unknown engine {opts.merge_engine!r}")
     _validate_merge_options(opts, primary_key_table=primary_key_table)
     _validate_file_settings(opts)
+    validate_external_paths(opts)
     validate_write_buffer(opts)
     period = opts.auto_tag_period
     if period is not None and opts.get(CoreOptions.TAG_CREATION_DELAY) >= period.period_ms:
