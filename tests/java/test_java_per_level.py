@@ -1,0 +1,239 @@
+"""Per-level formats, compressions and stats modes, per-column stats modes and external data paths: lsmlake
+and live Java Paimon write and compact one table in turn and read the same rows, and twin tables written
+alike by each hold files of the same formats and stats at every level."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.orc as orc
+import pyarrow.parquet as pq
+import pytest
+from java_harness import JavaPaimon, arrow_rows, java_rows, sort_rows
+
+import lsmlake
+from lsmlake.core.binary_row import deserialize_row
+from lsmlake.core.schema import TableSchema
+from lsmlake.core.types import DataType
+from lsmlake.metadata.data_file import DataFileMeta
+
+pytestmark = pytest.mark.java
+
+SCHEMA = pa.schema(
+    [pa.field("id", pa.int32(), nullable=False), pa.field("name", pa.string()), pa.field("amount", pa.int64())]
+)
+PER_LEVEL = {
+    "bucket": "1",
+    "file.format.per.level": "0:orc",
+    "file.compression.per.level": "0:snappy,3:gzip",
+    "metadata.stats-mode.per.level": "0:none",
+    "fields.amount.stats-mode": "full",
+    "fields.name.stats-mode": "counts",
+    "num-levels": "4",
+    "num-sorted-run.compaction-trigger": "3",
+}
+Row = dict[str, Any]
+
+
+def _batch(rng: random.Random, n: int = 30) -> list[Row]:
+    return [
+        {
+            "id": rng.randrange(60),
+            "name": rng.choice([None, "a" * rng.randrange(1, 40), f"n{rng.randrange(99)}"]),
+            "amount": rng.choice([None, rng.randrange(-1000, 1000)]),
+        }
+        for _ in range(n)
+    ]
+
+
+def _arrow(rows: list[Row]) -> pa.Table:
+    return pa.Table.from_pylist(rows, schema=SCHEMA)
+
+
+def _live_files(table: lsmlake.Table) -> list[tuple[DataFileMeta, str]]:
+    """Each live data file and its path on disk."""
+    out = []
+    for split in table.scan().splits():
+        for f in split.files:
+            path = f.external_path.split(":", 1)[1] if f.external_path else f"{split.bucket_path}/{f.file_name}"
+            out.append((f, "/" + path.lstrip("/")))
+    return out
+
+
+def _codecs(path: str) -> set[str]:
+    if path.endswith(".orc"):
+        return {str(orc.ORCFile(path).compression).upper()}
+    meta = pq.ParquetFile(path).metadata
+    return {meta.row_group(0).column(i).compression.upper() for i in range(meta.num_columns)}
+
+
+def _stats(values: bytes, types: list[DataType]) -> list[object]:
+    return list(deserialize_row(values, [t.copy(nullable=True) for t in types])) if types else []
+
+
+def _check_file(f: DataFileMeta, path: str, schema: TableSchema) -> tuple[str, int]:
+    """The file's format, codec and manifest stats are those of the level it was written for: level 0
+    (or a level-0 file moved up unchanged) ORC + snappy with stats of name (counts) and amount (full)
+    only; files written for levels 1-3 Parquet, gzip at level 3, every column's stats."""
+    rows = orc.read_table(path) if path.endswith(".orc") else pq.read_table(path)
+    written_for_level0 = path.endswith(".orc")
+    assert written_for_level0 or f.level > 0, f"{f.file_name} at level 0 is not ORC"
+    codecs = _codecs(path)
+    if written_for_level0:
+        assert codecs == {"SNAPPY"}, (f.file_name, codecs)
+    elif f.level == 3:
+        assert "GZIP" in codecs and "ZSTD" not in codecs, (f.file_name, codecs)
+    else:
+        assert "ZSTD" in codecs and "GZIP" not in codecs, (f.file_name, codecs)
+    fields = {x.name: x.type for x in schema.fields}
+    cols = ("name", "amount") if written_for_level0 else None
+    assert f.value_stats_cols == cols, (f.file_name, f.value_stats_cols)
+    names = list(cols or schema.field_names)
+    mins, maxs = (_stats(v, [fields[n] for n in names]) for v in (f.value_stats.min_values, f.value_stats.max_values))
+    assert f.value_stats.null_counts is not None
+    for i, name in enumerate(names):
+        column = rows.column(name)
+        assert f.value_stats.null_counts[i] == column.null_count, (f.file_name, name)
+        values = [v for v in column.to_pylist() if v is not None]
+        if name == "name":  # counts: no bounds
+            assert (mins[i], maxs[i]) == (None, None), (f.file_name, name)
+        elif values:
+            assert (mins[i], maxs[i]) == (min(values), max(values)), (f.file_name, name)
+    key = rows.column("_KEY_id").to_pylist()
+    assert _stats(f.key_stats.min_values, [fields["id"]]) == [min(key)]
+    assert _stats(f.key_stats.max_values, [fields["id"]]) == [max(key)]
+    return path.rsplit(".", 1)[1], f.level
+
+
+def test_per_level_options_on_one_table_written_in_turn(java_paimon: JavaPaimon, tmp_path: Path) -> None:
+    warehouse = str(tmp_path / "warehouse")
+    catalog = lsmlake.Catalog(warehouse)
+    catalog.create_database("db")
+    table = catalog.create_table("db.t", schema=SCHEMA, primary_key=["id"], options=PER_LEVEL)
+    rng = random.Random(27)
+    model: dict[int, Row] = {}
+    seen: set[tuple[str, int]] = set()
+    for step in range(8):
+        rows = _batch(rng)
+        if step % 2 == 0:
+            table.write(_arrow(rows))
+            if step % 4 == 2:
+                table.compact(full=step == 6)
+        else:
+            java_paimon.write(warehouse, "db.t", [{"_kind": "+I", **r} for r in rows])
+            java_paimon.compact(warehouse, "db.t", full=step == 5)
+        model.update({r["id"]: r for r in rows})
+        table = catalog.get_table("db.t")
+        expected = sort_rows(list(model.values()), ["id"])
+        assert sort_rows(arrow_rows(table.read()), ["id"]) == expected, f"lsmlake read, step {step}"
+        assert sort_rows(java_rows(java_paimon.read(warehouse, "db.t")), ["id"]) == expected, f"Java, step {step}"
+        seen |= {_check_file(f, path, table.schema) for f, path in _live_files(table)}
+    assert {("orc", 0), ("parquet", 3)} <= seen, seen
+
+
+@pytest.mark.parametrize("deletion_vectors", [False, True])
+def test_twin_tables_hold_the_same_formats_and_stats_per_level(
+    deletion_vectors: bool, java_paimon: JavaPaimon, tmp_path: Path
+) -> None:
+    """One table written by lsmlake, its twin by Java with the same batches: after every write (and its
+    compaction) Java's $files shows the same levels, formats and stats on both. With deletion vectors
+    (a lookup compaction) a level-0 file is rewritten, not moved, into a level of another format."""
+    warehouse = str(tmp_path / "warehouse")
+    catalog = lsmlake.Catalog(warehouse)
+    catalog.create_database("db")
+    options = {**PER_LEVEL, "deletion-vectors.enabled": str(deletion_vectors).lower()}
+    ours = catalog.create_table("db.ours", schema=SCHEMA, primary_key=["id"], options=options)
+    catalog.create_table("db.java", schema=SCHEMA, primary_key=["id"], options=options)
+    rng = random.Random(5)
+    columns = ("level", "file_format", "record_count", "null_value_counts", "min_value_stats", "max_value_stats")
+    for g in range(6):
+        rows = _batch(rng, 40)
+        ours.write(_arrow(rows))
+        java_paimon.write(warehouse, "db.java", [{"_kind": "+I", **r} for r in rows])
+        theirs = sorted(tuple(str(r[c]) for c in columns) for r in java_paimon.files(warehouse, "db.java"))
+        mine = sorted(tuple(str(r[c]) for c in columns) for r in java_paimon.files(warehouse, "db.ours"))
+        assert mine == theirs, f"write {g}"
+        ours = catalog.get_table("db.ours")
+        for f, path in _live_files(ours):
+            _check_file(f, path, ours.schema)
+            if deletion_vectors:
+                assert f.level == 0 or path.endswith(".parquet"), f"{f.file_name} moved up as ORC"
+        expected = sort_rows(arrow_rows(ours.read()), ["id"])
+        assert sort_rows(java_rows(java_paimon.read(warehouse, "db.java")), ["id"]) == expected
+
+
+@pytest.mark.parametrize("strategy", ["round-robin", "specific-fs"])
+def test_external_paths_on_one_table_written_in_turn(
+    strategy: str, java_paimon: JavaPaimon, tmp_path: Path
+) -> None:
+    """Data, changelog and data-file index files of both writers go under the external roots, in
+    <root>/<partition>/bucket-<n>/, the manifests name them, both read the same rows; expiry by either
+    deletes them there and dropping the table deletes the roots."""
+    warehouse = str(tmp_path / "warehouse")
+    roots = [tmp_path / "ext1", tmp_path / "ext2"]
+    catalog = lsmlake.Catalog(warehouse)
+    catalog.create_database("db")
+    schema = pa.schema([*SCHEMA, pa.field("dt", pa.string(), nullable=False)])
+    options = {
+        "bucket": "2",
+        "data-file.external-paths": ",".join(f"file://{r}" for r in roots),
+        "data-file.external-paths.strategy": strategy,
+        "changelog-producer": "input",
+        "file-index.bloom-filter.columns": "name",
+        "snapshot.num-retained.min": "1",
+    }
+    if strategy == "specific-fs":
+        options["data-file.external-paths.specific-fs"] = "file"
+    table = catalog.create_table("db.t", schema=schema, primary_key=["id", "dt"], partition_keys=["dt"], options=options)
+    rng = random.Random(9)
+    model: dict[tuple[int, str], Row] = {}
+    for step in range(6):
+        rows = [{**r, "dt": rng.choice(["a", "b"])} for r in _batch(rng)]
+        if step % 2 == 0:
+            table.write(pa.Table.from_pylist(rows, schema=schema))
+            table.compact(full=step == 4)
+        else:
+            java_paimon.write(warehouse, "db.t", [{"_kind": "+I", **r} for r in rows])
+            java_paimon.compact(warehouse, "db.t", full=False)
+        model.update({(r["id"], r["dt"]): r for r in rows})
+        table = catalog.get_table("db.t")
+        expected = sort_rows(list(model.values()), ["id", "dt"])
+        assert sort_rows(arrow_rows(table.read()), ["id", "dt"]) == expected, f"lsmlake, step {step}"
+        assert sort_rows(java_rows(java_paimon.read(warehouse, "db.t")), ["id", "dt"]) == expected, f"Java, {step}"
+        assert table.read(filter="name = 'n7'").num_rows == sum(r["name"] == "n7" for r in model.values())
+        for f, path in _live_files(table):
+            assert f.external_path is not None and f.external_path.startswith("file:/"), f.external_path
+            rel = [Path(path).relative_to(r) for r in roots if Path(path).is_relative_to(r)]
+            assert len(rel) == 1 and rel[0].parts[:1] in (("dt=a",), ("dt=b",)), path
+            assert rel[0].parts[1].startswith("bucket-") and rel[0].parts[2] == f.file_name, path
+            assert Path(path).exists()
+            for extra in f.extra_files:
+                assert (Path(path).parent / extra).exists()
+    table_dir = Path(warehouse) / "db.db" / "t"
+    assert not [p for p in table_dir.rglob("*") if p.is_file() and "bucket-" in str(p)]
+    on_roots = {p for r in roots for p in r.rglob("*") if p.is_file()}
+    assert any(p.name.startswith("changelog-") for p in on_roots)
+    assert any(p.name.endswith(".index") for p in on_roots)
+    assert all(any(p.name.startswith("data-") for p in r.rglob("*")) for r in roots)  # each root takes files
+    java_paimon.expire(warehouse, "db.t", retain_max=1)
+    _expired_files_gone(catalog.get_table("db.t"), roots, on_roots)
+    table.write(pa.Table.from_pylist([{"id": 1, "name": "x", "amount": 2, "dt": "a"}], schema=schema))
+    table.compact(full=True)
+    on_roots = {p for r in roots for p in r.rglob("*") if p.is_file()}
+    catalog.get_table("db.t").expire_snapshots(retain_min=1, retain_max=1, older_than_ms=2**62)
+    _expired_files_gone(catalog.get_table("db.t"), roots, on_roots)
+    catalog.drop_table("db.t")
+    assert not any(r.exists() for r in roots)
+
+
+def _expired_files_gone(table: lsmlake.Table, roots: list[Path], before: set[Path]) -> None:
+    """After expiring all but the latest snapshot, the roots hold its live data files (with their index
+    files) and its changelog files only: fewer than ``before``."""
+    live = {Path(p) for _, p in _live_files(table)}
+    left = {p for r in roots for p in r.rglob("*") if p.is_file()}
+    data_left = {p for p in left if p.name.startswith("data-") and p.suffix != ".index"}
+    assert data_left == live
+    assert len(left) < len(before)
