@@ -23,7 +23,11 @@ from lsmlake.metadata.data_file import DataFileMeta
 pytestmark = pytest.mark.java
 
 SCHEMA = pa.schema(
-    [pa.field("id", pa.int32(), nullable=False), pa.field("name", pa.string()), pa.field("amount", pa.int64())]
+    [
+        pa.field("id", pa.int32(), nullable=False),
+        pa.field("name", pa.string()),
+        pa.field("amount", pa.int64()),
+    ]
 )
 PER_LEVEL = {
     "bucket": "1",
@@ -58,7 +62,9 @@ def _live_files(table: lsmlake.Table) -> list[tuple[DataFileMeta, str]]:
     out = []
     for split in table.scan().splits():
         for f in split.files:
-            path = f.external_path.split(":", 1)[1] if f.external_path else f"{split.bucket_path}/{f.file_name}"
+            path = (
+                f.external_path.split(":", 1)[1] if f.external_path else f"{split.bucket_path}/{f.file_name}"
+            )
             out.append((f, "/" + path.lstrip("/")))
     return out
 
@@ -92,7 +98,9 @@ def _check_file(f: DataFileMeta, path: str, schema: TableSchema) -> tuple[str, i
     cols = ("name", "amount") if written_for_level0 else None
     assert f.value_stats_cols == cols, (f.file_name, f.value_stats_cols)
     names = list(cols or schema.field_names)
-    mins, maxs = (_stats(v, [fields[n] for n in names]) for v in (f.value_stats.min_values, f.value_stats.max_values))
+    mins, maxs = (
+        _stats(v, [fields[n] for n in names]) for v in (f.value_stats.min_values, f.value_stats.max_values)
+    )
     assert f.value_stats.null_counts is not None
     for i, name in enumerate(names):
         column = rows.column(name)
@@ -129,7 +137,9 @@ def test_per_level_options_on_one_table_written_in_turn(java_paimon: JavaPaimon,
         table = catalog.get_table("db.t")
         expected = sort_rows(list(model.values()), ["id"])
         assert sort_rows(arrow_rows(table.read()), ["id"]) == expected, f"lsmlake read, step {step}"
-        assert sort_rows(java_rows(java_paimon.read(warehouse, "db.t")), ["id"]) == expected, f"Java, step {step}"
+        assert sort_rows(java_rows(java_paimon.read(warehouse, "db.t")), ["id"]) == expected, (
+            f"Java, step {step}"
+        )
         seen |= {_check_file(f, path, table.schema) for f, path in _live_files(table)}
     assert {("orc", 0), ("parquet", 3)} <= seen, seen
 
@@ -148,7 +158,14 @@ def test_twin_tables_hold_the_same_formats_and_stats_per_level(
     ours = catalog.create_table("db.ours", schema=SCHEMA, primary_key=["id"], options=options)
     catalog.create_table("db.java", schema=SCHEMA, primary_key=["id"], options=options)
     rng = random.Random(5)
-    columns = ("level", "file_format", "record_count", "null_value_counts", "min_value_stats", "max_value_stats")
+    columns = (
+        "level",
+        "file_format",
+        "record_count",
+        "null_value_counts",
+        "min_value_stats",
+        "max_value_stats",
+    )
     for g in range(6):
         rows = _batch(rng, 40)
         ours.write(_arrow(rows))
@@ -187,7 +204,9 @@ def test_external_paths_on_one_table_written_in_turn(
     }
     if strategy == "specific-fs":
         options["data-file.external-paths.specific-fs"] = "file"
-    table = catalog.create_table("db.t", schema=schema, primary_key=["id", "dt"], partition_keys=["dt"], options=options)
+    table = catalog.create_table(
+        "db.t", schema=schema, primary_key=["id", "dt"], partition_keys=["dt"], options=options
+    )
     rng = random.Random(9)
     model: dict[tuple[int, str], Row] = {}
     for step in range(6):
@@ -202,7 +221,9 @@ def test_external_paths_on_one_table_written_in_turn(
         table = catalog.get_table("db.t")
         expected = sort_rows(list(model.values()), ["id", "dt"])
         assert sort_rows(arrow_rows(table.read()), ["id", "dt"]) == expected, f"lsmlake, step {step}"
-        assert sort_rows(java_rows(java_paimon.read(warehouse, "db.t")), ["id", "dt"]) == expected, f"Java, {step}"
+        assert sort_rows(java_rows(java_paimon.read(warehouse, "db.t")), ["id", "dt"]) == expected, (
+            f"Java, {step}"
+        )
         assert table.read(filter="name = 'n7'").num_rows == sum(r["name"] == "n7" for r in model.values())
         for f, path in _live_files(table):
             assert f.external_path is not None and f.external_path.startswith("file:/"), f.external_path
