@@ -7,6 +7,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from pyroaring import BitMap
 
+from lsmlake.core.external_paths import located_path
 from lsmlake.core.fileio import FileIO
 from lsmlake.core.schema import TableSchema
 from lsmlake.expr.tree import Predicate
@@ -27,7 +28,8 @@ def file_index_blobs(io: FileIO, f: DataFileMeta, bucket_path: str) -> tuple[lis
     names = [x for x in f.extra_files if x.endswith(INDEX_SUFFIX)]
     if not names:
         return None
-    base = posixpath.dirname(f.external_path) if f.external_path else bucket_path
+    # `_EXTRA_FILES` sit next to the data file: under its external root when it has one
+    base = posixpath.dirname(located_path(bucket_path, f.file_name, f.external_path, local=io.local))
     path = posixpath.join(base, names[0])
     return read_container(io.read_bytes(path), source=path), path
 
