@@ -182,13 +182,16 @@ def test_twin_tables_hold_the_same_formats_and_stats_per_level(
         assert sort_rows(java_rows(java_paimon.read(warehouse, "db.java")), ["id"]) == expected
 
 
-@pytest.mark.parametrize("strategy", ["round-robin", "specific-fs"])
+@pytest.mark.parametrize(
+    ("strategy", "dv_in_data_dir"), [("round-robin", False), ("specific-fs", False), ("round-robin", True)]
+)
 def test_external_paths_on_one_table_written_in_turn(
-    strategy: str, java_paimon: JavaPaimon, tmp_path: Path
+    strategy: str, dv_in_data_dir: bool, java_paimon: JavaPaimon, tmp_path: Path
 ) -> None:
     """Data, changelog and data-file index files of both writers go under the external roots, in
-    <root>/<partition>/bucket-<n>/, the manifests name them, both read the same rows; expiry by either
-    deletes them there and dropping the table deletes the roots."""
+    <root>/<partition>/bucket-<n>/ (with deletion vectors and index-file-in-data-file-dir, the deletion
+    vector index files too), the manifests name them, both read the same rows; expiry by either deletes
+    them there and dropping the table deletes the roots."""
     warehouse = str(tmp_path / "warehouse")
     roots = [tmp_path / "ext1", tmp_path / "ext2"]
     catalog = lsmlake.Catalog(warehouse)
@@ -204,6 +207,8 @@ def test_external_paths_on_one_table_written_in_turn(
     }
     if strategy == "specific-fs":
         options["data-file.external-paths.specific-fs"] = "file"
+    if dv_in_data_dir:
+        options |= {"deletion-vectors.enabled": "true", "index-file-in-data-file-dir": "true"}
     table = catalog.create_table(
         "db.t", schema=schema, primary_key=["id", "dt"], partition_keys=["dt"], options=options
     )
@@ -239,6 +244,8 @@ def test_external_paths_on_one_table_written_in_turn(
     assert any(p.name.startswith("changelog-") for p in on_roots)
     assert any(p.name.endswith(".index") for p in on_roots)
     assert all(any(p.name.startswith("data-") for p in r.rglob("*")) for r in roots)  # each root takes files
+    assert any(p.name.startswith("index-") for p in on_roots) == dv_in_data_dir
+    assert not (table_dir / "index").exists() or not dv_in_data_dir or not any((table_dir / "index").iterdir())
     java_paimon.expire(warehouse, "db.t", retain_max=1)
     _expired_files_gone(catalog.get_table("db.t"), roots, on_roots)
     table.write(pa.Table.from_pylist([{"id": 1, "name": "x", "amount": 2, "dt": "a"}], schema=schema))
@@ -256,5 +263,6 @@ def _expired_files_gone(table: lsmlake.Table, roots: list[Path], before: set[Pat
     live = {Path(p) for _, p in _live_files(table)}
     left = {p for r in roots for p in r.rglob("*") if p.is_file()}
     data_left = {p for p in left if p.name.startswith("data-") and p.suffix != ".index"}
+    assert all(len(list(p.parent.glob("index-*"))) <= 1 for p in left)  # only the live deletion vectors
     assert data_left == live
     assert len(left) < len(before)

@@ -13,7 +13,7 @@ from lsmlake.compact.bucket_files import BucketFiles, combine_results, restore_d
 from lsmlake.compact.changelog import FULL, LOOKUP, CompactionChangelog
 from lsmlake.compact.lookup_rewriter import LEVEL_COLUMN, LookupRewriter
 from lsmlake.compact.record_expire import RecordExpire
-from lsmlake.core.external_paths import located_path
+from lsmlake.core.external_paths import index_file_path, located_path
 from lsmlake.core.fileio import FileIO
 from lsmlake.core.options import CoreOptions
 from lsmlake.core.paths import TablePaths
@@ -41,6 +41,7 @@ from lsmlake.mergetree.lookup_merge import lookup_merge_rows, needs_lookup
 from lsmlake.mergetree.merge_function import merge_function_for, sort_for_merge
 from lsmlake.metadata.commit_message import CommitMessage
 from lsmlake.metadata.data_file import DataFileMeta
+from lsmlake.metadata.index_manifest import IndexFileMeta
 from lsmlake.read.file_rows import file_keys
 from lsmlake.read.key_chunks import section_pieces
 from lsmlake.read.split_read import ReadContext, read_file
@@ -198,7 +199,7 @@ class BucketCompactor:
                 message,
                 more,
                 data_path=partial(self._path_of, files=message.compact_after),
-                index_path=self.paths.index_file,
+                index_path=partial(self._index_path_of, files=message.new_index_files),
                 delete=self.io.delete_file,
             )
         return message
@@ -243,7 +244,7 @@ class BucketCompactor:
             )
         ):
             return None
-        new_index, old_index = self.state.deletion_vectors.write(self.io, self.paths)
+        new_index, old_index = self.state.deletion_vectors.write(self.io, self.paths, self._new_index_location)
         self.levels = self.levels.apply(before, after)
         return CommitMessage(
             self.state.partition,
@@ -260,6 +261,22 @@ class BucketCompactor:
         """The path of the file ``name`` among ``files`` (under an external root or the bucket directory)."""
         external = next((f.external_path for f in files if f.file_name == name), None)
         return located_path(self.state.directory, name, external, local=self.io.local)
+
+    def _index_path_of(self, name: str, files: tuple[IndexFileMeta, ...]) -> str:
+        """The path of the index file ``name`` among ``files``."""
+        external = next((f.external_path for f in files if f.file_name == name), None)
+        return index_file_path(self.paths.index_file(name), self.state.directory, name, external, self.options)
+
+    def _new_index_location(self, name: str) -> tuple[str, str | None]:
+        """A new index file's path and external path: with `index-file-in-data-file-dir`, where a data
+        file of the bucket would go (under an external root when one is chosen), as Java writes it."""
+        if not self.options.get(CoreOptions.INDEX_FILE_IN_DATA_FILE_DIR):
+            return self.paths.index_file(name), None
+        writer = self._writer
+        if writer.external is None:
+            return posixpath.join(self.state.directory, name), None
+        uri, path = writer.external.choose(posixpath.relpath(self.state.directory, self.paths.data_root), name)
+        return path, uri
 
     def _upgrade_changelog(self, f: DataFileMeta, output_level: int, mode: str) -> None:
         """The changelog of moving ``f`` up unchanged (Paimon's CHANGELOG_NO_REWRITE upgrade)."""
@@ -311,7 +328,7 @@ class BucketCompactor:
         """A split whose files carry their committed deletion vectors (read with row positions kept)."""
         index = self.state.deletion_vectors.index_file
         ranges = {r.data_file_name: r for r in (index.dv_ranges or ())} if index is not None else {}
-        path = "" if index is None else index.external_path or self.paths.index_file(index.file_name)
+        path = "" if index is None else self._index_path_of(index.file_name, (index,))
         deletion_files = tuple(
             DeletionFile(
                 path, ranges[f.file_name].offset, ranges[f.file_name].length, ranges[f.file_name].cardinality

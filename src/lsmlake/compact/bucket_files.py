@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from lsmlake.core.external_paths import located_path
+from lsmlake.core.external_paths import index_file_path, located_path
 from lsmlake.core.fileio import FileIO
 from lsmlake.core.options import CoreOptions
 from lsmlake.core.path_guard import PathGuard
@@ -37,14 +37,15 @@ def restore_deletion_vectors(
     partition: bytes,
     bucket: int,
     options: CoreOptions,
+    directory: str | None = None,
 ) -> BucketDeletionVectors:
-    """The committed deletion vectors of one bucket."""
+    """The committed deletion vectors of one bucket (whose data files are in ``directory``)."""
     index_file = restored.dv_index.get((partition, bucket))
     path = None
     if index_file is not None:
         path = PathGuard.of(io, paths.root, options).resolve(
             index_file.external_path,
-            paths.index_file(index_file.file_name),
+            index_file_path(paths.index_file(index_file.file_name), directory, index_file.file_name, None, options),
             source=f"deletion vector index {index_file.file_name}",
         )
     return BucketDeletionVectors.restore(
@@ -52,7 +53,9 @@ def restore_deletion_vectors(
     )
 
 
-def written_by(message: CommitMessage, directory: str, paths: TablePaths) -> list[str]:
+def written_by(
+    message: CommitMessage, directory: str, paths: TablePaths, options: CoreOptions | None = None
+) -> list[str]:
     """Paths of the files a compaction wrote (to delete them if the commit fails)."""
     before = {f.file_name for f in message.compact_before}
     out = [
@@ -60,7 +63,12 @@ def written_by(message: CommitMessage, directory: str, paths: TablePaths) -> lis
         for f in (*message.compact_after, *message.compact_changelog_files)
         if f.file_name not in before
     ]
-    out += [paths.index_file(f.file_name) for f in message.new_index_files]
+    out += [
+        paths.index_file(f.file_name)
+        if options is None
+        else index_file_path(paths.index_file(f.file_name), directory, f.file_name, f.external_path, options)
+        for f in message.new_index_files
+    ]
     return out
 
 

@@ -111,17 +111,18 @@ def _compact_one(
     entries = restored.entries(partition, bucket)
     ptypes = [schema.field(k).type for k in schema.partition_keys]
     values = tuple(deserialize_row(partition, ptypes)) if ptypes else ()
+    directory = paths.bucket_dir(partition_directory(schema, options, values), bucket)
     state = BucketFiles(
         partition,
         values,
         bucket,
         entries[0].total_buckets,
-        paths.bucket_dir(partition_directory(schema, options, values), bucket),
+        directory,
         [e.file for e in entries],
-        restore_deletion_vectors(table.io, paths, restored, partition, bucket, options),
+        restore_deletion_vectors(table.io, paths, restored, partition, bucket, options, directory),
     )
     message = compact_bucket(table.io, paths, schema, options, state, full=full)
-    return message, [] if message is None else written_by(message, state.directory, paths)
+    return message, [] if message is None else written_by(message, state.directory, paths, options)
 
 
 register_executor("local", local_executor)

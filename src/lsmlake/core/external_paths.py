@@ -121,3 +121,15 @@ def located_path(directory: str, file_name: str, external: str | None, *, local:
     if isinstance(found, str):
         raise InvalidOptionError(f"external path {external!r} of {file_name} is refused: {found}")
     return found[1]
+
+
+def index_file_path(
+    index_dir_file: str, directory: str | None, name: str, external: str | None, options: CoreOptions
+) -> str:
+    """Where an index file is: its external path's, else with `index-file-in-data-file-dir` the bucket
+    ``directory`` (Java's IndexInDataFileDirPathFactory), else ``index_dir_file`` (in `index/`)."""
+    if external:
+        return located_path("", name, external)
+    if directory is not None and options.get(CoreOptions.INDEX_FILE_IN_DATA_FILE_DIR):
+        return posixpath.join(directory, name)
+    return index_dir_file

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -56,8 +57,11 @@ class BucketDeletionVectors:
         if self.vectors.pop(file_name, None) is not None:
             self.modified = True
 
-    def write(self, io: FileIO, paths: TablePaths) -> tuple[IndexFileMeta | None, IndexFileMeta | None]:
-        """Write all vectors into one new index file when modified; returns (new file, replaced file)."""
+    def write(
+        self, io: FileIO, paths: TablePaths, location: Callable[[str], tuple[str, str | None]] | None = None
+    ) -> tuple[IndexFileMeta | None, IndexFileMeta | None]:
+        """Write all vectors into one new index file when modified; returns (new file, replaced file).
+        ``location`` maps the new file's name to its path and external path (default: `index/`, none)."""
         if not self.modified:
             return None, None
         live = {name: dv for name, dv in self.vectors.items() if not dv.is_empty}
@@ -67,13 +71,15 @@ class BucketDeletionVectors:
             return None, replaced
         data, ranges = write_deletion_index(live, bitmap64=self.bitmap64)
         name = paths.new_index_file_name()
-        io.write_bytes(paths.index_file(name), data)
+        path, external = (paths.index_file(name), None) if location is None else location(name)
+        io.write_bytes(path, data)
         self.index_file = IndexFileMeta(
             index_type=DELETION_VECTORS_INDEX,
             file_name=name,
             file_size=len(data),
             row_count=len(ranges),
             dv_ranges=tuple(ranges),
+            external_path=external,
         )
         self.modified = False
         return self.index_file, replaced

@@ -87,7 +87,7 @@ def compact_job(
         job.total_buckets,
         job.directory,
         list(job.files),
-        restore_deletion_vectors(io, paths, restored, job.partition, job.bucket, options),
+        restore_deletion_vectors(io, paths, restored, job.partition, job.bucket, options, job.directory),
     )
     return compact_bucket(io, paths, schema, options, state, full=full)
 
@@ -135,7 +135,7 @@ def _ray_compactor(
         for i, job in enumerate(jobs):
             message = results.get(i)
             if message is not None:
-                out[(job.partition, job.bucket)] = (message, written_by(message, job.directory, table.paths))
+                out[(job.partition, job.bucket)] = (message, written_by(message, job.directory, table.paths, table.options))
         if error is not None:
             for _, files in out.values():
                 delete_unpublished(table, files)

@@ -437,7 +437,7 @@ class FileStoreWrite:
                     buf.directory,
                     [e.file for e in self.restored.entries(partition, bucket)] + list(new_files),
                     restore_deletion_vectors(
-                        self.io, self.paths, self.restored, partition, bucket, self.options
+                        self.io, self.paths, self.restored, partition, bucket, self.options, buf.directory
                     ),
                 )
                 try:
@@ -445,7 +445,7 @@ class FileStoreWrite:
                 finally:
                     release_unused_memory()
                 if result is not None:
-                    self.written_paths.extend(written_by(result, buf.directory, self.paths))
+                    self.written_paths.extend(written_by(result, buf.directory, self.paths, self.options))
                     message = replace(result, new_files=new_files, changelog_files=changelog)
             return None if message.is_empty else message
 
