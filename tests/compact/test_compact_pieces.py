@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pyarrow as pa
 import pytest
@@ -13,17 +15,23 @@ from lsmlake.metadata.live_files import live_entries
 SCHEMA = pa.schema([("k", pa.int64()), ("v", pa.int64()), ("s", pa.string())])
 
 
-@pytest.mark.parametrize("dv", ["false", "true"])
+@pytest.mark.parametrize(("dv", "external"), [("false", False), ("true", False), ("false", True)])
 def test_piecewise_compaction_equals_the_model(
-    catalog: lsmlake.Catalog, monkeypatch: pytest.MonkeyPatch, dv: str
+    catalog: lsmlake.Catalog, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, dv: str, external: bool
 ) -> None:
     monkeypatch.setattr(compact_module, "MERGE_PIECE_ROWS", 20_000)
-    t = catalog.create_table(
-        "db.t",
-        schema=SCHEMA,
-        primary_key=["k"],
-        options={"bucket": "1", "deletion-vectors.enabled": dv, "target-file-size": "256 kb"},
+    pieces: list[int] = []
+    original = compact_module.section_pieces
+    monkeypatch.setattr(
+        compact_module, "section_pieces", lambda *a, **k: pieces.append(1) or original(*a, **k)
     )
+    options = {"bucket": "1", "deletion-vectors.enabled": dv, "target-file-size": "256 kb"}
+    if external:  # files under an external root are cut into pieces alike
+        options |= {
+            "data-file.external-paths": f"file://{tmp_path / 'ext'}",
+            "data-file.external-paths.strategy": "round-robin",
+        }
+    t = catalog.create_table("db.t", schema=SCHEMA, primary_key=["k"], options=options)
     rng = np.random.default_rng(5)
     model: dict[int, int] = {}
     for commit in range(4):
@@ -41,6 +49,7 @@ def test_piecewise_compaction_equals_the_model(
     assert len(files) > 1 and all(f.level == 5 and f.delete_row_count == 0 for f in files)
     if dv == "false":  # with deletion vectors, files moved up unchanged keep their masked rows
         assert sum(f.row_count for f in files) == len(model)
+    assert pieces and all(bool(f.external_path) == external for f in files)
 
 
 def test_piecewise_merge_on_read_equals_whole(

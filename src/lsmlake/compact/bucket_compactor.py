@@ -262,6 +262,13 @@ class BucketCompactor:
         external = next((f.external_path for f in files if f.file_name == name), None)
         return located_path(self.state.directory, name, external, local=self.io.local)
 
+    def _on_table_storage(self, f: DataFileMeta) -> bool:
+        """Whether ``f`` is on the table's storage (under an external root there, or in the bucket)."""
+        if not f.external_path:
+            return True
+        guard = self.ctx.guard
+        return guard.external(f.external_path, source=f.file_name, field="_EXTERNAL_PATH")[0] == guard.storage
+
     def _index_path_of(self, name: str, files: tuple[IndexFileMeta, ...]) -> str:
         """The path of the index file ``name`` among ``files``."""
         external = next((f.external_path for f in files if f.file_name == name), None)
@@ -346,11 +353,11 @@ class BucketCompactor:
     def _pieces(self, files: list[DataFileMeta], output_level: int | None = None) -> list[Predicate | None]:
         """Key ranges that bound the memory of merging ``files`` (one piece when they are small): Parquet
         files only, written into Parquet at ``output_level`` (when given)."""
-        if any(not f.file_name.endswith(".parquet") or f.external_path for f in files):
-            return [None]
+        if any(not f.file_name.endswith(".parquet") or not self._on_table_storage(f) for f in files):
+            return [None]  # pieces read Parquet footers through the table's FileIO
         if output_level is not None and self._writer.settings(output_level).format != "parquet":
             return [None]
-        paths = [f"{self.state.directory}/{f.file_name}" for f in files]
+        paths = [self._path_of(f.file_name, (f,)) for f in files]
         pieces = section_pieces(self.io, self.schema, paths, files, base=None, max_rows=MERGE_PIECE_ROWS)
         return pieces or [None]
 
