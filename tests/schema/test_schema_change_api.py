@@ -475,17 +475,36 @@ def test_rename_table_moves_the_directory(catalog: lsmlake.Catalog, table: Table
         catalog.rename_table("other.t2", "db.t3")
 
 
-def test_rename_table_refuses_external_paths(
+def test_rename_table_refuses_absolute_paths_into_it(
     catalog: lsmlake.Catalog, table: Table, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from lsmlake.schema_change import manager
 
-    monkeypatch.setattr(manager, "external_paths", lambda io, root: ["s3://elsewhere/data-1.parquet"])
-    with pytest.raises(UnsupportedError, match="absolute file paths"):
+    inside = f"file:{table.root}/p=1/bucket-0/data-1.parquet"
+    monkeypatch.setattr(manager, "external_paths", lambda io, root: [inside])
+    with pytest.raises(UnsupportedError, match="absolute file paths inside it"):
         catalog.rename_table("db.t", "db.t2")
     assert catalog.table_exists("db.t")
     monkeypatch.undo()
     assert manager.external_paths(table.io, table.root) == []
+
+
+def test_rename_table_keeps_files_under_external_roots(catalog: lsmlake.Catalog, tmp_path: Path) -> None:
+    """Files under a `data-file.external-paths` root outside the table stay there (as in Java)."""
+    ext = tmp_path / "ext"
+    t = catalog.create_table(
+        "db.x",
+        schema=SCHEMA,
+        primary_key=["p", "k"],
+        options={
+            "bucket": "1",
+            "data-file.external-paths": f"file://{ext}",
+            "data-file.external-paths.strategy": "round-robin",
+        },
+    )
+    write(t, [{"p": 1, "k": 1, "v": 1, "s": "x", "f": 1.0, "d": None}])
+    catalog.rename_table("db.x", "db.y")
+    assert len(catalog.get_table("db.y").read()) == 1 and any(ext.rglob("data-*"))
 
 
 # --------------------------------------------------------------------------- stale schemas

@@ -12,6 +12,8 @@ import posixpath
 from collections.abc import Sequence
 
 from lsmlake.core.fileio import FileIO
+from lsmlake.core.path_guard import split_location
+from lsmlake.core.paths import is_inside
 from lsmlake.core.schema import SCHEMA_PREFIX, TableSchema, read_schema, schema_file_name, write_schema
 from lsmlake.errors import (
     CommitConflictError,
@@ -139,10 +141,18 @@ def rename_table_dir(io: FileIO, source: str, target: str, *, source_name: str, 
             f"cannot rename {source_name} to {target_name}: renaming a directory on an object store is not "
             "atomic; copy the table instead"
         )
-    external = external_paths(io, source)
-    if external:
+    # files under a `data-file.external-paths` root outside the table stay where they are, as in Java;
+    # absolute paths into the table's own directory would go stale
+    inside = [p for p in external_paths(io, source) if _inside_of(source, p, local=io.local)]
+    if inside:
         raise UnsupportedError(
-            f"cannot rename {source_name}: its metadata refers to absolute file paths (e.g. {external[0]}), "
+            f"cannot rename {source_name}: its metadata refers to absolute file paths inside it (e.g. {inside[0]}), "
             "which a directory move would not carry along"
         )
     io.rename(source, target)
+
+
+def _inside_of(root: str, location: str, *, local: bool) -> bool:
+    """Whether the absolute path or URI ``location`` lies in ``root`` (a path of the table's FileIO)."""
+    found = split_location(location, local=local)
+    return isinstance(found, str) or is_inside(root, found[1])
