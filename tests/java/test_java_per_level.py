@@ -245,7 +245,9 @@ def test_external_paths_on_one_table_written_in_turn(
     assert any(p.name.endswith(".index") for p in on_roots)
     assert all(any(p.name.startswith("data-") for p in r.rglob("*")) for r in roots)  # each root takes files
     assert any(p.name.startswith("index-") for p in on_roots) == dv_in_data_dir
-    assert not (table_dir / "index").exists() or not dv_in_data_dir or not any((table_dir / "index").iterdir())
+    assert (
+        not (table_dir / "index").exists() or not dv_in_data_dir or not any((table_dir / "index").iterdir())
+    )
     java_paimon.expire(warehouse, "db.t", retain_max=1)
     _expired_files_gone(catalog.get_table("db.t"), roots, on_roots)
     table.write(pa.Table.from_pylist([{"id": 1, "name": "x", "amount": 2, "dt": "a"}], schema=schema))
@@ -266,3 +268,39 @@ def _expired_files_gone(table: lsmlake.Table, roots: list[Path], before: set[Pat
     assert all(len(list(p.parent.glob("index-*"))) <= 1 for p in left)  # only the live deletion vectors
     assert data_left == live
     assert len(left) < len(before)
+
+
+@pytest.mark.parametrize("file_format", ["parquet", "orc"])
+def test_nested_columns_have_the_stats_java_gives_them(
+    file_format: str, java_paimon: JavaPaimon, tmp_path: Path
+) -> None:
+    """A Parquet footer has no stats for a nested column, so Java's dense store leaves it out of
+    _VALUE_STATS_COLS (ORC keeps its null count): twin tables show the same stats, and lsmlake's manifest
+    names the same columns."""
+    warehouse = str(tmp_path / "warehouse")
+    catalog = lsmlake.Catalog(warehouse)
+    catalog.create_database("db")
+    schema = pa.schema(
+        [pa.field("id", pa.int32(), nullable=False), ("tags", pa.list_(pa.int32())), ("v", pa.int64())]
+    )
+    options = {"bucket": "1", "file.format": file_format}
+    ours = catalog.create_table("db.ours", schema=schema, primary_key=["id"], options=options)
+    catalog.create_table("db.java", schema=schema, primary_key=["id"], options=options)
+    rows = [{"id": i, "tags": None if i % 3 == 0 else [i, i + 1], "v": i * 10} for i in range(12)]
+    ours.write(pa.Table.from_pylist(rows, schema=schema))
+    java_paimon.write(warehouse, "db.java", [{"_kind": "+I", **r} for r in rows])
+    columns = (
+        "level",
+        "file_format",
+        "record_count",
+        "null_value_counts",
+        "min_value_stats",
+        "max_value_stats",
+    )
+    theirs = [tuple(str(r[c]) for c in columns) for r in java_paimon.files(warehouse, "db.java")]
+    mine = [tuple(str(r[c]) for c in columns) for r in java_paimon.files(warehouse, "db.ours")]
+    assert mine == theirs
+    java_table = catalog.get_table("db.java")
+    cols = {f.value_stats_cols for s in java_table.scan().splits() for f in s.files}
+    assert cols == {f.value_stats_cols for s in ours.scan().splits() for f in s.files}
+    assert cols == ({("id", "v")} if file_format == "parquet" else {None})

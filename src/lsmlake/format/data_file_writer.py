@@ -39,6 +39,7 @@ ROW_GROUP_ROWS = 4 * 1024
 # Rows handed to the Parquet writer (and to the statistics) at once; a file rolls over between them
 # once it reaches the target size.
 WRITE_PIECE_ROWS = 64 * 1024
+_NESTED = frozenset({"ARRAY", "MAP", "MULTISET", "ROW", "VARIANT"})
 # pyarrow's ORC codec names of the file.compression values
 _ORC_CODECS = {
     "zstd": "ZSTD",
@@ -175,10 +176,12 @@ class FileMetaBuilder:
         self.key_types = [f.type for f in kfields]
         # one pass over the file's columns in Paimon's order (keys, then values), as it counts columns
         modes = settings.column_modes(writer.options, [*self.key_names, *schema.field_names])
+        value_modes = modes[len(self.key_names) :]
+        if settings.format == "parquet":
+            # Java takes Parquet stats from the footer, which has none for a nested column: it has no stats
+            value_modes = ["none" if f.type.root in _NESTED else m for f, m in zip(schema.fields, value_modes, strict=True)]
         self.keys = StatsAccumulator(self.key_names, self.key_types, mode=modes[: len(self.key_names)])
-        self.values = StatsAccumulator(
-            schema.field_names, [f.type for f in schema.fields], mode=modes[len(self.key_names) :]
-        )
+        self.values = StatsAccumulator(schema.field_names, [f.type for f in schema.fields], mode=value_modes)
         self.dense = writer.options.get(CoreOptions.METADATA_STATS_DENSE_STORE)
         self.first_key: list[object] | None = None
         self.last_key: list[object] = []
