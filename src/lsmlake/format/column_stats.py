@@ -22,11 +22,17 @@ KEY_FIELD_PREFIX = "_KEY_"
 
 
 def column_stats_modes(
-    names: Sequence[str], mode: str, field_mode: Callable[[str], str | None], keep_first_n: int
+    names: Sequence[str],
+    mode: str,
+    field_mode: Callable[[str], str | None],
+    keep_first_n: int,
+    *,
+    avro: bool = False,
 ) -> list[str]:
     """Each column's stats mode as Paimon's StatsCollectorFactories decides it: its
     ``fields.<name>.stats-mode`` first; a key or system column truncate(128); else ``mode``, or none for
-    the columns after the first ``keep_first_n`` (-1: no limit; system columns are not counted)."""
+    the columns after the first ``keep_first_n`` (-1: no limit; system columns are not counted). For an
+    Avro file (createStatsFactoriesForAvro) key and system columns get no special mode and count too."""
     modes: list[str] = []
     counted = 0
     for name in names:
@@ -34,7 +40,7 @@ def column_stats_modes(
         if own is not None:
             modes.append(own)
             counted += 1
-        elif name.startswith(KEY_FIELD_PREFIX) or name in SYSTEM_FIELD_NAMES:
+        elif not avro and (name.startswith(KEY_FIELD_PREFIX) or name in SYSTEM_FIELD_NAMES):
             modes.append(KEY_STATS_MODE)
         else:
             modes.append("none" if 0 <= keep_first_n <= counted else mode)

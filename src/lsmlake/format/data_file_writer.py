@@ -174,9 +174,11 @@ class FileMetaBuilder:
         kfields = key_fields(schema) if writer.primary_key_table else []
         self.key_names = [f.name for f in kfields]
         self.key_types = [f.type for f in kfields]
-        # one pass over the file's columns in Paimon's order (keys, then values), as it counts columns
-        modes = settings.column_modes(writer.options, [*self.key_names, *schema.field_names])
-        value_modes = modes[len(self.key_names) :]
+        # one pass over the file's columns in Paimon's order (keys, sequence and kind, values): it counts
+        # columns for metadata.stats-keep-first-n-columns
+        system = [SEQUENCE_NUMBER, VALUE_KIND] if self.key_names else []
+        modes = settings.column_modes(writer.options, [*self.key_names, *system, *schema.field_names])
+        value_modes = modes[len(self.key_names) + len(system) :]
         if settings.format == "parquet":
             # Java takes Parquet stats from the footer, which has none for a nested column: it has no stats
             value_modes = ["none" if f.type.root in _NESTED else m for f, m in zip(schema.fields, value_modes, strict=True)]

@@ -24,6 +24,7 @@ class FileSettings:
             self.stats_mode,
             options.field_stats_mode,
             options.get(CoreOptions.METADATA_STATS_KEEP_FIRST_N_COLUMNS),
+            avro=self.format == "avro",
         )
 
 
