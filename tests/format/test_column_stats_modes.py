@@ -93,3 +93,23 @@ def test_key_stats_are_truncated_at_128_characters(catalog: lsmlake.Catalog) -> 
     assert deserialize_row(f.key_stats.min_values, types) == ["a"]
     vtypes = [t.schema.field(n).type.copy(nullable=True) for n in t.schema.field_names]
     assert deserialize_row(f.value_stats.max_values, vtypes)[1] == "x" * 200  # full: untruncated
+
+
+def test_changelog_files_take_changelog_settings_before_the_level_ones() -> None:
+    """Paimon's key2Format / key2Compress / key2Stats: a changelog-file.* setting, else the level's, else the table's."""
+    from lsmlake.format.changelog_writer import changelog_options
+    from lsmlake.format.write_settings import file_settings
+
+    raw = {
+        "file.format.per.level": "0:orc",
+        "file.compression.per.level": "0:snappy",
+        "metadata.stats-mode.per.level.0": "none",
+        "changelog-file.format": "parquet",
+    }
+    opts = CoreOptions.of(raw, primary_key_table=True)
+    data = file_settings(opts, 0, primary_key_table=True)
+    changelog = file_settings(changelog_options(opts), 0, primary_key_table=True)
+    assert (data.format, data.compression, data.stats_mode) == ("orc", "snappy", "none")
+    assert (changelog.format, changelog.compression, changelog.stats_mode) == ("parquet", "snappy", "none")
+    assert file_settings(opts, 1, primary_key_table=True).format == "parquet"
+    assert file_settings(opts, 0, primary_key_table=False).format == "parquet"  # append tables: no levels
