@@ -10,7 +10,9 @@ from lsmlake.core.binary_row import deserialize_row
 from lsmlake.core.options import CoreOptions, validate_create_options
 from lsmlake.core.options.map_option import parse_map
 from lsmlake.errors import InvalidOptionError, UnsupportedError
+from lsmlake.format.changelog_writer import changelog_options
 from lsmlake.format.column_stats import column_stats_modes
+from lsmlake.format.write_settings import file_settings
 
 NAMES = ["_KEY_id", "_SEQUENCE_NUMBER", "_VALUE_KIND", "id", "a", "b", "c"]
 
@@ -97,9 +99,6 @@ def test_key_stats_are_truncated_at_128_characters(catalog: lsmlake.Catalog) -> 
 
 def test_changelog_files_take_changelog_settings_before_the_level_ones() -> None:
     """Paimon's key2Format / key2Compress / key2Stats: a changelog-file.* setting, else the level's, else the table's."""
-    from lsmlake.format.changelog_writer import changelog_options
-    from lsmlake.format.write_settings import file_settings
-
     raw = {
         "file.format.per.level": "0:orc",
         "file.compression.per.level": "0:snappy",
