@@ -11,18 +11,20 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 
 import numpy as np
 import pyarrow as pa
 
 from lsmlake.bucket.assigner import AssignerConfig, PartitionIndex, assigner_ids
 from lsmlake.bucket.routing import RowGroup, route_rows
-from lsmlake.core.binary_row import hash_row_bytes
+from lsmlake.core.binary_row import deserialize_row, hash_row_bytes
 from lsmlake.core.bucket import hash_rows
+from lsmlake.core.external_paths import IndexFileLocator
 from lsmlake.core.fileio import FileIO
 from lsmlake.core.options import CoreOptions
 from lsmlake.core.path_guard import PathGuard
-from lsmlake.core.paths import TablePaths
+from lsmlake.core.paths import TablePaths, partition_directory
 from lsmlake.core.schema import TableSchema
 from lsmlake.errors import CommitConflictError
 from lsmlake.metadata.hash_index import Hashes, read_hash_index, write_hash_index
@@ -77,13 +79,23 @@ class DynamicBucketRouter:
         options: CoreOptions,
         snapshot: Callable[[], Snapshot | None],
     ) -> None:
-        self.io, self.paths, self.schema = io, paths, schema
+        self.io, self.paths, self.schema, self.options = io, paths, schema, options
         self.guard = PathGuard.of(io, paths.root, options)
+        self.index_files = IndexFileLocator(io, paths.index_file, self._bucket_dir, options, paths.data_root)
         self.config = AssignerConfig.of(options)
         self._snapshot = snapshot
         self._files: dict[bytes, dict[int, IndexFileMeta]] | None = None
         self._partitions: dict[bytes, _Partition] = {}
         self.written_paths: list[str] = []
+
+    def _bucket_dir(self, partition: bytes, bucket: int) -> str:
+        ptypes = [self.schema.field(k).type for k in self.schema.partition_keys]
+        values = deserialize_row(partition, ptypes) if ptypes else []
+        return self.paths.bucket_dir(partition_directory(self.schema, self.options, values), bucket)
+
+    def _read(self, partition: bytes, bucket: int, meta: IndexFileMeta) -> Hashes:
+        where = self.index_files.path(partition, bucket, meta.file_name, None)
+        return read_hash_index(self.io, self.paths, meta, self.guard, where)
 
     def _index_files(self) -> dict[bytes, dict[int, IndexFileMeta]]:
         if self._files is None:
@@ -102,9 +114,7 @@ class DynamicBucketRouter:
         if state is None:
             restored = self._index_files().get(partition, {})
             try:
-                hashes = [
-                    read_hash_index(self.io, self.paths, meta, self.guard) for meta in restored.values()
-                ]
+                hashes = [self._read(partition, bucket, meta) for bucket, meta in restored.items()]
             except FileNotFoundError as e:
                 snapshot = self._snapshot()
                 raise CommitConflictError(
@@ -147,7 +157,7 @@ class DynamicBucketRouter:
             for bucket, parts in state.added.items():
                 meta = state.restored.get(bucket)
                 old = (
-                    sorted_unique(read_hash_index(self.io, self.paths, meta, self.guard))
+                    sorted_unique(self._read(partition, bucket, meta))
                     if meta
                     else np.empty(0, np.int32)
                 )
@@ -157,8 +167,10 @@ class DynamicBucketRouter:
                 if meta is not None and not len(missing):
                     continue
                 merged = sorted_unique(np.concatenate([old, missing]))
-                written = write_hash_index(self.io, self.paths, merged)
-                self.written_paths.append(self.paths.index_file(written.file_name))
+                written, path = write_hash_index(
+                    self.io, self.paths, merged, partial(self.index_files.new, partition, bucket)
+                )
+                self.written_paths.append(path)
                 state.restored[bucket] = written
                 out[(partition, bucket)] = written
             state.added.clear()

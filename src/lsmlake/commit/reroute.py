@@ -15,6 +15,7 @@ import posixpath
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 
 import numpy as np
 import pyarrow as pa
@@ -22,6 +23,7 @@ import pyarrow.compute as pc
 
 from lsmlake.commit.rebase import FileRebaser, shift_sequence
 from lsmlake.core.bucket import hash_rows
+from lsmlake.core.external_paths import IndexFileLocator
 from lsmlake.core.path_guard import PathGuard
 from lsmlake.mergetree.kv_layout import KEY_PREFIX, SEQUENCE_NUMBER
 from lsmlake.metadata.commit_message import CommitMessage
@@ -95,6 +97,13 @@ class DynamicReroute:
         self.key_names = [KEY_PREFIX + k for k in schema.trimmed_primary_keys]
         self.key_types = [schema.field(k).type for k in schema.trimmed_primary_keys]
         self.guard = PathGuard.of(self.rebaser.io, self.rebaser.paths.root, self.rebaser.options)
+        self.index_files = IndexFileLocator(
+            self.rebaser.io,
+            self.rebaser.paths.index_file,
+            self.rebaser.bucket_dir,
+            self.rebaser.options,
+            self.rebaser.paths.data_root,
+        )
 
     def messages_for(
         self, base: Sequence[IndexManifestEntry] | None, latest: Sequence[IndexManifestEntry]
@@ -123,7 +132,7 @@ class DynamicReroute:
         moving: dict[BucketId, tuple[Hashes, Hashes]] = {}  # sorted hashes leaving a bucket, their target
         self.targets, self.moved_keys = set(), 0
         for p in sorted(partitions):
-            theirs = {b: self._hashes(meta) for (q, b), meta in latest_files.items() if q == p}
+            theirs = {b: self._hashes(meta, q, b) for (q, b), meta in latest_files.items() if q == p}
             all_hashes = np.concatenate([*theirs.values(), np.empty(0, np.int32)])
             all_buckets = np.concatenate(
                 [*(np.full(len(h), b, np.int32) for b, h in theirs.items()), np.empty(0, np.int32)]
@@ -133,7 +142,7 @@ class DynamicReroute:
             for (q, b), meta in sorted(self.mine.items()):
                 if q != p:
                     continue
-                mine = unique_sorted(self._hashes(meta))
+                mine = unique_sorted(self._hashes(meta, q, b))
                 target = bucket_of(all_hashes, all_buckets, mine)
                 away = (target >= 0) & (target != b)
                 if away.any():
@@ -148,13 +157,16 @@ class DynamicReroute:
                 if b in theirs and len(merged) == len(have):
                     index[(p, b)] = None  # the latest file already holds every hash this write keeps
                 else:
-                    written = write_hash_index(self.rebaser.io, self.rebaser.paths, merged)
-                    self.written.append(self.rebaser.paths.index_file(written.file_name))
+                    written, path = write_hash_index(
+                        self.rebaser.io, self.rebaser.paths, merged, partial(self.index_files.new, p, b)
+                    )
+                    self.written.append(path)
                     index[(p, b)] = written
         return self._messages(index, moving)
 
-    def _hashes(self, meta: IndexFileMeta) -> Hashes:
-        return read_hash_index(self.rebaser.io, self.rebaser.paths, meta, self.guard)
+    def _hashes(self, meta: IndexFileMeta, partition: bytes, bucket: int) -> Hashes:
+        where = self.index_files.path(partition, bucket, meta.file_name, None)
+        return read_hash_index(self.rebaser.io, self.rebaser.paths, meta, self.guard, where)
 
     def _messages(
         self, index: dict[BucketId, IndexFileMeta | None], moving: dict[BucketId, tuple[Hashes, Hashes]]
@@ -256,8 +268,11 @@ class DynamicReroute:
         """Files of the write (its own and this object's) that ``published`` does not reference."""
         names = {f.file_name for m in published for f in (*m.new_files, *m.changelog_files)}
         names |= {f.file_name for m in published for f in m.new_index_files}
-        paths = self.rebaser.paths
-        out = [paths.index_file(meta.file_name) for meta in self.mine.values() if meta.file_name not in names]
+        out = [
+            self.index_files.path(p, b, meta.file_name, meta.external_path)
+            for (p, b), meta in self.mine.items()
+            if meta.file_name not in names
+        ]
         for m in self.originals:
             directory = self.rebaser.bucket_dir(m.partition, m.bucket)
             out += [

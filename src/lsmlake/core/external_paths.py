@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import posixpath
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from lsmlake.core.fileio import FileIO
@@ -133,3 +134,36 @@ def index_file_path(
     if directory is not None and options.get(CoreOptions.INDEX_FILE_IN_DATA_FILE_DIR):
         return posixpath.join(directory, name)
     return index_dir_file
+
+
+@dataclass
+class IndexFileLocator:
+    """Where a bucket's index files (HASH, deletion vectors) go and are found: `index/`, or with
+    `index-file-in-data-file-dir` the bucket's directory, under an external root when a strategy picks one
+    (Java's IndexInDataFileDirPathFactory)."""
+
+    io: FileIO
+    index_dir_file: Callable[[str], str]
+    """The path of a file of `index/`."""
+    bucket_dir: Callable[[bytes, int], str]
+    """The directory of a (partition, bucket)."""
+    options: CoreOptions
+    relative_to: str
+    """The table root bucket directories are relative to (for the external layout)."""
+    _chooser: ExternalPathChooser | None = field(default=None, init=False, repr=False)
+
+    def path(self, partition: bytes, bucket: int, name: str, external: str | None) -> str:
+        """Where an index file of the bucket named by metadata is."""
+        return index_file_path(self.index_dir_file(name), self.bucket_dir(partition, bucket), name, external, self.options)
+
+    def new(self, partition: bytes, bucket: int, name: str) -> tuple[str, str | None]:
+        """A new index file's path and its external path (None: not external)."""
+        if not self.options.get(CoreOptions.INDEX_FILE_IN_DATA_FILE_DIR):
+            return self.index_dir_file(name), None
+        directory = self.bucket_dir(partition, bucket)
+        if self._chooser is None:
+            self._chooser = ExternalPathChooser.of(self.io, self.options)
+        if self._chooser is None:
+            return posixpath.join(directory, name), None
+        uri, path = self._chooser.choose(posixpath.relpath(directory, self.relative_to), name)
+        return path, uri

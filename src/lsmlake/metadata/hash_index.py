@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import numpy.typing as npt
 
@@ -27,13 +29,14 @@ def decode_hash_index(data: bytes, *, name: str = "<hash index>") -> Hashes:
 
 
 def read_hash_index(
-    io: FileIO, paths: TablePaths, meta: IndexFileMeta, guard: PathGuard | None = None
+    io: FileIO, paths: TablePaths, meta: IndexFileMeta, guard: PathGuard | None = None, where: str | None = None
 ) -> Hashes:
-    """The hashes of one HASH index file, checked against the count its manifest entry records; an
-    external path must lie under the table or the roots ``guard`` allows (none when not given)."""
+    """The hashes of one HASH index file (at ``where`` unless external; default: in `index/`), checked
+    against the count its manifest entry records; an external path must lie under the table or the roots
+    ``guard`` allows (none when not given)."""
     guard = guard or PathGuard.of(io, paths.root, {})
     path = guard.resolve(
-        meta.external_path, paths.index_file(meta.file_name), source=f"HASH index {meta.file_name}"
+        meta.external_path, where or paths.index_file(meta.file_name), source=f"HASH index {meta.file_name}"
     )
     hashes = decode_hash_index(io.read_bytes(path), name=path)
     if len(hashes) != meta.row_count:
@@ -43,9 +46,16 @@ def read_hash_index(
     return hashes
 
 
-def write_hash_index(io: FileIO, paths: TablePaths, hashes: Hashes) -> IndexFileMeta:
-    """Write a new HASH index file holding ``hashes``; returns its meta for the index manifest."""
+def write_hash_index(
+    io: FileIO,
+    paths: TablePaths,
+    hashes: Hashes,
+    location: Callable[[str], tuple[str, str | None]] | None = None,
+) -> tuple[IndexFileMeta, str]:
+    """Write a new HASH index file holding ``hashes`` (``location``: its path and external path from its
+    name; default `index/`); returns its meta for the index manifest and its path."""
     data = encode_hash_index(hashes)
     name = paths.new_index_file_name()
-    io.write_bytes(paths.index_file(name), data)
-    return IndexFileMeta(HASH_INDEX, name, len(data), len(hashes))
+    path, external = (paths.index_file(name), None) if location is None else location(name)
+    io.write_bytes(path, data)
+    return IndexFileMeta(HASH_INDEX, name, len(data), len(hashes), external_path=external), path
