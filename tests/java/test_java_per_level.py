@@ -183,10 +183,16 @@ def test_twin_tables_hold_the_same_formats_and_stats_per_level(
 
 
 @pytest.mark.parametrize(
-    ("strategy", "dv_in_data_dir"), [("round-robin", False), ("specific-fs", False), ("round-robin", True)]
+    ("strategy", "dv_in_data_dir", "bucket"),
+    [
+        ("round-robin", False, "2"),
+        ("specific-fs", False, "2"),
+        ("round-robin", True, "2"),
+        ("round-robin", True, "-1"),
+    ],
 )
 def test_external_paths_on_one_table_written_in_turn(
-    strategy: str, dv_in_data_dir: bool, java_paimon: JavaPaimon, tmp_path: Path
+    strategy: str, dv_in_data_dir: bool, bucket: str, java_paimon: JavaPaimon, tmp_path: Path
 ) -> None:
     """Data, changelog and data-file index files of both writers go under the external roots, in
     <root>/<partition>/bucket-<n>/ (with deletion vectors and index-file-in-data-file-dir, the deletion
@@ -198,7 +204,7 @@ def test_external_paths_on_one_table_written_in_turn(
     catalog.create_database("db")
     schema = pa.schema([*SCHEMA, pa.field("dt", pa.string(), nullable=False)])
     options = {
-        "bucket": "2",
+        "bucket": bucket,
         "data-file.external-paths": ",".join(f"file://{r}" for r in roots),
         "data-file.external-paths.strategy": strategy,
         "changelog-producer": "input",
@@ -249,23 +255,25 @@ def test_external_paths_on_one_table_written_in_turn(
         not (table_dir / "index").exists() or not dv_in_data_dir or not any((table_dir / "index").iterdir())
     )
     java_paimon.expire(warehouse, "db.t", retain_max=1)
-    _expired_files_gone(catalog.get_table("db.t"), roots, on_roots)
+    _expired_files_gone(catalog.get_table("db.t"), roots, on_roots, _index_names(catalog, dv_in_data_dir))
     table.write(pa.Table.from_pylist([{"id": 1, "name": "x", "amount": 2, "dt": "a"}], schema=schema))
     table.compact(full=True)
     on_roots = {p for r in roots for p in r.rglob("*") if p.is_file()}
     catalog.get_table("db.t").expire_snapshots(retain_min=1, retain_max=1, older_than_ms=2**62)
-    _expired_files_gone(catalog.get_table("db.t"), roots, on_roots)
+    _expired_files_gone(catalog.get_table("db.t"), roots, on_roots, _index_names(catalog, dv_in_data_dir))
     catalog.drop_table("db.t")
     assert not any(r.exists() for r in roots)
 
 
-def _expired_files_gone(table: lsmlake.Table, roots: list[Path], before: set[Path]) -> None:
+def _expired_files_gone(
+    table: lsmlake.Table, roots: list[Path], before: set[Path], index_names: set[str]
+) -> None:
     """After expiring all but the latest snapshot, the roots hold its live data files (with their index
     files) and its changelog files only: fewer than ``before``."""
     live = {Path(p) for _, p in _live_files(table)}
     left = {p for r in roots for p in r.rglob("*") if p.is_file()}
     data_left = {p for p in left if p.name.startswith("data-") and p.suffix != ".index"}
-    assert all(len(list(p.parent.glob("index-*"))) <= 1 for p in left)  # only the live deletion vectors
+    assert {p.name for p in left if p.name.startswith("index-")} == index_names  # only the live index files
     assert data_left == live
     assert len(left) < len(before)
 
@@ -304,3 +312,9 @@ def test_nested_columns_have_the_stats_java_gives_them(
     cols = {f.value_stats_cols for s in java_table.scan().splits() for f in s.files}
     assert cols == {f.value_stats_cols for s in ours.scan().splits() for f in s.files}
     assert cols == ({("id", "v")} if file_format == "parquet" else {None})
+
+
+def _index_names(catalog: lsmlake.Catalog, in_data_dir: bool) -> set[str]:
+    """The index files of the latest snapshot (those in the bucket directories: with index-file-in-data-file-dir)."""
+    rows = catalog.get_table("db.t$table_indexes").read().to_pylist()
+    return {r["file_name"] for r in rows} if in_data_dir else set()
