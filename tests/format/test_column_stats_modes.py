@@ -71,7 +71,8 @@ def test_map_options_parse_as_paimon_splits_them() -> None:
     [
         ({"file.format.per.level": "0:avro"}, UnsupportedError),
         ({"file.format.per.level": "0:csv"}, InvalidOptionError),
-        ({"file.compression.per.level": "1:brotli"}, InvalidOptionError),
+        ({"file.compression.per.level": "1:zlib"}, InvalidOptionError),  # a Parquet level
+        ({"file.format.per.level": "0:orc", "file.compression.per.level": "0:gzip"}, InvalidOptionError),
         ({"metadata.stats-mode.per.level": "0:some"}, InvalidOptionError),
         ({"fields.v.stats-mode": "truncate(x)"}, InvalidOptionError),
         ({"metadata.stats-mode": "everything"}, InvalidOptionError),

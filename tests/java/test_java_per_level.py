@@ -318,3 +318,40 @@ def _index_names(catalog: lsmlake.Catalog, in_data_dir: bool) -> set[str]:
     """The index files of the latest snapshot (those in the bucket directories: with index-file-in-data-file-dir)."""
     rows = catalog.get_table("db.t$table_indexes").read().to_pylist()
     return {r["file_name"] for r in rows} if in_data_dir else set()
+
+
+@pytest.mark.parametrize(("file_format", "top_codec"), [("parquet", "gzip"), ("orc", "zlib")])
+def test_per_level_codecs_read_both_ways(
+    file_format: str, top_codec: str, java_paimon: JavaPaimon, tmp_path: Path
+) -> None:
+    """lz4 at level 0 and gzip (Parquet) or zlib (ORC) at the top level, written by each side in turn."""
+    warehouse = str(tmp_path / "warehouse")
+    catalog = lsmlake.Catalog(warehouse)
+    catalog.create_database("db")
+    options = {
+        "bucket": "1",
+        "file.format": file_format,
+        "file.compression.per.level": f"0:lz4,5:{top_codec}",
+    }
+    table = catalog.create_table("db.t", schema=SCHEMA, primary_key=["id"], options=options)
+    rng = random.Random(3)
+    model: dict[int, Row] = {}
+    for step in range(4):
+        rows = _batch(rng)
+        if step % 2 == 0:
+            table.write(_arrow(rows))
+        else:
+            java_paimon.write(warehouse, "db.t", [{"_kind": "+I", **r} for r in rows])
+        model.update({r["id"]: r for r in rows})
+    java_paimon.compact(warehouse, "db.t", full=True)
+    table = catalog.get_table("db.t")
+    table.write(_arrow([{"id": 0, "name": "z", "amount": 1}]))
+    model[0] = {"id": 0, "name": "z", "amount": 1}
+    expected = sort_rows(list(model.values()), ["id"])
+    assert sort_rows(arrow_rows(table.read()), ["id"]) == expected
+    assert sort_rows(java_rows(java_paimon.read(warehouse, "db.t")), ["id"]) == expected
+    by_level: dict[int, set[str]] = {}
+    for f, path in _live_files(table):
+        by_level.setdefault(f.level, set()).update(_codecs(path))
+    assert any(c.startswith("LZ4") for c in by_level[0]), by_level
+    assert top_codec.upper() in by_level[5], by_level

@@ -42,7 +42,7 @@ SETTINGS = settings(max_examples=15, deadline=None, suppress_health_check=[Healt
 @st.composite
 def table_options(draw: st.DrawFn) -> dict[str, str]:
     formats = draw(st.dictionaries(st.integers(0, LEVELS - 1), FORMATS, max_size=LEVELS))
-    codecs = draw(st.dictionaries(st.integers(0, LEVELS - 1), st.sampled_from(["zstd", "snappy", "gzip"])))
+    codecs = draw(st.dictionaries(st.integers(0, LEVELS - 1), st.sampled_from(["zstd", "snappy", "lz4"])))
     modes = draw(st.dictionaries(st.integers(0, LEVELS - 1), MODES, max_size=2))
     options = {
         "bucket": "1",

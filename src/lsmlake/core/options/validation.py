@@ -15,8 +15,12 @@ from lsmlake.errors import InvalidOptionError, UnsupportedError
 
 WRITTEN_FORMATS = ("parquet", "orc")
 """Data file formats lsmlake writes (it reads avro too)."""
-WRITTEN_COMPRESSIONS = ("zstd", "snappy", "lz4", "gzip", "none", "uncompressed")
-"""Codecs a per-level compression may name (what both the Parquet and the ORC writers take)."""
+WRITTEN_COMPRESSIONS = {
+    "parquet": ("zstd", "snappy", "lz4", "gzip", "brotli", "uncompressed", "none"),
+    "orc": ("zstd", "snappy", "lz4", "zlib", "none", "uncompressed"),
+}
+"""Codecs a per-level compression may name, by the level's format (Java's Parquet and ORC codec names;
+ORC has no gzip, Parquet no zlib)."""
 _AVRO_WRITE = "it reads Avro data files but cannot write them"
 
 
@@ -126,11 +130,14 @@ def _validate_file_settings(opts: CoreOptions) -> None:
             raise InvalidOptionError(
                 f"option 'file.format.per.level': level {level} format {fmt!r} is not {' or '.join(WRITTEN_FORMATS)}"
             )
+    formats = opts.per_level(CoreOptions.FILE_FORMAT_PER_LEVEL)
     for level, codec in opts.per_level(CoreOptions.FILE_COMPRESSION_PER_LEVEL).items():
-        if codec.strip().lower() not in WRITTEN_COMPRESSIONS:
+        fmt = formats.get(level, opts.file_format).strip().lower()
+        known = WRITTEN_COMPRESSIONS.get(fmt, ())
+        if known and codec.strip().lower() not in known:
             raise InvalidOptionError(
                 f"option 'file.compression.per.level': level {level} compression {codec!r} is not one of "
-                f"{', '.join(WRITTEN_COMPRESSIONS)}"
+                f"{', '.join(known)} (the {fmt} codecs)"
             )
     for level, mode in opts.per_level(CoreOptions.METADATA_STATS_MODE_PER_LEVEL).items():
         check_stats_mode(f"metadata.stats-mode.per.level (level {level})", mode)
