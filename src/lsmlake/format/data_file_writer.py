@@ -118,7 +118,10 @@ class DataFileWriter:
             return self._write_parquet(rows, level, file_source, first_sequence)
         if fmt == "orc":
             return [self._write_orc(rows, level, file_source, first_sequence)]
-        raise UnsupportedError(f"file.format={fmt!r} (level {level}): lsmlake writes parquet and orc data files")
+        raise UnsupportedError(
+            f"table format {fmt!r} for level {level} (file.format / file.format.per.level): lsmlake reads "
+            "such data files but writes only parquet and orc"
+        )
 
     def settings(self, level: int) -> FileSettings:
         """The format, compression and stats mode of a file written for ``level``."""
