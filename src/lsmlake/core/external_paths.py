@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from lsmlake.core.fileio import FileIO
 from lsmlake.core.options import CoreOptions
 from lsmlake.core.options.external_path_options import external_roots, external_weights
-from lsmlake.core.path_guard import _scheme_class, split_location
+from lsmlake.core.path_guard import split_location, storage_class
 from lsmlake.errors import InvalidOptionError, UnsupportedError
 
 _ENTROPY_BITS = 20  # Paimon's EntropyInjectExternalPathProvider: 20 hash bits as 4/4/4/8 directories
@@ -79,7 +79,7 @@ class ExternalPathChooser:
         roots = external_roots(options)
         if not roots:
             return None
-        storage = _scheme_class(io.scheme, io.local)
+        storage = storage_class(io.scheme, io.local)
         fs_roots = []
         for root in roots:
             found = split_location(root, local=io.local)

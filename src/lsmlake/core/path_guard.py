@@ -116,6 +116,11 @@ def _scheme_class(scheme: str | None, local: bool) -> str:
     return s
 
 
+def storage_class(scheme: str | None, local: bool) -> str:
+    """The storage a FileIO of ``scheme`` reaches (``file``, ``s3``, ...), as external paths are compared."""
+    return _scheme_class(scheme, local)
+
+
 def _segments_problem(path: str) -> str | None:
     """Why the path part of a URI (or a plain path) is unsafe: traversal, control characters, backslashes
     -- in the text and in its percent-decoded form (a URI parser may decode it)."""
