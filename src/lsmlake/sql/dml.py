@@ -220,7 +220,7 @@ def update(ctx: SqlContext, stmt: str, tree: exp.Update, hints: Hints) -> Result
     where = tree.args.get("where")
     if where is not None:
         select = select.where(where.this.copy())
-    with QueryEngine(ctx, hints) as engine:
+    with QueryEngine(ctx, hints, changing=name) as engine:
         data = engine.run(select)
         rows = shape_rows(engine, table, data, table.schema.field_names, what=f"{what} {name}")
     sid = None
@@ -242,7 +242,7 @@ def delete(ctx: SqlContext, stmt: str, tree: exp.Delete, hints: Hints) -> Result
     where = tree.args.get("where")
     if where is not None:
         select = select.where(where.this.copy())
-    with QueryEngine(ctx, hints) as engine:
+    with QueryEngine(ctx, hints, changing=name) as engine:
         keys = engine.run(select)
     keys = keys.rename_columns(table.primary_keys)
     sid = table.delete(keys) if keys.num_rows else None

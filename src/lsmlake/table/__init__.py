@@ -152,7 +152,7 @@ class Table(TableHandle):
         """Delete rows in one commit: by primary keys (a table of key columns) or a filter (SQL WHERE
         text or a ``pyarrow.compute.Expression``)."""
         if isinstance(keys, (str, pc.Expression)):
-            keys = self.read(filter=keys, columns=self.primary_keys or None)
+            keys = self.rows_to_change(keys, self.primary_keys or None)
             if keys.num_rows == 0:
                 return None
         with self.writer() as w:
@@ -171,7 +171,7 @@ class Table(TableHandle):
                 raise ImmutableColumnError(
                     f"table {self.name}: update may not change {what} column(s) {protected}"
                 )
-        rows = self.read(filter=where)
+        rows = self.rows_to_change(where, None)
         if rows.num_rows == 0:
             return None
         for name, value in values.items():
@@ -183,6 +183,17 @@ class Table(TableHandle):
         with self.writer() as w:
             w.update(rows)
         return w.snapshot_ids[-1] if w.snapshot_ids else None
+
+    def rows_to_change(self, where: FilterInput, columns: Sequence[str] | None = None) -> pa.Table:
+        """The live rows a DELETE or UPDATE by ``where`` changes: the latest snapshot whatever the table's
+        time-travel or incremental options, merged over every level (level-0 rows a deletion-vector or
+        first-row batch read skips included: a newer version there is the one changed), and only this
+        table's own rows (a `scan.fallback-branch` branch's rows are not this table's to change)."""
+        snapshot = self.latest_snapshot()
+        options = ReadOptions(filter=where, columns=columns)
+        if snapshot is None:  # still checks the filter and columns
+            return Scan(self, options).context.output_schema.empty_table()
+        return Scan(self, options, snapshot=snapshot, all_levels=True).to_arrow()
 
     # -- reading
     def scan(
