@@ -256,7 +256,15 @@ class FileStoreCommit:
         self.rebase = AppendRebase(self.rebaser, reroute.current if reroute is not None else list(messages))
 
         def changes_for(latest: Snapshot | None) -> Changes:
-            rebase = self._rerouted(latest)
+            try:
+                rebase = self._rerouted(latest)
+            except FileNotFoundError as e:  # a snapshot expiry deleted a file the re-route reads
+                raise CommitConflictError(
+                    f"table {self.table_name}: re-routing this write's keys onto snapshot "
+                    f"{latest.id if latest else None} failed because a file it reads was deleted "
+                    f"meanwhile (a concurrent snapshot expiry: {e.filename or e}); nothing was "
+                    "published, and writing the same rows again is safe"
+                ) from e
             if not rebase.originals:  # unplaced deletes another writer's commit has made unneeded since
                 return Changes("APPEND", ())
             self._tops = self._bucket_tops(
