@@ -182,6 +182,9 @@ class FileStoreCommit:
         # the base snapshot's index entries once read ((True, None): unknown, its files expired)
         self._base_index_read: tuple[bool, list[IndexManifestEntry] | None] = (False, None)
         self.published: Snapshot | None = None
+        self.landed_ids: list[int] = []
+        """Every snapshot this committer published, recorded the moment it landed (before anything
+        that could raise): files an error path would clean up are referenced once their id is here."""
         """The last snapshot this committer published."""
 
     def commit(
@@ -272,10 +275,13 @@ class FileStoreCommit:
             )
             return next(c for c in split_changes(rebase.above(self._tops)) if c.kind == "APPEND")
 
+        landed_before = len(self.landed_ids)
         try:
             sid = self._commit_changes(changes_for, identifier)
         except BaseException as e:
-            if not isinstance(e, CommitStateUnknownError):  # else the snapshot may hold the copies
+            # a snapshot that landed (an interrupt after publishing) or may have (the catalog's answer
+            # was lost) references the copies: never deleted then
+            if not isinstance(e, CommitStateUnknownError) and len(self.landed_ids) == landed_before:
                 self._discard(self.rebase.discard_copies())
                 if reroute is not None:
                     reroute.discard()
@@ -490,6 +496,7 @@ class FileStoreCommit:
                 published, holder = self.snapshots.publish_or_read(snapshot, current.entries)
                 if published:
                     landed = True
+                    self.landed_ids.append(snapshot.id)
                     self.published = self._seen[snapshot.id] = snapshot
                     self._known = (True, snapshot)
                     if self.snapshots.catalog_env is None:  # a catalog that publishes keeps the hints
