@@ -328,18 +328,11 @@ class FileStoreCommit:
         so such a row could end up live next to the key's new bucket, or outside the index."""
         base = self.base_snapshot_id
         for sid in range(base + 1 if base is not None else latest.id + 1, latest.id + 1):
-            if not self.snapshots.snapshot_exists(sid):
+            snapshot = self._snapshot_since_base(sid)  # the walk's copy even after it expired
+            if snapshot is None or snapshot.commit_kind != "OVERWRITE":
                 continue  # expired: unknown (the re-route then works from the latest index alone)
-            snapshot = self.snapshots.snapshot(sid)
-            if snapshot.commit_kind != "OVERWRITE":
-                continue
-            metas = read_manifest_list(self.io, self.paths.manifest(snapshot.delta_manifest_list))
-            hit = any(
-                e.partition in partitions
-                for m in metas
-                for e in read_manifest(self.io, self.paths.manifest(m.file_name))
-            )
-            if hit:
+            entries = self._delta_entries(sid)
+            if entries is not None and any(e.partition in partitions for e in entries):
                 raise CommitConflictError(
                     f"table {self.table_name}: snapshot {sid} overwrote a partition this dynamic-bucket "
                     f"write writes after its base snapshot {base}; the write placed its rows by the "
