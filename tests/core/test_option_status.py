@@ -137,11 +137,11 @@ def test_engine_tuning_options_are_accepted_and_typed() -> None:
         validate_create_options({"sort-engine": "bubble"}, primary_key_table=True)
     with pytest.raises(InvalidOptionError, match="not a number"):
         validate_create_options({"lookup.hash-load-factor": "half"}, primary_key_table=True)
-    with pytest.raises(InvalidOptionError, match="manifest.format"):
+    with pytest.raises(InvalidOptionError, match=r"manifest\.format.*not one of avro"):
         validate_create_options({"manifest.format": "orc"}, primary_key_table=True)
 
 
 def test_unknown_keys_stay_refused_as_unknown() -> None:
-    with pytest.raises(InvalidOptionError, match="unknown table option 'sort-engin'.*did you mean 'sort-engine'"):
+    with pytest.raises(InvalidOptionError, match=r"unknown table option 'sort-engin' \(did you mean 'sort-engine'\?\)"):
         validate_create_options({"sort-engin": "min-heap"}, primary_key_table=True)
     assert option_status("no.such.option") is None

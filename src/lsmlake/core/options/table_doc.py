@@ -19,7 +19,7 @@ def _row(key: str, s: OptionStatus | None) -> str:
         what = f"Refused at create time: {s.reason}."
     elif s.status == HONOURED and o is None:
         what = "A per-column option (`fields.`), read by the merge engines."
-    elif s.status == HONOURED:
+    elif s.status == HONOURED and o is not None:
         what = o.description + (f" One of {', '.join(o.choices)}." if o.choices else "")
     else:
         what = f"{s.reason[0].upper()}{s.reason[1:]}." if s.reason else ""
