@@ -12,7 +12,7 @@ import pytest
 from lsmlake.core.options import BY_KEY, validate_create_options
 from lsmlake.core.options.config_option import ConfigOption
 from lsmlake.core.options.paimon_keys import PAIMON_CORE_OPTIONS
-from lsmlake.core.options.paimon_refusals import REFUSED
+from lsmlake.core.options.paimon_refusals import REFUSED, REFUSED_FALLBACK_KEYS
 from lsmlake.core.options.registry import FALLBACK_KEYS, OptionDeclarations
 from lsmlake.core.options.status import HONOURED, NO_EFFECT_STATUS, all_statuses, option_status
 from lsmlake.errors import InvalidOptionError, UnsupportedError
@@ -90,12 +90,7 @@ def test_honoured_options_are_read_by_an_implementation() -> None:
 
 
 def test_options_with_no_effect_are_read_by_nothing() -> None:
-    attrs, _ = _reads_outside_options()
-    read = [
-        k
-        for k, s in all_statuses().items()
-        if s is not None and s.status == NO_EFFECT_STATUS and _declared_names()[k] in attrs
-    ]
+    read = [k for k, s in all_statuses().items() if s is not None and s.status == NO_EFFECT_STATUS and _is_read(k)]
     assert not read, f"options described as having no effect that code reads (update their description): {read}"
 
 
@@ -103,14 +98,19 @@ def test_refusal_table_lists_only_paimon_keys_without_a_declaration() -> None:
     stale = sorted(k for k in REFUSED if k in BY_KEY or k in FALLBACK_KEYS)
     assert not stale, f"declared options still listed in paimon_refusals.REFUSED (delete them there): {stale}"
     assert set(REFUSED) <= set(PAIMON_CORE_OPTIONS)
+    assert set(REFUSED_FALLBACK_KEYS) <= {k for fallbacks in PAIMON_CORE_OPTIONS.values() for k in fallbacks}
 
 
-def test_paimon_fallback_keys_of_accepted_options_are_read_as_paimon_reads_them() -> None:
+def test_paimon_fallback_keys_of_accepted_options_are_read_as_paimon_reads_them_or_refused() -> None:
     for key, fallbacks in PAIMON_CORE_OPTIONS.items():
         s = option_status(key)
         if s is None or s.declared is None or s.status not in (HONOURED, NO_EFFECT_STATUS):
             continue
-        assert set(fallbacks) <= set(s.declared.fallback_keys), f"{key}: Paimon also reads {fallbacks}"
+        unread = set(fallbacks) - set(s.declared.fallback_keys)
+        assert unread <= set(REFUSED_FALLBACK_KEYS), f"{key}: Paimon also reads {sorted(unread)}"
+    for fallback in REFUSED_FALLBACK_KEYS:
+        with pytest.raises(UnsupportedError, match="deprecated spelling"):
+            validate_create_options({fallback: "1"}, primary_key_table=True)
 
 
 @pytest.mark.parametrize(

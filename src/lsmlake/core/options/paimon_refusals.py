@@ -139,6 +139,14 @@ REFUSED: dict[str, str] = {
 }
 """Key (as Paimon spells it) -> why lsmlake refuses it."""
 
+REFUSED_FALLBACK_KEYS: dict[str, str] = {
+    "log.scan": "a deprecated spelling of 'scan.mode', which lsmlake reads only under its own name",
+    "log.scan.timestamp-millis": (
+        "a deprecated spelling of 'scan.timestamp-millis', which lsmlake reads only under its own name"
+    ),
+}
+"""Paimon's fallback keys of options lsmlake honours that lsmlake does not read, and why they are refused."""
+
 _PATTERNS = tuple(
     (re.compile("".join(".+" if c == "#" else re.escape(c) for c in key)), key)
     for key in REFUSED
@@ -151,6 +159,8 @@ def refused_paimon_key(key: str) -> tuple[str, str] | None:
     """``(Paimon's key, reason)`` when ``key`` is a refused key, a fallback key of one, or matches a ``#`` key."""
     if key in REFUSED:
         return key, REFUSED[key]
+    if key in REFUSED_FALLBACK_KEYS:
+        return key, REFUSED_FALLBACK_KEYS[key]
     main = _FALLBACKS.get(key)
     if main is not None and main in REFUSED:
         return main, REFUSED[main]

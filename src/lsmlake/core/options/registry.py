@@ -447,15 +447,9 @@ class OptionDeclarations(EngineTuningDeclarations):
     SOURCE_SPLIT_OPEN_FILE_COST = memory_option(
         "source.split.open-file-cost", "4 mb", "What opening a file weighs when splits are packed."
     )
-    SCAN_MODE = enum_option(
-        "scan.mode", "default", SCAN_MODES, "Where a read or stream starts.", fallback=("log.scan",)
-    )
+    SCAN_MODE = enum_option("scan.mode", "default", SCAN_MODES, "Where a read or stream starts.")
     SCAN_SNAPSHOT_ID = optional_int("scan.snapshot-id", "Read this snapshot (or stream from it).")
-    SCAN_TIMESTAMP_MILLIS = optional_int(
-        "scan.timestamp-millis",
-        "Read the snapshot as of this epoch millisecond.",
-        fallback=("log.scan.timestamp-millis",),
-    )
+    SCAN_TIMESTAMP_MILLIS = optional_int("scan.timestamp-millis", "Read the snapshot as of this epoch millisecond.")
     SCAN_TIMESTAMP = optional_string("scan.timestamp", "Read the snapshot as of this time ('yyyy-MM-dd HH:mm:ss').")
     SCAN_TAG_NAME = optional_string("scan.tag-name", "Read this tag.")
     SCAN_VERSION = optional_string("scan.version", "Read this tag or snapshot id.")
