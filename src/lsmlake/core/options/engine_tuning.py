@@ -108,7 +108,7 @@ class EngineTuningDeclarations:
     END_INPUT_CHECK_PARTITION_EXPIRE = bool_option(
         "end-input.check-partition-expire",
         False,
-        f"{NO_EFFECT} (partition expiry is checked after every commit).",
+        f"{NO_EFFECT} (lsmlake checks partition expiry after commits, batch or not).",
     )
     PARTITION_IDLE_TIME_TO_REPORT_STATISTIC = duration_option(
         "partition.idle-time-to-report-statistic",
@@ -126,7 +126,8 @@ class EngineTuningDeclarations:
     OVERWRITE_UPGRADE = bool_option(
         "overwrite-upgrade",
         True,
-        f"{NO_EFFECT} (an overwrite's files stay at level 0 until a compaction moves them; reads are the same).",
+        f"{NO_EFFECT} (Java moves an overwrite's files up a level without rewriting them; lsmlake leaves them "
+        "where its write put them; reads are the same).",
     )
     COMPACTION_FILE_NUM_LIMIT = int_option("compaction.file-num-limit", 100_000, _APPEND_COMPACTION)
     SORT_COMPACTION_RANGE_STRATEGY = enum_option(
