@@ -224,3 +224,16 @@ def test_flink_procedure_sets_a_default_as_given(table: lsmlake.Table) -> None:
         execute(catalog, "CALL sys.alter_column_default_value('db.t', 'r.a', '1')")
     with pytest.raises(SchemaChangeError, match="column 'n'"):
         execute(catalog, "CALL sys.alter_column_default_value('db.t', 'n', 'many')")
+
+
+def test_insert_fills_the_default_of_a_column_it_leaves_out_even_when_not_null(tmp_path: Path) -> None:
+    catalog = lsmlake.Catalog(str(tmp_path / "wh"))
+    execute(
+        catalog,
+        "CREATE DATABASE db; CREATE TABLE db.t (id INT PRIMARY KEY NOT ENFORCED, "
+        "n INT NOT NULL DEFAULT 3, s STRING DEFAULT 'x'); INSERT INTO db.t (id) VALUES (1)",
+    )
+    assert catalog.get_table("db.t").read().to_pylist() == [{"id": 1, "n": 3, "s": "x"}]
+    # as in Spark and Java: an explicit NULL is checked against NOT NULL before any default is filled
+    with pytest.raises(SchemaMismatchError, match="NOT NULL column n"):
+        execute(catalog, "INSERT INTO db.t VALUES (2, NULL, NULL)")
