@@ -11,11 +11,13 @@ from dataclasses import replace
 import pyarrow as pa
 
 from lsmlake.catalog_options import REST, CatalogOptions
+from lsmlake.core.default_values import default_scalar
+from lsmlake.core.field_metadata import field_extras
 from lsmlake.core.fileio import FileIO
 from lsmlake.core.options import CoreOptions, validate_create_options
 from lsmlake.core.paths import is_inside
 from lsmlake.core.schema import TableSchema, read_schema, schema_file_name, write_schema
-from lsmlake.core.types import assign_field_ids, from_arrow_type
+from lsmlake.core.types import DataField, assign_field_ids, from_arrow_type
 from lsmlake.errors import (
     AlreadyExistsError,
     InvalidIdentifierError,
@@ -404,6 +406,17 @@ def table_properties(schema: TableSchema) -> dict[str, str]:
     return out
 
 
+def _with_extras(f: DataField, arrow: pa.Field, table_name: str) -> DataField:
+    """The field with the comment and default value of its Arrow metadata; a default must cast to its type."""
+    description, default = field_extras(arrow)
+    if default is not None:
+        try:
+            default_scalar(f.type, default)
+        except ValueError as e:
+            raise SchemaMismatchError(f"table {table_name}: column {f.name!r}: {e}") from None
+    return replace(f, description=description, default_value=default)
+
+
 def build_schema(
     schema: pa.Schema,
     *,
@@ -453,6 +466,7 @@ def build_schema(
             t = t.copy(nullable=False)
         typed.append((f.name, t))
     fields, highest = assign_field_ids(typed)
+    fields = [_with_extras(f, arrow, table_name) for f, arrow in zip(fields, schema, strict=True)]
     table_schema = TableSchema(
         id=0,
         fields=tuple(fields),

@@ -6,6 +6,7 @@ from dataclasses import replace
 from typing import Any
 
 from lsmlake.core.options.config_option import (
+    NO_EFFECT,
     ConfigOption,
     _option,
     bool_option,
@@ -20,11 +21,11 @@ from lsmlake.core.options.config_option import (
     optional_string,
     string_option,
 )
+from lsmlake.core.options.engine_tuning import EngineTuningDeclarations
 from lsmlake.core.partition_time import check_formatter
 from lsmlake.core.tag_period import FORMATTERS as FORMATTER_NAMES
 from lsmlake.core.tag_period import PERIODS, parse_zone
 
-NO_EFFECT = "Accepted; no effect in lsmlake"
 PERIODS_NAMES = tuple(PERIODS)
 READ_BATCH_SIZE_DEFAULT = 16_384
 """Chosen by measurement (issue 22, 1M rows, 2 cores): streaming a compacted table in 1024-row batches
@@ -44,8 +45,9 @@ SCAN_MODES = (
 )
 
 
-class OptionDeclarations:
-    """The declarations, read as ``options.get(CoreOptions.BUCKET)`` (``CoreOptions`` inherits them)."""
+class OptionDeclarations(EngineTuningDeclarations):
+    """The declarations, read as ``options.get(CoreOptions.BUCKET)`` (``CoreOptions`` inherits them, and these
+    inherit the engine-tuning options lsmlake accepts with no effect)."""
 
     # -- layout: buckets, partitions, files
     BUCKET = int_option("bucket", -1, "Bucket count: a fixed number, -1 dynamic, -2 postpone.")
@@ -63,7 +65,9 @@ class OptionDeclarations:
         "dynamic-bucket.max-buckets", -1, "Most buckets per partition in dynamic-bucket mode (-1: no limit)."
     )
     DYNAMIC_BUCKET_ASSIGNER_PARALLELISM = optional_int(
-        "dynamic-bucket.assigner-parallelism", "Number of bucket assigners (default: initial buckets)."
+        "dynamic-bucket.assigner-parallelism",
+        f"{NO_EFFECT} (a Flink parallelism: lsmlake has one assigner, which keeps every key in the bucket "
+        "the index gives it).",
     )
     CROSS_PARTITION_UPSERT_INDEX_TTL = optional_duration(
         "cross-partition-upsert.index-ttl", f"{NO_EFFECT} (a Flink state TTL)."
@@ -83,7 +87,9 @@ class OptionDeclarations:
     POSTPONE_BATCH_WRITE_FIXED_BUCKET = bool_option(
         "postpone.batch-write-fixed-bucket", True, f"{NO_EFFECT} (batch writes to postpone tables)."
     )
-    POSTPONE_MERGE_ON_READ = bool_option("postpone.merge-on-read", False, f"{NO_EFFECT}.")
+    POSTPONE_MERGE_ON_READ = bool_option(
+        "postpone.merge-on-read", False, f"{NO_EFFECT} (reads never see postponed rows before a compaction)."
+    )
     PARTITION_DEFAULT_NAME = string_option(
         "partition.default-name", "__DEFAULT_PARTITION__", "Directory name of a null partition value."
     )
@@ -133,7 +139,11 @@ class OptionDeclarations:
     FILE_FORMAT = lower_option("file.format", "parquet", "Data file format: parquet or orc (avro is read only).")
     FILE_COMPRESSION = lower_option("file.compression", "zstd", "Data file compression codec.")
     FILE_COMPRESSION_ZSTD_LEVEL = int_option("file.compression.zstd-level", 1, "zstd level of data files.")
-    FILE_SUFFIX_INCLUDE_COMPRESSION = bool_option("file.suffix.include.compression", False, f"{NO_EFFECT}.")
+    FILE_SUFFIX_INCLUDE_COMPRESSION = bool_option(
+        "file.suffix.include.compression",
+        False,
+        f"{NO_EFFECT} (data file names carry no compression suffix; files are found through the manifests).",
+    )
     TARGET_FILE_SIZE = optional_memory(
         "target-file-size", "Data file size to roll at (128 mb for primary-key tables, 256 mb for append tables)."
     )
@@ -141,7 +151,11 @@ class OptionDeclarations:
     DATA_FILE_PATH_DIRECTORY = optional_string(
         "data-file.path-directory", "Directory under the table root that holds the data files."
     )
-    DATA_FILE_THIN_MODE = bool_option("data-file.thin-mode", False, f"{NO_EFFECT}.")
+    DATA_FILE_THIN_MODE = bool_option(
+        "data-file.thin-mode",
+        False,
+        f"{NO_EFFECT} (lsmlake writes the key columns into every data file, as Paimon does without it).",
+    )
     INDEX_FILE_IN_DATA_FILE_DIR = bool_option(
         "index-file-in-data-file-dir", False, "Index files live in the bucket directories."
     )
@@ -149,7 +163,10 @@ class OptionDeclarations:
         "metadata.stats-mode", "truncate(16)", "Column stats kept per data file: none, counts, truncate(N), full."
     )
     METADATA_STATS_DENSE_STORE = bool_option(
-        "metadata.stats-dense-store", True, "Stats of only the columns that have them."
+        "metadata.stats-dense-store",
+        True,
+        f"{NO_EFFECT} (lsmlake's data files list no stats columns, as every column's stats follow "
+        "metadata.stats-mode; lsmlake and Java read both layouts).",
     )
     METADATA_STATS_KEEP_FIRST_N_COLUMNS = int_option(
         "metadata.stats-keep-first-n-columns", -1, f"{NO_EFFECT} (stats are kept for every column)."
@@ -172,7 +189,13 @@ class OptionDeclarations:
         "deletion-vector.index-file.target-size", "2 mb", f"{NO_EFFECT} (one index file per bucket)."
     )
     # -- manifests
-    MANIFEST_FORMAT = optional_string("manifest.format", "Manifest file format (avro).")
+    MANIFEST_FORMAT = enum_option(
+        "manifest.format",
+        "avro",
+        ("avro",),
+        f"{NO_EFFECT} (manifests are Avro, Paimon's default and the only format lsmlake writes; other values are "
+        "refused).",
+    )
     MANIFEST_COMPRESSION = lower_option("manifest.compression", "zstd", "Manifest file compression codec.")
     MANIFEST_TARGET_FILE_SIZE = memory_option("manifest.target-file-size", "8 mb", "Size of a merged manifest file.")
     MANIFEST_MERGE_MIN_COUNT = int_option(
@@ -199,7 +222,9 @@ class OptionDeclarations:
         "9223372036854775807 b",
         "Local disk a writer's spilled runs may use; beyond it buffers flush to data files.",
     )
-    WRITE_BUFFER_FOR_APPEND = bool_option("write-buffer-for-append", False, f"{NO_EFFECT}.")
+    WRITE_BUFFER_FOR_APPEND = bool_option(
+        "write-buffer-for-append", False, f"{NO_EFFECT} (a Java append writer's memory; the rows are the same)."
+    )
     PAGE_SIZE = memory_option("page-size", "64 kb", "Unit in which the write buffer budget is counted.")
     SORT_SPILL_THRESHOLD = optional_int(
         "sort-spill-threshold",
@@ -209,7 +234,9 @@ class OptionDeclarations:
     WRITE_SEQUENCE_NUMBER_INIT_MODE = enum_option(
         "write.sequence-number-init-mode", "scan", ("scan", "timestamp"), f"{NO_EFFECT} (numbers continue the scan)."
     )
-    WRITE_ONLY = bool_option("write-only", False, "Skip compaction and expiry after a write.")
+    WRITE_ONLY = bool_option(
+        "write-only", False, "Skip compaction and expiry after a write.", fallback=("write.compaction-skip",)
+    )
     MERGE_ENGINE = lower_option(
         "merge-engine", "deduplicate", "deduplicate, first-row, partial-update or aggregation."
     )
@@ -430,7 +457,9 @@ class OptionDeclarations:
         "scan.fallback-branch", "A batch read takes the partitions the table lacks from this branch."
     )
     SCAN_WATERMARK = optional_int("scan.watermark", "Read the first snapshot with at least this watermark.")
-    SCAN_PLAN_SORT_PARTITION = bool_option("scan.plan-sort-partition", False, f"{NO_EFFECT}.")
+    SCAN_PLAN_SORT_PARTITION = bool_option(
+        "scan.plan-sort-partition", False, f"{NO_EFFECT} (the order of a Flink stream's splits; the rows are the same)."
+    )
     READ_BATCH_SIZE = int_option(
         "read.batch-size",
         READ_BATCH_SIZE_DEFAULT,
@@ -466,8 +495,8 @@ class OptionDeclarations:
 
 
 def all_options() -> tuple[ConfigOption[Any], ...]:
-    """Every declaration, in declaration order."""
-    return tuple(v for v in vars(OptionDeclarations).values() if isinstance(v, ConfigOption))
+    """Every declaration, in declaration order (the registry's, then the engine-tuning ones it inherits)."""
+    return tuple(v for cls in OptionDeclarations.__mro__ for v in vars(cls).values() if isinstance(v, ConfigOption))
 
 
 BY_KEY: dict[str, ConfigOption[Any]] = {o.key: o for o in all_options()}

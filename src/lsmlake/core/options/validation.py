@@ -8,6 +8,7 @@ from collections.abc import Mapping
 
 from lsmlake.core.options.core_options import FIELDS_PREFIX, CoreOptions
 from lsmlake.core.options.file_index_options import file_index_columns, file_index_refusal, is_file_index_key
+from lsmlake.core.options.paimon_refusals import refused_paimon_key
 from lsmlake.core.options.registry import BY_KEY, FALLBACK_KEYS
 from lsmlake.errors import InvalidOptionError, UnsupportedError
 
@@ -37,6 +38,8 @@ def refusal(key: str, value: str) -> str | None:
     declared = BY_KEY.get(key)
     if declared is not None and declared.refused is not None:
         return f"option {key!r} is not supported by lsmlake: {declared.refused}"
+    if declared is None and key not in FALLBACK_KEYS and (paimon := refused_paimon_key(key)) is not None:
+        return f"option {key!r} is not supported by lsmlake: {paimon[1]}"
     if (reason := file_index_refusal(key)) is not None:
         return reason
     if key.startswith(PER_LEVEL_PREFIXES):
