@@ -57,6 +57,13 @@ def parse_int(key: str, text: str) -> int:
     return int(text.strip())
 
 
+def parse_double(key: str, text: str) -> float:
+    try:
+        return float(text.strip())
+    except ValueError:
+        raise InvalidOptionError(f"option {key!r}: {text!r} is not a number") from None
+
+
 def parse_string(key: str, text: str) -> str:
     return text
 
@@ -116,6 +123,10 @@ def int_option(key: str, default: int, description: str, *, fallback: tuple[str,
 
 def optional_int(key: str, description: str, *, fallback: tuple[str, ...] = ()) -> ConfigOption[int | None]:
     return _option(key, "integer", parse_int, None, description, fallback)
+
+
+def double_option(key: str, default: float, description: str) -> ConfigOption[float]:
+    return _option(key, "double", parse_double, repr(default), description, ())
 
 
 def memory_option(key: str, default: str, description: str) -> ConfigOption[int]:
