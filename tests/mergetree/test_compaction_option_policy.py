@@ -7,7 +7,12 @@ from hypothesis import strategies as st
 from layouts import make_file
 
 from lsmlake.core.types import DataType
-from lsmlake.mergetree.compact_strategy import CompactUnit, OffPeakHours, UniversalCompaction, pick_full_compaction
+from lsmlake.mergetree.compact_strategy import (
+    CompactUnit,
+    OffPeakHours,
+    UniversalCompaction,
+    pick_full_compaction,
+)
 from lsmlake.mergetree.compact_task import Rewrite, TaskPlanner, Upgrade
 from lsmlake.mergetree.levels import Levels
 
@@ -30,7 +35,9 @@ def test_off_peak_hours_are_off_when_unset_or_empty() -> None:
 
 
 @given(start=HOURS, end=HOURS, hour=HOURS, ratio=st.integers(1, 500))
-def test_off_peak_hours_are_the_hours_walked_from_start_to_end(start: int, end: int, hour: int, ratio: int) -> None:
+def test_off_peak_hours_are_the_hours_walked_from_start_to_end(
+    start: int, end: int, hour: int, ratio: int
+) -> None:
     # model: walk the clock from the start hour up to (not including) the end hour
     walked = {(start + i) % 24 for i in range((end - start) % 24)}
     hours = OffPeakHours.of(start, end, ratio)
@@ -66,7 +73,9 @@ def test_off_peak_ratio_takes_a_larger_run_into_the_unit() -> None:
     ratio=st.integers(0, 300),
     trigger=st.integers(2, 6),
 )
-def test_off_peak_never_picks_fewer_runs(sizes: list[int], levels: list[int], ratio: int, trigger: int) -> None:
+def test_off_peak_never_picks_fewer_runs(
+    sizes: list[int], levels: list[int], ratio: int, trigger: int
+) -> None:
     files = [_level0(i + 1, s) for i, s in enumerate(sizes)]
     files += [make_file(0, 9, level=lv, size=(4**lv) * MB, name=f"L{lv}") for lv in sorted(levels)]
     runs = Levels.of(files, 6).level_sorted_runs()
@@ -84,7 +93,10 @@ def test_off_peak_never_picks_fewer_runs(sizes: list[int], levels: list[int], ra
 
 
 def test_full_compaction_of_a_top_run_rewrites_all_files_when_forced() -> None:
-    top = [make_file(0, 9, level=5, size=64 * MB, name="a"), make_file(10, 19, level=5, size=64 * MB, name="b")]
+    top = [
+        make_file(0, 9, level=5, size=64 * MB, name="a"),
+        make_file(10, 19, level=5, size=64 * MB, name="b"),
+    ]
     runs = Levels.of(top, 6).level_sorted_runs()
     assert pick_full_compaction(6, runs) is None
     only_dv = pick_full_compaction(6, runs, files_with_deletion_vectors=frozenset({"b"}))
@@ -106,7 +118,10 @@ def test_a_file_rewrite_unit_rewrites_each_file_alone() -> None:
 
 
 def test_force_rewrite_turns_every_upgrade_into_a_rewrite() -> None:
-    big = (make_file(0, 9, level=1, size=128 * MB, name="x"), make_file(10, 19, level=2, size=128 * MB, name="y"))
+    big = (
+        make_file(0, 9, level=1, size=128 * MB, name="x"),
+        make_file(10, 19, level=2, size=128 * MB, name="y"),
+    )
     unit = CompactUnit(3, big)
     plain = _planner().plan(unit)
     assert all(isinstance(s, Upgrade) for s in plain) and len(plain) == 2

@@ -73,10 +73,8 @@ class OffPeakHours:
     def extra_ratio(self, hour: int) -> int:
         """The ratio added to ``compaction.size-ratio`` at ``hour`` (0 outside off-peak hours)."""
         if self.start <= self.end:
-            off_peak = self.start <= hour < self.end
-        else:
-            off_peak = hour < self.end or self.start <= hour
-        return self.ratio if off_peak else 0
+            return self.ratio if self.start <= hour < self.end else 0
+        return self.ratio if hour < self.end or self.start <= hour else 0
 
 
 @dataclass(frozen=True)
@@ -121,7 +119,8 @@ class UniversalCompaction:
         triggered = force or count > 1
         for run in runs[count:]:
             # Java's double arithmetic, step by step (the same rounding at any size)
-            if float(size) * (100.0 + self.size_ratio + self.off_peak_ratio) / 100.0 < float(run.total_size) and (not triggered or run.level > 1):
+            bound = float(size) * (100.0 + self.size_ratio + self.off_peak_ratio) / 100.0
+            if bound < float(run.total_size) and (not triggered or run.level > 1):
                 break
             size += run.total_size
             count += 1
