@@ -226,6 +226,13 @@ class OptionDeclarations:
     SEQUENCE_FIELD_SORT_ORDER = lower_option(
         "sequence.field.sort-order", "ascending", "ascending: the highest sequence wins; descending: the lowest."
     )
+    SEQUENCE_SNAPSHOT_ORDERING = bool_option(
+        "sequence.snapshot-ordering",
+        False,
+        "Paimon 2.x: rows of a later snapshot win a key (each commit stamps its snapshot id into its new files' "
+        "sequence numbers, and reads order an appended file's rows by it); needs a primary key, write-only=true "
+        "(compact with table.compact) and no sequence.field.",
+    )
     PARTIAL_UPDATE_REMOVE_RECORD_ON_DELETE = bool_option(
         "partial-update.remove-record-on-delete", False, "A delete removes the whole row (partial-update)."
     )
