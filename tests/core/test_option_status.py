@@ -116,7 +116,7 @@ def test_paimon_fallback_keys_of_accepted_options_are_read_as_paimon_reads_them_
 @pytest.mark.parametrize(
     ("key", "message"),
     [
-        ("compaction.offpeak.start.hour", "does not implement it yet"),
+        ("compaction.force-up-level-0", "does not implement it yet"),
         ("commit.callback.3.param", "Java classes"),
         ("sink.clustering.by-columns", "cluster"),  # a fallback key of a refused option
         ("blob-field", "BLOB"),

@@ -307,7 +307,8 @@ class JavaPaimon:
 
     def alter(self, warehouse: str, table: str, changes: Sequence[Mapping[str, str | None]]) -> None:
         """``Catalog.alterTable``: ``{"add": name, "type": sql}``, ``{"rename": name, "to": new}``, ``{"drop": name}``,
-        ``{"default": name, "value": text}`` (``updateColumnDefaultValue``)."""
+        ``{"default": name, "value": text}`` (``updateColumnDefaultValue``), ``{"set": option, "value": text}``,
+        ``{"reset": option}`` (``setOption`` / ``removeOption``)."""
         self.call("alter", warehouse=warehouse, table=table, changes=[dict(c) for c in changes])
 
     def files(self, warehouse: str, table: str) -> list[dict[str, Any]]:

@@ -7,7 +7,7 @@ import time
 import uuid
 import warnings
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pyarrow as pa
 
@@ -26,6 +26,7 @@ from lsmlake.commit.key_overlap import KeyReader, KeysSinceBase
 from lsmlake.commit.manifest_files import DeltaLists, ManifestWriter
 from lsmlake.commit.rebase import AppendRebase, FileRebaser
 from lsmlake.commit.reroute import DynamicReroute, hash_view
+from lsmlake.commit.snapshot_ordering import stamp_snapshot_id
 from lsmlake.core import clock
 from lsmlake.core.options import CoreOptions
 from lsmlake.errors import CommitConflictError, CommitStateUnknownError
@@ -270,6 +271,9 @@ class FileStoreCommit:
                 ) from e
             if not rebase.originals:  # unplaced deletes another writer's commit has made unneeded since
                 return Changes("APPEND", ())
+            if self.options.get(CoreOptions.SEQUENCE_SNAPSHOT_ORDERING):
+                # the commit stamps its snapshot id into the files: above every bucket's top already
+                return next(c for c in split_changes(rebase.current) if c.kind == "APPEND")
             self._tops = self._bucket_tops(
                 set(rebase.lowest), latest, live=reroute.targets if reroute else set()
             )
@@ -483,6 +487,9 @@ class FileStoreCommit:
                 rewrites = self.rebase.rewrites if self.rebase is not None else 0
                 latest = self._latest()
                 current = changes if isinstance(changes, Changes) else changes(latest)
+                if self.options.get(CoreOptions.SEQUENCE_SNAPSHOT_ORDERING) and current.kind != "COMPACT":
+                    next_id = (latest.id + 1) if latest else 1
+                    current = replace(current, entries=stamp_snapshot_id(current.entries, next_id))
                 delta, changelog = lists.prepare(current.entries, current.changelog)
                 self._check_conflicts(current, latest)
                 snapshot = self._build_snapshot(current, latest, delta, changelog, identifier, written)

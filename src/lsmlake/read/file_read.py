@@ -16,10 +16,12 @@ import pyarrow.dataset as ds
 
 from lsmlake.core.caches import MB, ByteLRU, FunctionCache
 from lsmlake.core.fileio import FileIO
+from lsmlake.core.options import CoreOptions
 from lsmlake.core.types import DataField, to_arrow_type
 from lsmlake.errors import CorruptFileError, UnsupportedError
 from lsmlake.expr import Predicate, filter_table
 from lsmlake.format.avro_data import read_avro
+from lsmlake.format.data_file_writer import FILE_SOURCE_APPEND
 from lsmlake.format.parquet_files import iter_row_groups
 from lsmlake.mergetree.kv_layout import SEQUENCE_NUMBER, VALUE_KIND
 from lsmlake.metadata.data_file import DataFileMeta
@@ -329,6 +331,7 @@ def read_file_pieces(
     plan = file_plan(ctx, f, names, push, system, sequence)
     io, path = io_for(ctx, data_file_path(split, f), bool(f.external_path), f"data file {f.file_name}")
     deleted = deletion_mask(ctx, split.deletion_files[index], f)
+    stamped = file_sequence(ctx, f) if SEQUENCE_NUMBER in plan.system_columns else None
     pushed = push if plan.pushable else None
     raws = read_physical(
         io, path, plan.file_columns, pushed, deleted, f, ctx.decode_threads, plan.sorted_by, max_rows
@@ -342,17 +345,37 @@ def read_file_pieces(
             raise CorruptFileError(f"cannot read data file {path}: {e}") from e
         if raw is None:
             return
-        yield in_layout(plan, raw, push)
+        yield in_layout(plan, raw, push, stamped)
 
 
-def in_layout(plan: _FilePlan, raw: pa.Table, push: Predicate | None) -> pa.Table:
-    """Rows read from a file in the table's layout and types, the part of ``push`` not pushed applied."""
+def file_sequence(ctx: ReadContext, f: DataFileMeta) -> int | None:
+    """Under ``sequence.snapshot-ordering``, the sequence number every row of an appended file has: the
+    snapshot id its commit stamped into the file's metadata (the numbers on disk are the writer's, not
+    ordered across writers); None for other files, whose rows keep their own."""
+    if not ctx.options.get(CoreOptions.SEQUENCE_SNAPSHOT_ORDERING):
+        return None
+    if f.file_source is None:
+        raise UnsupportedError(
+            f"data file {f.file_name}: sequence.snapshot-ordering needs data files that record their source "
+            "(APPEND or COMPACT); files of older writers cannot be ordered by their commit's snapshot id"
+        )
+    return f.min_sequence_number if f.file_source == FILE_SOURCE_APPEND else None
+
+
+def in_layout(plan: _FilePlan, raw: pa.Table, push: Predicate | None, sequence: int | None = None) -> pa.Table:
+    """Rows read from a file in the table's layout and types, the part of ``push`` not pushed applied;
+    ``sequence`` (see :func:`file_sequence`) replaces every row's ``_SEQUENCE_NUMBER``."""
     if not plan.schema:
         return raw if plan.pushable else filter_table(raw, push)
     arrays: list[pa.Array | pa.ChunkedArray] = []
     for t in plan.targets:
         col = raw.column(t.source) if t.source is not None else pa.nulls(raw.num_rows, t.arrow_type)
         arrays.append(_cast(col, t.arrow_type))
-    arrays += [_cast(raw.column(name), arrow_type) for name, arrow_type in plan.system_columns.items()]
+    arrays += [
+        pa.array(np.full(raw.num_rows, sequence, dtype=np.int64))
+        if name == SEQUENCE_NUMBER and sequence is not None
+        else _cast(raw.column(name), arrow_type)
+        for name, arrow_type in plan.system_columns.items()
+    ]
     table = pa.Table.from_arrays(arrays, schema=plan.schema)
     return table if plan.pushable else filter_table(table, push)

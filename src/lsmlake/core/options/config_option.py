@@ -60,7 +60,7 @@ def parse_int(key: str, text: str) -> int:
     return int(text.strip())
 
 
-def parse_float(key: str, text: str) -> float:
+def parse_double(key: str, text: str) -> float:
     try:
         return float(text.strip())
     except ValueError:
@@ -128,8 +128,8 @@ def optional_int(key: str, description: str, *, fallback: tuple[str, ...] = ()) 
     return _option(key, "integer", parse_int, None, description, fallback)
 
 
-def float_option(key: str, default: float, description: str) -> ConfigOption[float]:
-    return _option(key, "double", parse_float, str(default), description, ())
+def double_option(key: str, default: float, description: str) -> ConfigOption[float]:
+    return _option(key, "double", parse_double, repr(default), description, ())
 
 
 def memory_option(key: str, default: str, description: str) -> ConfigOption[int]:

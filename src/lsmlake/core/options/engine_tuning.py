@@ -13,7 +13,7 @@ from lsmlake.core.options.config_option import (
     bool_option,
     duration_option,
     enum_option,
-    float_option,
+    double_option,
     int_option,
     memory_option,
     optional_duration,
@@ -47,13 +47,13 @@ class EngineTuningDeclarations:
     WRITE_MAX_WRITERS_TO_SPILL = int_option("write-max-writers-to-spill", 10, _JAVA_SPILL)
     LOCAL_SORT_MAX_NUM_FILE_HANDLES = int_option("local-sort.max-num-file-handles", 128, _JAVA_SPILL)
     CACHE_PAGE_SIZE = memory_option("cache-page-size", "64 kb", f"{NO_EFFECT} (Java's cache pages).")
-    LOOKUP_HASH_LOAD_FACTOR = float_option("lookup.hash-load-factor", 0.75, _JAVA_LOOKUP)
+    LOOKUP_HASH_LOAD_FACTOR = double_option("lookup.hash-load-factor", 0.75, _JAVA_LOOKUP)
     LOOKUP_CACHE_SPILL_COMPRESSION = string_option("lookup.cache-spill-compression", "zstd", _JAVA_LOOKUP)
-    LOOKUP_CACHE_HIGH_PRIORITY_POOL_RATIO = float_option(
+    LOOKUP_CACHE_HIGH_PRIORITY_POOL_RATIO = double_option(
         "lookup.cache.high-priority-pool-ratio", 0.25, _JAVA_LOOKUP
     )
     LOOKUP_CACHE_BLOOM_FILTER_ENABLED = bool_option("lookup.cache.bloom.filter.enabled", True, _JAVA_LOOKUP)
-    LOOKUP_CACHE_BLOOM_FILTER_FPP = float_option("lookup.cache.bloom.filter.fpp", 0.05, _JAVA_LOOKUP)
+    LOOKUP_CACHE_BLOOM_FILTER_FPP = double_option("lookup.cache.bloom.filter.fpp", 0.05, _JAVA_LOOKUP)
     LOOKUP_MERGE_BUFFER_SIZE = memory_option("lookup.merge-buffer-size", "8 mb", _JAVA_LOOKUP)
     LOOKUP_MERGE_RECORDS_THRESHOLD = int_option("lookup.merge-records-threshold", 1024, _JAVA_LOOKUP)
     WRITE_BATCH_SIZE = int_option("write.batch-size", 1024, _WRITER_BATCH, fallback=("orc.write.batch-size",))
@@ -143,7 +143,7 @@ class EngineTuningDeclarations:
     VARIANT_INFER_SHREDDING_SCHEMA = bool_option("variant.inferShreddingSchema", False, _VARIANT)
     VARIANT_SHREDDING_MAX_SCHEMA_WIDTH = int_option("variant.shredding.maxSchemaWidth", 300, _VARIANT)
     VARIANT_SHREDDING_MAX_SCHEMA_DEPTH = int_option("variant.shredding.maxSchemaDepth", 50, _VARIANT)
-    VARIANT_SHREDDING_MIN_FIELD_CARDINALITY_RATIO = float_option(
+    VARIANT_SHREDDING_MIN_FIELD_CARDINALITY_RATIO = double_option(
         "variant.shredding.minFieldCardinalityRatio", 0.1, _VARIANT
     )
     VARIANT_SHREDDING_MAX_INFER_BUFFER_ROW = int_option("variant.shredding.maxInferBufferRow", 4096, _VARIANT)

@@ -10,6 +10,7 @@ from lsmlake.core.options.config_option import (
     ConfigOption,
     _option,
     bool_option,
+    double_option,
     duration_option,
     enum_option,
     int_option,
@@ -252,6 +253,13 @@ class OptionDeclarations(EngineTuningDeclarations):
     SEQUENCE_FIELD_SORT_ORDER = lower_option(
         "sequence.field.sort-order", "ascending", "ascending: the highest sequence wins; descending: the lowest."
     )
+    SEQUENCE_SNAPSHOT_ORDERING = bool_option(
+        "sequence.snapshot-ordering",
+        False,
+        "Paimon 2.x: rows of a later snapshot win a key (each commit stamps its snapshot id into its new files' "
+        "sequence numbers, and reads order an appended file's rows by it); needs a primary key, write-only=true "
+        "(compact with table.compact) and no sequence.field.",
+    )
     PARTIAL_UPDATE_REMOVE_RECORD_ON_DELETE = bool_option(
         "partial-update.remove-record-on-delete", False, "A delete removes the whole row (partial-update)."
     )
@@ -268,6 +276,13 @@ class OptionDeclarations(EngineTuningDeclarations):
     DELETION_VECTORS_MERGE_ON_READ = bool_option(
         "deletion-vectors.merge-on-read", False, "Merge level-0 files on read although vectors are on."
     )
+    DELETION_VECTORS_MODIFIABLE = bool_option(
+        "deletion-vectors.modifiable",
+        False,
+        "Lets an ALTER (or a dynamic option) turn deletion-vectors.enabled on or off on a table holding data "
+        "(checked against the table's options before the change); as in Paimon, reads may then show duplicate or "
+        "deleted rows until a full compaction.",
+    )
     DELETION_VECTORS_BITMAP64 = bool_option("deletion-vectors.bitmap64", False, "64-bit deletion vector bitmaps.")
     DATA_EVOLUTION_ENABLED = replace(
         bool_option("data-evolution.enabled", False, "Row-tracking data evolution."),
@@ -283,7 +298,12 @@ class OptionDeclarations(EngineTuningDeclarations):
         "changelog-producer.row-deduplicate-ignore-fields", "Columns ignored by row-deduplicate."
     )
     LOOKUP_WAIT = bool_option(
-        "lookup-wait", True, f"{NO_EFFECT} (commits always wait).", fallback=("changelog-producer.lookup-wait",)
+        "lookup-wait",
+        True,
+        f"{NO_EFFECT}: Paimon reads it only in Flink's streaming sink (whether a checkpoint's commit waits for "
+        "the lookup compaction or takes its result in a later commit); Paimon's batch writes and a Flink batch "
+        "job's last commit always wait, as every lsmlake commit does.",
+        fallback=("changelog-producer.lookup-wait",),
     )
     FORCE_LOOKUP = bool_option("force-lookup", False, "Compact with lookups as the lookup producer does.")
     LOOKUP_COMPACT = enum_option(
@@ -325,6 +345,29 @@ class OptionDeclarations(EngineTuningDeclarations):
         "compaction.max-size-amplification-percent", 200, "Size amplification that triggers a full compaction."
     )
     COMPACTION_SIZE_RATIO = int_option("compaction.size-ratio", 1, "Size ratio (percent) that merges runs.")
+    COMPACTION_OFFPEAK_START_HOUR = int_option(
+        "compaction.offpeak.start.hour", -1, "First off-peak hour (0-23, local time; -1: no off-peak hours)."
+    )
+    COMPACTION_OFFPEAK_END_HOUR = int_option(
+        "compaction.offpeak.end.hour",
+        -1,
+        "Hour off-peak time ends, exclusive (0-23, local time; -1 or equal to the start: no off-peak hours).",
+    )
+    COMPACTION_OFFPEAK_RATIO = int_option(
+        "compaction.offpeak-ratio", 0, "Added to compaction.size-ratio during off-peak hours."
+    )
+    COMPACTION_FORCE_REWRITE_ALL_FILES = bool_option(
+        "compaction.force-rewrite-all-files",
+        False,
+        "Compactions rewrite every file they pick instead of moving it up a level, and a full compaction of a "
+        "bucket already at the top level rewrites all its files.",
+    )
+    COMPACTION_DELETE_RATIO_THRESHOLD = double_option(
+        "compaction.delete-ratio-threshold",
+        0.2,
+        f"{NO_EFFECT}: Paimon reads it only in append-table compaction (a file whose deletion vector covers more "
+        "than this share of its rows is rewritten), and lsmlake does not compact append tables.",
+    )
     COMPACTION_MIN_FILE_NUM = int_option("compaction.min.file-num", 5, f"{NO_EFFECT} (append compaction).")
     COMPACTION_OPTIMIZATION_INTERVAL = optional_duration(
         "compaction.optimization-interval", "A full compaction when this long has passed since the last one."

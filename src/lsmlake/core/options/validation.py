@@ -79,11 +79,15 @@ def _check_entries(options: Mapping[str, str], *, what: str) -> None:
         check_option_value(key, value)
 
 
-def validate_create_options(options: Mapping[str, str], *, primary_key_table: bool) -> None:
-    """Reject unknown, refused and malformed options before a table is created."""
+def validate_create_options(
+    options: Mapping[str, str], *, primary_key_table: bool, dynamic_keys: frozenset[str] = frozenset()
+) -> None:
+    """Reject unknown, refused and malformed options before a table is created (``dynamic_keys``: the
+    keys a read or write gives on top of the table's, which some checks leave alone, as Paimon does)."""
     _check_entries(options, what="table option")
     file_index_columns(options)
     opts = CoreOptions.of(options, primary_key_table=primary_key_table)
+    _validate_snapshot_ordering(opts, primary_key_table=primary_key_table, dynamic_keys=dynamic_keys)
     bucket = opts.bucket
     if bucket == 0 or bucket < -2:
         raise InvalidOptionError(f"option 'bucket': {bucket} is not a bucket count (>0, -1 or -2)")
@@ -100,6 +104,29 @@ def validate_create_options(options: Mapping[str, str], *, primary_key_table: bo
         raise InvalidOptionError(
             f"option 'tag.creation-delay' ({opts.raw.get(CoreOptions.TAG_CREATION_DELAY.key)}) must be shorter "
             "than the tag creation period"
+        )
+
+
+def _validate_snapshot_ordering(opts: CoreOptions, *, primary_key_table: bool, dynamic_keys: frozenset[str]) -> None:
+    """Paimon 2.x's checks of sequence.snapshot-ordering; write-only may be turned off dynamically (by a
+    dedicated compaction)."""
+    key = CoreOptions.SEQUENCE_SNAPSHOT_ORDERING.key
+    if not opts.get(CoreOptions.SEQUENCE_SNAPSHOT_ORDERING):
+        return
+    if not primary_key_table:
+        raise InvalidOptionError(
+            f"{key} = true requires a primary-key table; append-only tables cannot use snapshot-based sequence "
+            "ordering"
+        )
+    if opts.sequence_fields:
+        raise InvalidOptionError(
+            f"{key} = true is mutually exclusive with sequence.field; the snapshot id is the sole tiebreaker"
+        )
+    write_only = CoreOptions.WRITE_ONLY.key
+    if write_only not in dynamic_keys and not opts.get(CoreOptions.WRITE_ONLY):
+        raise InvalidOptionError(
+            f"{key} = true requires {write_only} = true: rows are ordered by the snapshot id their commit "
+            "stamps, and a compaction inside a write runs before that id exists (compact with table.compact)"
         )
 
 
@@ -202,7 +229,9 @@ def validate_dynamic_options(
     _check_entries(dynamic, what="dynamic option")
     base = {k: v for k, v in table_options.items() if is_known_option(k) and refusal(k, v) is None}
     try:
-        validate_create_options({**base, **dynamic}, primary_key_table=primary_key_table)
+        validate_create_options(
+            {**base, **dynamic}, primary_key_table=primary_key_table, dynamic_keys=frozenset(dynamic)
+        )
     except InvalidOptionError:
         try:
             validate_create_options(base, primary_key_table=primary_key_table)

@@ -376,7 +376,7 @@ public final class Harness {
 
     /**
      * Schema changes: [{"add": name, "type": sql}, {"rename": name, "to": new}, {"drop": name},
-     * {"default": name, "value": text or null}].
+     * {"default": name, "value": text or null}, {"set": option, "value": text}, {"reset": option}].
      */
     private JsonObject alter(JsonObject command) throws Exception {
         List<SchemaChange> changes = new ArrayList<>();
@@ -400,6 +400,11 @@ public final class Harness {
                         SchemaChange.updateColumnDefaultValue(
                                 new String[] {c.get("default").getAsString()},
                                 value == null || value.isJsonNull() ? null : value.getAsString()));
+            } else if (c.has("set")) {
+                // a table option: {"set": key, "value": text}
+                changes.add(SchemaChange.setOption(c.get("set").getAsString(), c.get("value").getAsString()));
+            } else if (c.has("reset")) {
+                changes.add(SchemaChange.removeOption(c.get("reset").getAsString()));
             } else {
                 throw new IllegalArgumentException("unknown schema change: " + c);
             }
