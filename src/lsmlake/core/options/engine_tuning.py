@@ -11,9 +11,9 @@ from __future__ import annotations
 from lsmlake.core.options.config_option import (
     NO_EFFECT,
     bool_option,
+    double_option,
     duration_option,
     enum_option,
-    double_option,
     int_option,
     memory_option,
     optional_duration,
