@@ -148,6 +148,8 @@ def _fixed_dictionary(keys: np.ndarray, t: DataType, chunk_size: int) -> bytes:
 
 
 def _string_dictionary(keys: pa.Array, chunk_size: int) -> bytes:
+    if not len(keys):
+        return _dictionary([], b"")
     data, starts, sizes = _string_keys(keys)
     ends = starts + sizes  # cumulative, inclusive of each key
     n = len(sizes)
