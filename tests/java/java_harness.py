@@ -238,9 +238,9 @@ class JavaPaimon:
     def index_eval(self, warehouse: str, table: str, where: Sequence[Any]) -> list[dict[str, Any]]:
         """Per data file of the latest snapshot: Java's FileIndexPredicate verdict on ``where`` (``remain``,
         and ``rows`` when the result is a bitmap of row positions)."""
-        files: list[dict[str, Any]] = self.call("index_eval", warehouse=warehouse, table=table, where=list(where))[
-            "files"
-        ]
+        files: list[dict[str, Any]] = self.call(
+            "index_eval", warehouse=warehouse, table=table, where=list(where)
+        )["files"]
         return files
 
     def write(

@@ -153,7 +153,11 @@ def _sorted_ids(t: pa.Table) -> list[int]:
 
 def test_lsmlake_reads_and_uses_java_written_range_bitmaps(java_paimon: JavaPaimon, tmp_path: Path) -> None:
     warehouse = str(tmp_path / "warehouse")
-    options = {"file-index.range-bitmap.columns": COLUMNS, "bucket": "-1", "file-index.in-manifest-threshold": "1 b"}
+    options = {
+        "file-index.range-bitmap.columns": COLUMNS,
+        "bucket": "-1",
+        "file-index.in-manifest-threshold": "1 b",
+    }
     options["file-index.range-bitmap.name.chunk-size"] = "64b"  # many dictionary chunks
     java_paimon.create(warehouse, "db.t", TYPES, options=options)
     for part in range(6):
@@ -196,7 +200,9 @@ def _assert_same_index_bytes(table: Table) -> None:
 
 
 @pytest.mark.parametrize("threshold", ["1 mb", "1 b"])  # embedded in the manifest / separate .index files
-def test_java_uses_lsmlake_written_range_bitmaps(java_paimon: JavaPaimon, tmp_path: Path, threshold: str) -> None:
+def test_java_uses_lsmlake_written_range_bitmaps(
+    java_paimon: JavaPaimon, tmp_path: Path, threshold: str
+) -> None:
     warehouse = str(tmp_path / "warehouse")
     catalog = lsmlake.Catalog(warehouse)
     catalog.create_database("db")

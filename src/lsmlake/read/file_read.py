@@ -153,7 +153,9 @@ def unselected(split: Split, f: DataFileMeta, deleted: Any) -> Any:
         return deleted
     rows = np.asarray(BitMap.deserialize(data).to_array(), dtype=np.int64)
     if len(rows) and rows[-1] >= f.row_count:
-        raise CorruptFileError(f"row selection of data file {f.file_name} names row {rows[-1]} of {f.row_count}")
+        raise CorruptFileError(
+            f"row selection of data file {f.file_name} names row {rows[-1]} of {f.row_count}"
+        )
     drop = np.ones(f.row_count, dtype=bool)
     drop[rows] = False
     return drop if deleted is None else drop | deleted

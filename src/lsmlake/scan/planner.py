@@ -383,7 +383,9 @@ def plan_scan(
         path = planner.bucket_path(partition, bucket)
         total = bucket_entries[0].total_buckets
         splits.extend(
-            _to_split(g, partition, values, bucket, path, total, snapshot.id, bucket_dvs, index_pruner.selections)
+            _to_split(
+                g, partition, values, bucket, path, total, snapshot.id, bucket_dvs, index_pruner.selections
+            )
             for g in groups
         )
         rules = tuple(dict.fromkeys(g.rule for g in groups))

@@ -141,7 +141,9 @@ def _fixed_dictionary(keys: np.ndarray, t: DataType, chunk_size: int) -> bytes:
     for j, first in enumerate(firsts):
         size = min(per, len(keys) - int(first)) - 1
         head = bytes([1]) + raw[first].tobytes()
-        heads.append(head + struct.pack(">iiiii", int(first), j * (per - 1) * width, size, size * width, width))
+        heads.append(
+            head + struct.pack(">iiiii", int(first), j * (per - 1) * width, size, size * width, width)
+        )
     rest = np.ones(len(keys), dtype=bool)
     rest[firsts] = False
     return _dictionary(heads, raw[rest].tobytes())
@@ -175,8 +177,8 @@ def _string_dictionary(keys: pa.Array, chunk_size: int) -> bytes:
 def _dictionary(heads: list[bytes], keys: bytes) -> bytes:
     """The ChunkedDictionary: header (version, chunks, offsets length, chunks length), chunk offsets,
     chunk headers, then the keys after each chunk's first."""
-    offsets = np.concatenate([[0], np.cumsum([len(h) for h in heads])[:-1]]).astype(">i4") if heads else []
-    offset_bytes = np.asarray(offsets, dtype=">i4").tobytes()
+    ends = np.cumsum([len(h) for h in heads], dtype=np.int64)
+    offset_bytes = (ends - [len(h) for h in heads]).astype(">i4").tobytes()  # each chunk header's start
     chunks = b"".join(heads)
     header = struct.pack(">biii", 1, len(heads), len(offset_bytes), len(chunks))
     return struct.pack(">i", len(header)) + header + offset_bytes + chunks + keys
@@ -184,7 +186,7 @@ def _dictionary(heads: list[bytes], keys: bytes) -> bytes:
 
 def _key_bytes(keys: Any, i: int, t: DataType) -> bytes:
     if isinstance(keys, pa.Array):
-        k = keys[i].as_py()
+        k: bytes = keys[i].as_py()
         return struct.pack(">i", len(k)) + k
     return np.asarray(keys[i : i + 1]).astype(_FIXED[t.root]).tobytes()
 
@@ -266,24 +268,28 @@ class RangeBitmapIndex:
                 width = int(fixed[-1])
                 first = np.frombuffer(data, dtype=fixed, count=1, offset=c.pos)
                 c.pos += width
-                code, offset, size, keys_length, _width = c.unpack(">iiiii")
+                code, offset, size, _keys_length, _width = c.unpack(">iiiii")
                 rest = np.frombuffer(data, dtype=fixed, count=size, offset=keys_base + offset)
                 parts.append((code, np.concatenate([first, rest])))
             else:
                 (n,) = c.unpack(">i")
                 first_key = data[c.pos : c.pos + n]
                 c.pos += n
-                code, offset, size, offsets_len, keys_length = c.unpack(">iiiii")
+                code, offset, size, offsets_len, _keys_length = c.unpack(">iiiii")
                 area = keys_base + offset
                 rel = np.frombuffer(data, dtype=">i4", count=size, offset=area).astype(np.int64)
                 parts.append((code, [first_key, *_strings(data, area + offsets_len, rel)]))
         expected = 0
         for code, keys in parts:
             if code != expected:
-                raise CorruptFileError(f"{self.source}: dictionary chunk starts at code {code}, not {expected}")
+                raise CorruptFileError(
+                    f"{self.source}: dictionary chunk starts at code {code}, not {expected}"
+                )
             expected += len(keys)
         if expected != cardinality:
-            raise CorruptFileError(f"{self.source}: dictionary holds {expected} keys, header says {cardinality}")
+            raise CorruptFileError(
+                f"{self.source}: dictionary holds {expected} keys, header says {cardinality}"
+            )
         if fixed is not None:
             arrays = [k for _, k in parts]
             merged = np.concatenate(arrays) if arrays else np.zeros(0, dtype=fixed)
@@ -295,7 +301,7 @@ class RangeBitmapIndex:
     def _codes(self, data: bytes, pos: int) -> np.ndarray:
         r = _Reader(data, pos)
         start, body = r.block()
-        version, n, ebm_length, indexes_length = struct.unpack_from(">bbii", data, start)
+        version, n, ebm_length, _indexes_length = struct.unpack_from(">bbii", data, start)
         if version > VERSION:
             raise CorruptFileError(f"{self.source}: bit-slice version {version} is not supported")
         directory = np.frombuffer(data, dtype=">i4", count=2 * (n & 0xFF), offset=start + 10).reshape(-1, 2)
