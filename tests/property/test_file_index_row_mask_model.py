@@ -1,5 +1,5 @@
 """Random tables with range-bitmap, bitmap and BSI indexes: a filtered read using them (files skipped,
-rows masked) equals one without them and a model, with nulls, -0.0, deletion vectors on and off."""
+rows masked) equals one without them and a model, with nulls, -0.0, NaN, deletion vectors on and off."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ INDEXES = {
 }
 VALUES = st.one_of(st.none(), st.integers(-4, 12))
 STRINGS = st.one_of(st.none(), st.sampled_from(["", "a", "ab", "b", "zz", "é"]))
-FLOATS = st.one_of(st.none(), st.sampled_from([-2.5, -0.0, 0.0, 1.0, 3.25]))
+FLOATS = st.one_of(st.none(), st.sampled_from([-2.5, -0.0, 0.0, 1.0, 3.25, float("nan")]))
 ROWS = st.lists(st.tuples(st.integers(0, 40), VALUES, STRINGS, FLOATS), min_size=1, max_size=40)
 LEAVES = st.one_of(
     st.tuples(st.just("v"), st.sampled_from(["=", "!=", "<", "<=", ">", ">="]), st.integers(-6, 14)),
