@@ -256,3 +256,26 @@ def _file_indexes(t: Table) -> list[dict[str, Any]]:
     catalog = lsmlake.Catalog(str(Path(t.root).parents[1]))
     rows: list[dict[str, Any]] = catalog.get_table("db.t$file_indexes").read().to_pylist()
     return rows
+
+
+@pytest.mark.parametrize("distinct", [1, 2, 7, 64, 1000])
+def test_key_selections_by_slices_equal_decoded_codes(distinct: int) -> None:
+    """Bitmap operations on the slices (a few runs of keys) and decoded codes (many runs) agree."""
+    rng = np.random.default_rng(distinct)
+    t = DataType("BIGINT", True)
+    values = pa.array(rng.integers(0, distinct, 5000) * 3, pa.int64()).to_pylist()
+    values = pa.array([None if i % 9 == 0 else v for i, v in enumerate(values)], pa.int64())
+    keys, nulls = array_keys(values, t)
+    index = RangeBitmapIndex(write_range_bitmap(keys, nulls, t, 64), t, source="test")
+    codes = index.codes
+    for code in range(-1, index.cardinality + 1):
+        assert sorted(index.slices.greater(code)) == np.flatnonzero(codes > code).tolist()
+    for density in (0.05, 0.5, 0.95):
+        mask = rng.random(index.cardinality) < density
+        expected = np.flatnonzero(np.append(mask, False)[codes]).tolist()
+        assert list(index.rows(mask)) == expected
+        for low in range(0, index.cardinality, max(1, index.cardinality // 7)):  # one run: by the slices
+            run = np.zeros(index.cardinality, dtype=bool)
+            run[low : low + 3] = True
+            assert list(index.rows(run)) == np.flatnonzero(np.append(run, False)[codes]).tolist()
+    assert list(index.null_rows()) == np.flatnonzero(codes < 0).tolist()

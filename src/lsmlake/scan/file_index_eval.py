@@ -167,9 +167,9 @@ _NUMPY_OPS = {"=": np.equal, "!=": np.not_equal, "<": np.less, "<=": np.less_equ
 def _range_bitmap(p: Predicate, index: RangeBitmapIndex, t: DataType) -> BitMap | None:
     """Rows from the dictionary keys the predicate holds for (compared as SQL does: -0.0 = 0.0)."""
     if isinstance(p, IsNull):
-        return BitMap(np.flatnonzero(index.codes < 0).astype(np.uint32))
+        return index.null_rows()
     if isinstance(p, IsNotNull):
-        return BitMap(np.flatnonzero(index.codes >= 0).astype(np.uint32))
+        return index.live_rows()
     assert isinstance(p, (Compare, In))
     keys = _keys(p, t)
     if keys is None:

@@ -13,6 +13,7 @@ from pyroaring import BitMap
 
 from lsmlake.core.types import DataType
 from lsmlake.errors import CorruptFileError
+from lsmlake.format.file_index.bit_slices import BitSlices, roaring, write_bit_slices
 from lsmlake.format.file_index.keys import TIMESTAMP_ROOTS
 
 RANGE_BITMAP = "range-bitmap"
@@ -91,28 +92,6 @@ def _sorted_keys(values: Any, nulls: np.ndarray, t: DataType) -> tuple[Any, np.n
     uniq, inverse = np.unique(arr, return_inverse=True)
     codes[live] = inverse.reshape(-1)
     return uniq, codes
-
-
-def _bitmap_bytes(rows: np.ndarray) -> bytes:
-    b = BitMap(rows.astype(np.uint32))
-    b.run_optimize()  # Paimon run-optimizes every bitmap it serializes
-    return bytes(b.serialize())
-
-
-def _bsi(codes: np.ndarray, cardinality: int) -> bytes:
-    """The BitSliceIndexBitmap of the codes: header (version, slices, ebm length, slice directory), body."""
-    top = cardinality - 1
-    n = 64 if top < 0 else max(top.bit_length(), 1)  # Java sizes by the long -1 when there is no key
-    live = np.flatnonzero(codes >= 0)
-    ebm = _bitmap_bytes(live)
-    slices = [_bitmap_bytes(live[((codes[live] >> i) & 1).astype(bool)]) for i in range(n)]
-    directory = []
-    offset = 0
-    for s in slices:
-        directory.append(struct.pack(">ii", offset, len(s)))
-        offset += len(s)
-    header = struct.pack(">bbii", VERSION, n, len(ebm), 8 * n) + b"".join(directory)
-    return struct.pack(">i", len(header)) + header + ebm + b"".join(slices)
 
 
 def _string_keys(keys: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -201,7 +180,7 @@ def write_range_bitmap(values: Any, nulls: np.ndarray, t: DataType, chunk_size: 
         dictionary = _fixed_dictionary(keys, t, chunk_size)
     bounds = _key_bytes(keys, 0, t) + _key_bytes(keys, n - 1, t) if n else b""
     header = struct.pack(">bii", VERSION, len(nulls), n) + bounds + struct.pack(">i", len(dictionary))
-    return struct.pack(">i", len(header)) + header + dictionary + _bsi(codes, n)
+    return struct.pack(">i", len(header)) + header + dictionary + write_bit_slices(codes, n)
 
 
 # ---------------------------------------------------------------------------------------------- reading
@@ -227,7 +206,7 @@ class _Reader:
 
 class RangeBitmapIndex:
     """A parsed range-bitmap index: ``keys`` (the sorted dictionary: numpy, or Arrow binary for strings)
-    and ``codes`` (each row's position in it, -1 for null)."""
+    and the bit-sliced code of each row."""
 
     def __init__(self, data: bytes, t: DataType, *, source: str) -> None:
         self.source = source
@@ -240,15 +219,15 @@ class RangeBitmapIndex:
         r = _Reader(data, 0)
         start, end = r.block()
         head = _Reader(data, start)
-        version, self.row_count, cardinality = head.unpack(">bii")
+        version, self.row_count, self.cardinality = head.unpack(">bii")
         if version > VERSION:
             raise CorruptFileError(f"{self.source}: range-bitmap version {version} is not supported")
         head.pos = end - 4
         (dict_length,) = head.unpack(">i")
-        self.keys = self._dictionary(data, end, t, cardinality)
-        self.codes = self._codes(data, end + dict_length)
+        self.keys = self._dictionary(data, end, t)
+        self.slices = BitSlices(data, end + dict_length, self.row_count, source=self.source)
 
-    def _dictionary(self, data: bytes, pos: int, t: DataType, cardinality: int) -> Any:
+    def _dictionary(self, data: bytes, pos: int, t: DataType) -> Any:
         r = _Reader(data, pos)
         start, body = r.block()
         version, n_chunks, offsets_length, chunks_length = struct.unpack_from(">biii", data, start)
@@ -258,75 +237,83 @@ class RangeBitmapIndex:
         chunks = body + offsets_length
         keys_base = chunks + chunks_length
         fixed = _FIXED.get(t.root) if not t.is_string else None
-        parts: list[Any] = []
+        parts: list[np.ndarray] = []  # fixed: the keys; strings: where each key's length prefix is
+        expected = 0
         for j in range(n_chunks):
             c = _Reader(data, chunks + int(offsets[j]))
             (chunk_version,) = c.unpack(">b")
             if chunk_version > 1:
                 raise CorruptFileError(f"{self.source}: dictionary chunk version {chunk_version}")
+            first = c.pos
             if fixed is not None:
-                width = int(fixed[-1])
-                first = np.frombuffer(data, dtype=fixed, count=1, offset=c.pos)
-                c.pos += width
+                c.pos += int(fixed[-1])
                 code, offset, size, _keys_length, _width = c.unpack(">iiiii")
-                rest = np.frombuffer(data, dtype=fixed, count=size, offset=keys_base + offset)
-                parts.append((code, np.concatenate([first, rest])))
+                parts.append(np.frombuffer(data, dtype=fixed, count=1, offset=first))
+                parts.append(np.frombuffer(data, dtype=fixed, count=size, offset=keys_base + offset))
             else:
                 (n,) = c.unpack(">i")
-                first_key = data[c.pos : c.pos + n]
                 c.pos += n
                 code, offset, size, offsets_len, _keys_length = c.unpack(">iiiii")
                 area = keys_base + offset
                 rel = np.frombuffer(data, dtype=">i4", count=size, offset=area).astype(np.int64)
-                parts.append((code, [first_key, *_strings(data, area + offsets_len, rel)]))
-        expected = 0
-        for code, keys in parts:
+                parts.append(np.concatenate([[first], area + offsets_len + rel]))
             if code != expected:
                 raise CorruptFileError(
                     f"{self.source}: dictionary chunk starts at code {code}, not {expected}"
                 )
-            expected += len(keys)
-        if expected != cardinality:
+            expected += size + 1
+        if expected != self.cardinality:
             raise CorruptFileError(
-                f"{self.source}: dictionary holds {expected} keys, header says {cardinality}"
+                f"{self.source}: dictionary holds {expected} keys, header says {self.cardinality}"
             )
-        if fixed is not None:
-            arrays = [k for _, k in parts]
-            merged = np.concatenate(arrays) if arrays else np.zeros(0, dtype=fixed)
-            if t.root == "BOOLEAN":
-                return merged.astype(bool)
-            return merged.astype(np.float64 if t.root in ("FLOAT", "DOUBLE") else np.int64)  # exact widening
-        return pa.array([k for _, keys in parts for k in keys], pa.binary())
+        if fixed is None:
+            return _strings(data, np.concatenate(parts) if parts else np.zeros(0, np.int64))
+        merged = np.concatenate(parts) if parts else np.zeros(0, dtype=fixed)
+        if t.root == "BOOLEAN":
+            return merged.astype(bool)
+        return merged.astype(np.float64 if t.root in ("FLOAT", "DOUBLE") else np.int64)  # exact widening
 
-    def _codes(self, data: bytes, pos: int) -> np.ndarray:
-        r = _Reader(data, pos)
-        start, body = r.block()
-        version, n, ebm_length, _indexes_length = struct.unpack_from(">bbii", data, start)
-        if version > VERSION:
-            raise CorruptFileError(f"{self.source}: bit-slice version {version} is not supported")
-        directory = np.frombuffer(data, dtype=">i4", count=2 * (n & 0xFF), offset=start + 10).reshape(-1, 2)
-        live = np.asarray(BitMap.deserialize(data[body : body + ebm_length]).to_array(), dtype=np.int64)
-        codes = np.full(self.row_count, -1, dtype=np.int64)
-        if len(live) and (live[-1] >= self.row_count):
-            raise CorruptFileError(f"{self.source}: row {live[-1]} of {self.row_count}")
-        acc = np.zeros(self.row_count, dtype=np.int64)
-        slices = body + ebm_length
-        for i, (offset, length) in enumerate(directory):
-            rows = BitMap.deserialize(data[slices + offset : slices + offset + length]).to_array()
-            acc[np.asarray(rows, dtype=np.int64)] |= np.int64(1) << np.int64(i)
-        codes[live] = acc[live]
-        return codes
+    @property
+    def codes(self) -> np.ndarray:
+        """Each row's position in ``keys``, -1 for null (decodes every bit slice)."""
+        return self.slices.codes()
 
     def rows(self, key_mask: np.ndarray) -> BitMap:
-        """The rows whose key is selected by ``key_mask`` (one boolean per dictionary key)."""
-        extended = np.append(np.asarray(key_mask, dtype=bool), False)  # code -1 (null) is never selected
-        return BitMap(np.flatnonzero(extended[self.codes]).astype(np.uint32))
+        """The rows whose key is selected by ``key_mask`` (one boolean per dictionary key): a few runs of
+        keys by bitmap operations on the slices, many by decoding each row's code."""
+        mask = np.asarray(key_mask, dtype=bool)
+        edges = np.diff(np.concatenate([[0], mask.astype(np.int8), [0]]))
+        lows, highs = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
+        if len(lows) > _MAX_RUNS:
+            extended = np.append(mask, False)  # code -1 (null) is never selected
+            return roaring(np.flatnonzero(extended[self.codes]))
+        runs = [
+            self.slices.in_range(int(lo), int(hi), self.cardinality)
+            for lo, hi in zip(lows, highs, strict=True)
+        ]
+        return BitMap.union(BitMap(), *runs)
+
+    def null_rows(self) -> BitMap:
+        return BitMap(range(self.row_count)) - self.slices.live()
+
+    def live_rows(self) -> BitMap:
+        return self.slices.live()
 
 
-def _strings(data: bytes, base: int, rel: np.ndarray) -> list[bytes]:
-    """The keys of a variable-length chunk: each an int length and its bytes at ``base + rel[i]``."""
-    out: list[bytes] = []
-    for r in rel.tolist():  # per dictionary key at planning, not per row
-        (n,) = struct.unpack_from(">i", data, base + r)
-        out.append(data[base + r + 4 : base + r + 4 + n])
-    return out
+_MAX_RUNS = 16
+
+
+def _strings(data: bytes, prefixes: np.ndarray) -> pa.Array:
+    """Binary keys, each an int length at ``prefixes[i]`` followed by its bytes."""
+    raw = np.frombuffer(data, dtype=np.uint8)
+    if len(prefixes) and prefixes.max() + 4 > len(raw):
+        raise CorruptFileError("dictionary key runs past the index")
+    lengths = raw[prefixes[:, None] + np.arange(4)].astype(np.int64) @ np.array([1 << 24, 1 << 16, 1 << 8, 1])
+    if (lengths < 0).any() or (len(prefixes) and (prefixes + 4 + lengths).max() > len(raw)):
+        raise CorruptFileError("dictionary key runs past the index")
+    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)
+    starts = prefixes + 4
+    index = np.repeat(starts - offsets[:-1], lengths) + np.arange(int(offsets[-1]))
+    return pa.BinaryArray.from_buffers(
+        pa.binary(), len(prefixes), [None, pa.py_buffer(offsets), pa.py_buffer(raw[index].tobytes())]
+    )
