@@ -160,8 +160,22 @@ def _bsi(p: Predicate, index: BsiIndex, t: DataType) -> BitMap | None:
     return BitMap(np.flatnonzero(mask & index.present).astype(np.uint32))
 
 
-_ARROW_OPS = {"=": pc.equal, "!=": pc.not_equal, "<": pc.less, "<=": pc.less_equal, ">": pc.greater}
-_NUMPY_OPS = {"=": np.equal, "!=": np.not_equal, "<": np.less, "<=": np.less_equal, ">": np.greater}
+_ARROW_OPS = {
+    "=": pc.equal,
+    "!=": pc.not_equal,
+    "<": pc.less,
+    "<=": pc.less_equal,
+    ">": pc.greater,
+    ">=": pc.greater_equal,
+}
+_NUMPY_OPS = {
+    "=": np.equal,
+    "!=": np.not_equal,
+    "<": np.less,
+    "<=": np.less_equal,
+    ">": np.greater,
+    ">=": np.greater_equal,
+}
 
 
 def _range_bitmap(p: Predicate, index: RangeBitmapIndex, t: DataType) -> BitMap | None:
@@ -185,9 +199,7 @@ def _range_bitmap(p: Predicate, index: RangeBitmapIndex, t: DataType) -> BitMap 
     if t.root in TIMESTAMP_ROOTS and op == "!=":
         return None
     if strings:
-        arrow_op = pc.greater_equal if op == ">=" else _ARROW_OPS[op]
-        held = arrow_op(index.keys, pa.scalar(keys[0], pa.binary())).to_numpy(zero_copy_only=False)
+        held = _ARROW_OPS[op](index.keys, pa.scalar(keys[0], pa.binary())).to_numpy(zero_copy_only=False)
     else:
-        numpy_op = np.greater_equal if op == ">=" else _NUMPY_OPS[op]
-        held = numpy_op(index.keys, keys[0])
+        held = _NUMPY_OPS[op](index.keys, keys[0])
     return index.rows(held)
