@@ -43,7 +43,10 @@ CASES: list[tuple[DataType, pa.Array]] = [
             [dt.datetime(2021, 5, 1, 1, 2, 3, 456789), None, dt.datetime(1960, 1, 1)], pa.timestamp("us")
         ),
     ),
-    (DataType("TIME", True, precision=3), pa.array([dt.time(1, 2, 3, 4000), None, dt.time(0)], pa.time32("ms"))),
+    (
+        DataType("TIME", True, precision=3),
+        pa.array([dt.time(1, 2, 3, 4000), None, dt.time(0)], pa.time32("ms")),
+    ),
     (DataType("CHAR", True, precision=3), pa.array(["ab ", None, "abc"])),
     (DataType("INT", True), pa.array([None, None], pa.int32())),
     (DataType("VARCHAR", True), pa.array([None], pa.string())),
