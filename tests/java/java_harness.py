@@ -227,6 +227,22 @@ class JavaPaimon:
         answer = self.call("read", warehouse=warehouse, table=table, options={}, equal=[column, value])
         return answer["rows"], int(answer["files"])
 
+    def read_where(
+        self, warehouse: str, table: str, where: Sequence[Any]
+    ) -> tuple[list[dict[str, Any]], int]:
+        """Rows Java reads with the filter ``[column, op, literal...]`` (op: = != < <= > >= in between
+        is_null is_not_null; literals in the JSON form ``write`` takes), and the data files its plan kept."""
+        answer = self.call("read_where", warehouse=warehouse, table=table, where=list(where))
+        return answer["rows"], int(answer["files"])
+
+    def index_eval(self, warehouse: str, table: str, where: Sequence[Any]) -> list[dict[str, Any]]:
+        """Per data file of the latest snapshot: Java's FileIndexPredicate verdict on ``where`` (``remain``,
+        and ``rows`` when the result is a bitmap of row positions)."""
+        files: list[dict[str, Any]] = self.call(
+            "index_eval", warehouse=warehouse, table=table, where=list(where)
+        )["files"]
+        return files
+
     def write(
         self,
         warehouse: str,

@@ -13,6 +13,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
+from pyroaring import BitMap
 
 from lsmlake.core.caches import MB, ByteLRU, FunctionCache
 from lsmlake.core.fileio import FileIO
@@ -147,6 +148,21 @@ def _decode_mask(
     return mask
 
 
+def unselected(split: Split, f: DataFileMeta, deleted: Any) -> Any:
+    """``deleted`` (a drop mask, or None) widened by the rows outside the file's index row selection."""
+    data = dict(split.row_selections).get(f.file_name)
+    if data is None:
+        return deleted
+    rows = np.asarray(BitMap.deserialize(data).to_array(), dtype=np.int64)
+    if len(rows) and rows[-1] >= f.row_count:
+        raise CorruptFileError(
+            f"row selection of data file {f.file_name} names row {rows[-1]} of {f.row_count}"
+        )
+    drop = np.ones(f.row_count, dtype=bool)
+    drop[rows] = False
+    return drop if deleted is None else drop | deleted
+
+
 _TRUE = pa.array(["t", "true", "y", "yes", "1"])
 _FALSE = pa.array(["f", "false", "n", "no", "0"])
 
@@ -191,6 +207,7 @@ def read_physical(
             positions=deleted is not None,
             file_size=f.file_size,
             max_rows=max_rows,
+            dropped=deleted,
         )
     elif fmt == "avro":
         pieces = iter([(read_avro(io, path, columns), None)])
@@ -323,15 +340,20 @@ def read_file_pieces(
     system: bool,
     sequence: bool = True,
     max_rows: int | None = None,
+    selected: bool = False,
 ) -> Iterator[pa.Table]:
     """:func:`read_file` in pieces of about ``max_rows`` rows before filtering, in file order (at
     least one, maybe empty; one without ``max_rows``). A Parquet row group is never split, so a piece
-    may hold more rows than ``max_rows`` when the file's row groups do: callers slice."""
+    may hold more rows than ``max_rows`` when the file's row groups do: callers slice. ``selected``:
+    only the rows of the split's file-index row selection for the file are read (raw reads, where
+    ``push`` is the whole filter and every row stands alone)."""
     f = split.files[index]
     plan = file_plan(ctx, f, names, push, system, sequence)
     io, path = io_for(ctx, data_file_path(split, f), bool(f.external_path), f"data file {f.file_name}")
     deleted = deletion_mask(ctx, split.deletion_files[index], f)
     stamped = file_sequence(ctx, f) if SEQUENCE_NUMBER in plan.system_columns else None
+    if selected:
+        deleted = unselected(split, f, deleted)
     pushed = push if plan.pushable else None
     raws = read_physical(
         io, path, plan.file_columns, pushed, deleted, f, ctx.decode_threads, plan.sorted_by, max_rows

@@ -86,6 +86,8 @@ class PruneCounts:
     by_bucket_value_stats: int = 0
     by_file_index: list[tuple[str, str]] = field(default_factory=list)
     """(data file, index types) of each file its file indexes pruned."""
+    rows_by_file_index: list[tuple[str, int, int]] = field(default_factory=list)
+    """(data file, live rows its indexes select, live rows) of each file read raw with a row mask."""
 
 
 @dataclass(frozen=True)
@@ -346,6 +348,7 @@ def plan_scan(
     bounds = KeyBounds([f.type for f in planner.key_fields])
     index_pruner = FileIndexPruner(io, schema, predicate, planner.evolution)
     index_pruner.pruned = planner.counts.by_file_index
+    index_pruner.selected = planner.counts.rows_by_file_index
     use_indexes = (
         predicate is not None
         and options.get(CoreOptions.FILE_INDEX_READ_ENABLED)
@@ -380,7 +383,10 @@ def plan_scan(
         path = planner.bucket_path(partition, bucket)
         total = bucket_entries[0].total_buckets
         splits.extend(
-            _to_split(g, partition, values, bucket, path, total, snapshot.id, bucket_dvs) for g in groups
+            _to_split(
+                g, partition, values, bucket, path, total, snapshot.id, bucket_dvs, index_pruner.selections
+            )
+            for g in groups
         )
         rules = tuple(dict.fromkeys(g.rule for g in groups))
         raw = sum(1 for g in groups if g.raw_convertible)
@@ -416,7 +422,9 @@ def _to_split(
     total: int,
     snapshot_id: int,
     dvs: Mapping[str, DeletionFile],
+    selections: Mapping[str, bytes],
 ) -> Split:
+    chosen = tuple((f.file_name, selections[f.file_name]) for f in g.files if f.file_name in selections)
     return Split(
         partition=partition,
         partition_values=values,
@@ -429,4 +437,5 @@ def _to_split(
         total_buckets=total,
         snapshot_id=snapshot_id,
         rule=g.rule,
+        row_selections=chosen if g.raw_convertible else (),
     )
