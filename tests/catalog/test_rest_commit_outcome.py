@@ -8,7 +8,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -174,22 +174,19 @@ def test_a_rollback_the_server_refuses_as_stale_is_a_commit_conflict(tmp_path: P
             table.catalog_env.rollback(table.root, snapshot_id=1, tag=None, from_snapshot=1)
 
 
-def test_a_branch_of_a_catalog_table_refuses_writers_before_writing(tmp_path: Path) -> None:
-    """The REST catalog commits the main branch only: a branch's writer or compaction is refused when
-    it is created, before any data file or manifest is written."""
+def test_a_root_outside_the_table_is_refused_before_writing(tmp_path: Path) -> None:
+    """The REST catalog commits the table and its branches (``<table>$branch_<name>``, as the REST API
+    names a branch); a root that is neither is refused up front, before any file is written."""
     with commit_server(tmp_path) as (fake, table):
-        table.write(pa.table({"id": [1], "v": ["a"]}, schema=SCHEMA))
-        branch = table.create_branch("b")
-        files_before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*") if p.is_file())
-        with pytest.raises(UnsupportedError, match="cannot commit a snapshot on a branch"):
-            branch.writer()
-        with pytest.raises(UnsupportedError, match="cannot commit a snapshot on a branch"):
-            branch.write(pa.table({"id": [2], "v": ["b"]}, schema=SCHEMA))
-        with pytest.raises(UnsupportedError, match="cannot commit a snapshot on a branch"):
-            branch.compact(full=True)
-        assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*") if p.is_file()) == files_before
-        assert fake.commits == [1]
-        table.writer().abort()  # the main branch still writes
+        env = table.catalog_env
+        assert env is not None
+        env.check_commit(table.root)
+        env.check_commit(table.root + "/branch/branch-b")
+        with pytest.raises(UnsupportedError, match="is not this table's directory"):
+            env.check_commit(str(tmp_path / "elsewhere"))
+        with pytest.raises(UnsupportedError, match="is not this table's directory"):
+            replace(table, root=str(tmp_path / "elsewhere")).writer()
+        assert fake.commits == []
 
 
 @pytest.mark.parametrize(

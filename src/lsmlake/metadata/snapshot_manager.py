@@ -236,23 +236,27 @@ class SnapshotManager:
         return None
 
     # -- publishing
-    def try_publish(self, snapshot: Snapshot, delta: Sequence[ManifestEntry] = ()) -> bool:
+    def try_publish(
+        self, snapshot: Snapshot, delta: Sequence[ManifestEntry] = (), base: Snapshot | None = None
+    ) -> bool:
         """Create `snapshot-<id>` only if absent; False when another commit claimed the id first.
 
         As in Java's RenamingSnapshotCommit, an existing file whose bytes equal this snapshot
         (a retried publish of the same commit) counts as success. A table whose catalog publishes
         its commits (``catalog_env``, the REST catalog) sends the snapshot there instead, with the
-        snapshot's ``delta`` entries (the catalog keeps per-partition statistics from them).
+        snapshot's ``delta`` entries (the catalog keeps per-partition statistics from them) and the
+        uuid of ``base``, the latest snapshot the commit was built on.
         """
-        return self.publish_or_read(snapshot, delta)[0]
+        return self.publish_or_read(snapshot, delta, base)[0]
 
     def publish_or_read(
-        self, snapshot: Snapshot, delta: Sequence[ManifestEntry] = ()
+        self, snapshot: Snapshot, delta: Sequence[ManifestEntry] = (), base: Snapshot | None = None
     ) -> tuple[bool, Snapshot | None]:
         """``try_publish``, and when the id was taken, the snapshot that holds it (None if it is gone
         again, or the catalog published it): the GET that compares the bytes reads it anyway."""
         if self.catalog_env is not None:
-            return self.catalog_env.commit_snapshot(self.table_root, snapshot, delta), None
+            base_uuid = base.uuid if base is not None else None
+            return self.catalog_env.commit_snapshot(self.table_root, snapshot, delta, base_uuid), None
         path = self.snapshot_path(snapshot.id)
         data = encode_snapshot(snapshot).encode("utf-8")
         if self.io.write_if_absent(path, data):

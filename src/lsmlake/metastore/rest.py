@@ -11,6 +11,8 @@ from typing import Any
 from lsmlake.catalog_options import REST_HEADER_PREFIX, TABLE_DEFAULT_PREFIX, WAREHOUSE, CatalogOptions
 from lsmlake.core.fileio import FileIO
 from lsmlake.core.options import CoreOptions
+from lsmlake.core.path_guard import table_root_of
+from lsmlake.core.paths import MAIN_BRANCH
 from lsmlake.core.schema import TableSchema, schema_file_name
 from lsmlake.errors import (
     AlreadyExistsError,
@@ -22,17 +24,21 @@ from lsmlake.errors import (
     NoSuchTableError,
     UnsupportedError,
 )
+from lsmlake.maintenance.branches import BRANCH_TABLE_PREFIX, branch_of
 from lsmlake.metadata.manifest import ManifestEntry
 from lsmlake.metadata.snapshot import Snapshot, snapshot_to_json
 from lsmlake.metastore import rest_json as rj
 from lsmlake.metastore.rest_client import RestClient, encode, unknown_commit
+from lsmlake.metastore.rest_dlf import DlfSigner, dlf_signer
 from lsmlake.metastore.rest_stats import PartitionNaming, partition_statistics
+from lsmlake.metastore.rest_token import TokenFileIO, TokenSource
 from lsmlake.schema_change.changes import CHANGE_TYPES
 from lsmlake.table import Table
 
 PREFIX = "prefix"  # RESTCatalogInternalOptions.PREFIX: the server's path prefix, from /v1/config
 DATA_TOKEN_ENABLED = "data-token.enabled"
 BEARER = "bear"  # Paimon's token.provider for a bearer token
+DLF = "dlf"  # Paimon's token.provider for DLF-signed requests
 _LATEST_MOVED = re.compile(r"Latest snapshot \S+ is not \S+")
 
 
@@ -63,6 +69,15 @@ class RestPaths:
     def rollback(self, db: str, table: str) -> str:
         return self._join("databases", encode(db), "tables", encode(table), "rollback")
 
+    def token(self, db: str, table: str) -> str:
+        return self._join("databases", encode(db), "tables", encode(table), "token")
+
+    def branches(self, db: str, table: str) -> str:
+        return self._join("databases", encode(db), "tables", encode(table), "branches")
+
+    def branch(self, db: str, table: str, branch: str) -> str:
+        return self._join("databases", encode(db), "tables", encode(table), "branches", encode(branch))
+
     def rename_table(self) -> str:
         return self._join("tables", "rename")
 
@@ -70,7 +85,9 @@ class RestPaths:
 @dataclass(frozen=True)
 class RestTableEnv:
     """A REST catalog table's commit environment (a CatalogEnvironment): snapshots go to the server's
-    commit endpoint, schema changes to its alter endpoint; both for the main branch only."""
+    commit endpoint (a branch's to that of ``<table>$branch_<name>``, as the REST API names it),
+    schema changes to its alter endpoint (main branch only), branches are created, dropped, renamed and
+    fast-forwarded through its branch endpoints."""
 
     client: RestClient
     paths: RestPaths
@@ -84,32 +101,47 @@ class RestTableEnv:
     def name(self) -> str:
         return f"{self.database}.{self.table}"
 
+    def _object(self, root: str) -> str:
+        """The REST object name of the table or branch stored under ``root``: ``t`` or ``t$branch_b``."""
+        trimmed = root.rstrip("/")
+        if table_root_of(trimmed) != self.root.rstrip("/"):
+            raise UnsupportedError(
+                f"table {self.name}: {root} is not this table's directory or one of its branches'"
+            )
+        branch = branch_of(trimmed)
+        return self.table if branch == MAIN_BRANCH else f"{self.table}${BRANCH_TABLE_PREFIX}{branch}"
+
     def _check_root(self, root: str, action: str) -> None:
         if root.rstrip("/") != self.root.rstrip("/"):
             raise UnsupportedError(
                 f"table {self.name}: the REST catalog client cannot {action} on a branch ({root}): the "
-                "server's commit and alter endpoints are used for the main branch only"
+                "server's alter endpoint is used for the main branch only"
             )
 
     def check_commit(self, root: str) -> None:
-        self._check_root(root, "commit a snapshot")
+        self._object(root)
 
-    def commit_snapshot(self, root: str, snapshot: Snapshot, delta: Sequence[ManifestEntry]) -> bool:
-        self.check_commit(root)
+    def commit_snapshot(
+        self, root: str, snapshot: Snapshot, delta: Sequence[ManifestEntry], base_uuid: str | None = None
+    ) -> bool:
+        obj = self._object(root)
         body = {
             "tableId": self.table_id,
+            # the uuid of the snapshot the commit was built on (CommitTableRequest.baseSnapshotUuid,
+            # Paimon 2.0): a 2.0 server refuses the commit when its latest snapshot is another one; a
+            # 1.4 server ignores the field
+            "baseSnapshotUuid": base_uuid,
             "snapshot": snapshot_to_json(snapshot),
             "statistics": partition_statistics(delta, self.partitions),
         }
-        answer = self.client.post(
-            self.paths.commit(self.database, self.table), body, what=f"table {self.name}", commit=True
-        )
+        what = f"table {self.database}.{obj}"
+        answer = self.client.post(self.paths.commit(self.database, obj), body, what=what, commit=True)
         if not isinstance(answer, Mapping) or not isinstance(answer.get("success"), bool):
             raise unknown_commit(f"table {self.name}", f"the commit answer is malformed: {answer!r}")
         return bool(answer["success"])
 
     def rollback(self, root: str, *, snapshot_id: int | None, tag: str | None, from_snapshot: int) -> None:
-        self._check_root(root, "roll back")
+        obj = self._object(root)
         instant = (
             {"type": "tag", "tagName": tag}
             if tag is not None
@@ -117,7 +149,9 @@ class RestTableEnv:
         )
         body = {"instant": instant, "fromSnapshot": from_snapshot}
         try:
-            self.client.post(self.paths.rollback(self.database, self.table), body, what=f"table {self.name}")
+            self.client.post(
+                self.paths.rollback(self.database, obj), body, what=f"table {self.database}.{obj}"
+            )
         except MetastoreError as e:
             # the server checks fromSnapshot against its latest (RollbackTableRequest) and says
             # "Latest snapshot X is not Y" when another commit landed since
@@ -138,24 +172,51 @@ class RestTableEnv:
         answer = self.client.get(self.paths.table(self.database, self.table), what=f"table {self.name}")
         return rj.table_response(answer, name=self.name)[2]
 
+    # -- branches (BranchesApi: create, drop, rename, fast-forward)
+    def _branch_of_table(self, root: str, action: str) -> None:
+        if table_root_of(root.rstrip("/")) != self.root.rstrip("/"):
+            raise UnsupportedError(f"table {self.name}: cannot {action}: {root} is not this table's")
 
-def _auth_headers(own: Mapping[str, str]) -> dict[str, str]:
+    def create_branch(self, root: str, name: str, tag: str | None) -> None:
+        obj = self._object(root)
+        body = {"branch": name, "fromTag": tag}
+        self.client.post(self.paths.branches(self.database, obj), body, what=f"table {self.database}.{obj}")
+
+    def drop_branch(self, root: str, name: str) -> None:
+        self._branch_of_table(root, "drop a branch")
+        self.client.delete(self.paths.branch(self.database, self.table, name), what=f"table {self.name}")
+
+    def rename_branch(self, root: str, name: str, target: str) -> None:
+        self._branch_of_table(root, "rename a branch")
+        path = self.paths.branch(self.database, self.table, name) + "/rename"
+        self.client.post(path, {"toBranch": target}, what=f"table {self.name}")
+
+    def fast_forward(self, root: str, name: str) -> None:
+        self._branch_of_table(root, "fast-forward")
+        path = self.paths.branch(self.database, self.table, name) + "/forward"
+        self.client.post(path, {}, what=f"table {self.name}")
+
+
+def _auth(uri: str, own: Mapping[str, str]) -> tuple[dict[str, str], DlfSigner | None]:
+    """The fixed auth headers (a bearer token) or the signer of every request (DLF)."""
     provider = own.get("token.provider")
     token = own.get("token")
     if provider is None:
         if token is None:
-            return {}
+            return {}, None
         provider = BEARER
+    if provider.strip().lower() == DLF:
+        return {}, dlf_signer(uri, own)
     if provider.strip().lower() != BEARER:
         raise UnsupportedError(
             f"catalog option 'token.provider' = {provider!r}: lsmlake's REST client offers 'bear' (a bearer "
-            "token in the option 'token') only"
+            "token in the option 'token') and 'dlf' (requests signed with a DLF access key) only"
         )
     if not token:
         raise InvalidOptionError(
             "catalog option 'token.provider' is 'bear' but the option 'token' is not set"
         )
-    return {"Authorization": f"Bearer {token}"}
+    return {"Authorization": f"Bearer {token}"}, None
 
 
 def _prefixed(options: Mapping[str, str], prefix: str) -> dict[str, str]:
@@ -180,8 +241,9 @@ class RestCatalogClient:
             raise InvalidOptionError(f"catalog option 'uri' is {uri!r}, but the catalog opens {warehouse!r}")
         # Catalog("http://server", options={"warehouse": name, ...}) or Catalog(name, {"uri": ...})
         self.warehouse = own.get(WAREHOUSE) or (None if positional_uri else warehouse)
-        headers = {**_prefixed(own, REST_HEADER_PREFIX), **_auth_headers(own)}
-        client = RestClient(uri, tuple(sorted(headers.items())))
+        auth, signer = _auth(uri, own)
+        headers = {**_prefixed(own, REST_HEADER_PREFIX), **auth}
+        client = RestClient(uri, tuple(sorted(headers.items())), signer=signer)
         query = {WAREHOUSE: self.warehouse} if self.warehouse else {}
         try:
             config = client.get("/v1/config", query, what=f"warehouse {self.warehouse!r}")
@@ -258,12 +320,10 @@ class RestCatalogClient:
         name = f"{database}.{table}"
         answer = self.client.get(self.paths.table(database, table), what=f"table {name}")
         table_id, path, schema = rj.table_response(answer, name=name)
-        if self.data_token:
-            raise UnsupportedError(
-                f"table {name}: the REST catalog serves data tokens (data-token.enabled), which lsmlake's "
-                "client does not use yet"
-            )
         io, root = FileIO.for_uri(path, self.storage)
+        if self.data_token:  # the table's files are reached with the server's credentials for it
+            source = TokenSource(self.client, self.paths.token(database, table), f"table {name}")
+            io = TokenFileIO(path, self.storage, source)
         if not io.is_file(posixpath.join(root, "schema", schema_file_name(schema.id))):
             # reading a directory without the table would silently give no rows
             raise NoSuchTableError(
