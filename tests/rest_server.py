@@ -79,13 +79,13 @@ def rest_server(
     defaults: Mapping[str, str] | None = None,
     overrides: Mapping[str, str] | None = None,
     dlf: Mapping[str, str] | None = None,
-    fix_rename: bool = True,
+    server_fixes: bool = True,
 ) -> Iterator[RestEndpoint]:
     """Run the server for the block (skips the test when java or mvn is missing). ``dlf``: the server
     accepts only requests DLF-signed with this key (``access_key_id``, ``access_key_secret``, optional
     ``security_token``, ``region``), checked by Java Paimon's DLF signer, instead of the bearer
-    ``token``. ``fix_rename``: work around the server's rename bug (RestServerDispatcher.java: a
-    renamed table's record keeps its old path, so no client finds the table's files)."""
+    ``token``. ``server_fixes``: work around the server's bug that misleads every client, Java's too
+    (RestServerDispatcher.java: a renamed table's record keeps its old path)."""
     missing = tools_missing()
     if missing:
         pytest.skip(f"Java Paimon harness: {missing}")
@@ -96,7 +96,7 @@ def rest_server(
         "token": token,
         "defaults": {"prefix": "paimon", **(defaults or {})},
         "overrides": dict(overrides or {}),
-        "fix_rename": fix_rename,
+        "server_fixes": server_fixes,
         **({"dlf": dict(dlf)} if dlf is not None else {}),
     }
     log = (data_path.parent / f"{data_path.name}-rest-server.log").open("w")

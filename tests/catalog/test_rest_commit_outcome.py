@@ -44,6 +44,8 @@ class CommitServer:
     mode: str = "ok"
     after: int = 0
     commits: list[int] = field(default_factory=list)
+    check_base: bool = False  # refuse a commit whose baseSnapshotUuid is not the latest's, as Paimon 2.0
+    bases: list[str | None] = field(default_factory=list)
 
     def handle(self, request: BaseHTTPRequestHandler) -> None:
         body = json.loads(request.rfile.read(int(request.headers["Content-Length"])))
@@ -52,6 +54,12 @@ class CommitServer:
             self.answer(request, 500, {"message": f"Latest snapshot {latest} is not {body['fromSnapshot']}"})
             return
         snapshot = snapshot_from_json(body["snapshot"])
+        self.bases.append(body["baseSnapshotUuid"])
+        if self.check_base:
+            latest = SnapshotManager(self.table.io, self.table.root).latest()
+            if body["baseSnapshotUuid"] != (latest.uuid if latest is not None else None):
+                self.answer(request, 200, {"success": False})
+                return
         published = SnapshotManager(self.table.io, self.table.root).try_publish(snapshot)
         self.commits.append(snapshot.id)
         mode = "ok" if len(self.commits) <= self.after or not published else self.mode
@@ -172,6 +180,18 @@ def test_a_rollback_the_server_refuses_as_stale_is_a_commit_conflict(tmp_path: P
         stale = r"another commit landed after snapshot 1 .*Latest snapshot 2 is not 1"
         with pytest.raises(CommitConflictError, match=stale):
             table.catalog_env.rollback(table.root, snapshot_id=1, tag=None, from_snapshot=1)
+
+
+def test_each_commit_names_the_snapshot_it_was_built_on(tmp_path: Path) -> None:
+    """A server that refuses a commit whose baseSnapshotUuid is not its latest snapshot's (Paimon 2.0's
+    CatalogSnapshotCommit check) takes every commit: each names the uuid of the snapshot it follows."""
+    with commit_server(tmp_path) as (fake, table):
+        fake.check_base = True
+        for i in range(3):
+            assert table.write(pa.table({"id": [i], "v": ["x"]}, schema=SCHEMA)) == i + 1
+        uuids = [table.snapshot(i).uuid for i in (1, 2)]
+        assert None not in uuids and fake.bases == [None, *uuids]
+        assert fake.commits == [1, 2, 3]
 
 
 def test_a_root_outside_the_table_is_refused_before_writing(tmp_path: Path) -> None:

@@ -154,7 +154,7 @@ def test_the_unfixed_server_loses_a_renamed_table_for_java_too(tmp_path: Path) -
     """Why the harness fixes the server's record: Paimon 1.4.2's RESTCatalogServer moves the table's
     directory on a rename but keeps the old path, so Java's RESTCatalog reads the renamed table as
     empty and cannot commit to it; lsmlake refuses to open it rather than read an empty table."""
-    with rest_server(tmp_path / "data", fix_rename=False) as ep:
+    with rest_server(tmp_path / "data", server_fixes=False) as ep:
         cat = lsmlake.Catalog(ep.warehouse, options=ep.options)
         cat.create_database("db")
         cat.create_table("db.t", schema=SCHEMA, primary_key=["id"]).write(
@@ -166,6 +166,18 @@ def test_the_unfixed_server_loses_a_renamed_table_for_java_too(tmp_path: Path) -
             cat.open_table("db.u")
         java = catalog_check(tmp_path, {"options": ep.options, "read": ["db.u"]})
         assert java["rows"]["db.u"] == []  # the row is in db.db/u; Java looks in db.db/t
+        # a commit to a branch writes the branch's snapshot number into main's LATEST hint (the
+        # server's table object is main's); Java and lsmlake take main's latest snapshot from the
+        # server's record (GET .../snapshot), not from the hint, and read main right
+        w = cat.create_table("db.w", schema=SCHEMA, primary_key=["id"], options={"bucket": "1"})
+        w.create_tag("one", w.write(pa.table({"id": [1], "v": ["a"]}, schema=SCHEMA)))
+        w.create_branch("b", tag="one").write(pa.table({"id": [2], "v": ["b"]}, schema=SCHEMA))
+        assert (tmp_path / "data" / "db.db" / "w" / "snapshot" / "LATEST").read_text() == "2"
+        assert not (tmp_path / "data" / "db.db" / "w" / "snapshot" / "snapshot-2").exists()
+        assert cat.open_table("db.w").read().to_pylist() == [{"id": 1, "v": "a"}]
+        java = catalog_check(tmp_path, {"options": ep.options, "read": ["db.w", "db.w$branch_b"]})
+        assert java["rows"]["db.w"] == [["1", "a"]]
+        assert sorted(java["rows"]["db.w$branch_b"]) == [["1", "a"], ["2", "b"]]
 
 
 def test_header_options_and_the_bearer_token_reach_the_server(tmp_path: Path) -> None:

@@ -39,6 +39,9 @@ class RecordingEnv:
     ) -> bool:
         return SnapshotManager(self.io, root).try_publish(snapshot)
 
+    def latest_snapshot(self, root: str) -> tuple[bool, Snapshot | None]:
+        return False, None  # the files say
+
     def create_branch(self, root: str, name: str, tag: str | None) -> None:
         raise AssertionError("not used")
 

@@ -25,6 +25,12 @@ class CatalogEnvironment(Protocol):
         another commit (the committer then rebases and retries)."""
         ...
 
+    def latest_snapshot(self, root: str) -> tuple[bool, Snapshot | None]:
+        """The catalog's latest snapshot of the table (or branch) stored under ``root``: (True, the
+        snapshot or None when it has none), or (False, None) when the catalog keeps no record of it
+        (the table's files then say)."""
+        ...
+
     def create_branch(self, root: str, name: str, tag: str | None) -> None:
         """Create branch ``name`` of the table (or branch) stored under ``root``, from ``tag`` or empty."""
         ...

@@ -74,8 +74,16 @@ class SnapshotManager:
         return sorted(ids)
 
     def latest_id(self) -> int | None:
-        """The LATEST hint when no `snapshot-<hint+1>` exists, else the largest listed id (on S3: a GET
-        and a HEAD when the hint is current, no LIST)."""
+        """The latest snapshot's id: the catalog's record when the table's catalog keeps one (the REST
+        catalog, as Java's SnapshotLoader reads it), else the LATEST hint when no `snapshot-<hint+1>`
+        exists, else the largest listed id (on S3: a GET and a HEAD when the hint is current, no LIST)."""
+        if self.catalog_env is not None:  # a catalog that publishes the commits knows the latest
+            known, snapshot = self.catalog_env.latest_snapshot(self.table_root)
+            if known:
+                return None if snapshot is None else snapshot.id
+        return self._latest_id_of_files()
+
+    def _latest_id_of_files(self) -> int | None:
         hint = self._read_hint(LATEST)
         if hint is not None and hint > 0 and not self.io.is_file(self.snapshot_path(hint + 1)):
             return hint
@@ -140,7 +148,11 @@ class SnapshotManager:
         keeps at least one snapshot, and writes LATEST at or above the EARLIEST it moves to before
         it deletes anything, so a stale LATEST never points below EARLIEST at a snapshot whose
         successor an expiry deleted)."""
-        sid = self.latest_id()
+        if self.catalog_env is not None:
+            known, snapshot = self.catalog_env.latest_snapshot(self.table_root)
+            if known:
+                return snapshot
+        sid = self._latest_id_of_files()
         return None if sid is None else self.snapshot(sid, expired=True)
 
     def read_if_present(self, snapshot_id: int) -> Snapshot | None:

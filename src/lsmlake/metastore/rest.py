@@ -21,12 +21,13 @@ from lsmlake.errors import (
     MetastoreError,
     NoSuchDatabaseError,
     NoSuchResourceError,
+    NoSuchSnapshotError,
     NoSuchTableError,
     UnsupportedError,
 )
 from lsmlake.maintenance.branches import BRANCH_TABLE_PREFIX, branch_of
 from lsmlake.metadata.manifest import ManifestEntry
-from lsmlake.metadata.snapshot import Snapshot, snapshot_to_json
+from lsmlake.metadata.snapshot import Snapshot, snapshot_from_json, snapshot_to_json
 from lsmlake.metastore import rest_json as rj
 from lsmlake.metastore.rest_client import RestClient, encode, unknown_commit
 from lsmlake.metastore.rest_dlf import DlfSigner, dlf_signer
@@ -68,6 +69,9 @@ class RestPaths:
 
     def rollback(self, db: str, table: str) -> str:
         return self._join("databases", encode(db), "tables", encode(table), "rollback")
+
+    def snapshot(self, db: str, table: str) -> str:
+        return self._join("databases", encode(db), "tables", encode(table), "snapshot")
 
     def token(self, db: str, table: str) -> str:
         return self._join("databases", encode(db), "tables", encode(table), "token")
@@ -139,6 +143,27 @@ class RestTableEnv:
         if not isinstance(answer, Mapping) or not isinstance(answer.get("success"), bool):
             raise unknown_commit(f"table {self.name}", f"the commit answer is malformed: {answer!r}")
         return bool(answer["success"])
+
+    def latest_snapshot(self, root: str) -> tuple[bool, Snapshot | None]:
+        """The server's record of the latest snapshot (GET .../snapshot), as Java's RESTCatalog reads it
+        (its SnapshotLoader): (True, None) when the server says there is none, (False, None) when the
+        server keeps no snapshots (HTTP 501: the table's files say)."""
+        obj = self._object(root)
+        what = f"table {self.database}.{obj}"
+        try:
+            answer = self.client.get(self.paths.snapshot(self.database, obj), what=what)
+        except UnsupportedError:
+            return False, None
+        except NoSuchSnapshotError:
+            return True, None
+        record = answer.get("snapshot") if isinstance(answer, Mapping) else None
+        snapshot = record.get("snapshot") if isinstance(record, Mapping) else None
+        if not isinstance(snapshot, Mapping):
+            raise MetastoreError(
+                f"REST catalog: {what}: the latest-snapshot answer is not a GetTableSnapshotResponse: "
+                f"{str(answer)[:200]!r}"
+            )
+        return True, snapshot_from_json(snapshot, name=f"the REST catalog's latest snapshot of {what}")
 
     def rollback(self, root: str, *, snapshot_id: int | None, tag: str | None, from_snapshot: int) -> None:
         obj = self._object(root)

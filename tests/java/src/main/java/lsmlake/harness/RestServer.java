@@ -26,7 +26,7 @@ import java.util.Map;
  * for), "token" (the bearer token it accepts), or "dlf" (an object with "access_key_id",
  * "access_key_secret", optional "security_token", "region": the server then accepts only requests DLF-
  * signed with that key, checked by DlfCheckingAuth), "defaults" and "overrides" (its config answer),
- * "fix_rename" (default true: RestServerDispatcher's workaround of the server's rename bug). Prints
+ * "server_fixes" (default true: RestServerDispatcher's workarounds of the server's bugs). Prints
  * {"url": ...} once listening; then each line on stdin is a command, answered by one line of JSON:
  * "headers" (the headers of every request received so far, names lower-cased as the server records
  * them), "requests" (every request so far: method, path, body), "deny-database NAME" and "deny-table
@@ -47,10 +47,10 @@ public final class RestServer {
         AuthProvider auth = auth(spec);
         RESTCatalogServer server =
                 new RESTCatalogServer(spec.get("data_path").getAsString(), auth, config, warehouse);
-        boolean fixRename = !spec.has("fix_rename") || spec.get("fix_rename").getAsBoolean();
+        boolean fixes = !spec.has("server_fixes") || spec.get("server_fixes").getAsBoolean();
         RestServerDispatcher dispatcher =
                 RestServerDispatcher.install(
-                        server, server.initDispatcher(auth), defaults.get("prefix"), fixRename);
+                        server, server.initDispatcher(auth), defaults.get("prefix"), fixes);
         server.start();
         JsonObject out = new JsonObject();
         out.addProperty("url", server.getUrl());

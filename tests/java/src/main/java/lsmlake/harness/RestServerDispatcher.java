@@ -26,34 +26,36 @@ import java.util.Map;
 
 /**
  * Sits in front of RESTCatalogServer's own dispatcher: records every request (method, path, body) for
- * the "requests" command, and works around one bug of Paimon 1.4.2's server (also in its later
- * versions): a rename moves the table's directory but keeps the old path in the server's record, so
- * every client (Java's RESTCatalog too) then reads and commits at a path that no longer exists. After a
- * rename the server answers 200 for, the record of the new name gets the path the server gives a table
- * of that name (its own createTableMetadata), and the latest-snapshot record moves with it. Nothing else
- * of the server's answers is changed.
+ * the "requests" command, and (unless switched off) works around a bug of Paimon 1.4.2's server (still
+ * in its later versions) that misleads every client, Java's RESTCatalog included: a rename moves the
+ * table's directory but keeps the old path in the server's record, so clients then read (as empty)
+ * and commit at a path that no longer exists. After a rename the server answers 200 for, the record
+ * of the new name gets the path the server gives a table of that name (its own createTableMetadata),
+ * and the latest-snapshot record moves with it.
+ *
+ * Nothing else of the server's answers is changed.
  */
 final class RestServerDispatcher extends Dispatcher {
 
     private final RESTCatalogServer server;
     private final Dispatcher inner;
     private final String renamePath;
-    private final boolean fixRename;
+    private final boolean fixes;
     private final List<JsonObject> requests = new ArrayList<>();
 
     private RestServerDispatcher(
-            RESTCatalogServer server, Dispatcher inner, String prefix, boolean fixRename) {
+            RESTCatalogServer server, Dispatcher inner, String prefix, boolean fixes) {
         this.server = server;
         this.inner = inner;
         this.renamePath = new ResourcePaths(prefix).renameTable();
-        this.fixRename = fixRename;
+        this.fixes = fixes;
     }
 
     /** Installs the wrapper as the dispatcher of the server's MockWebServer. */
     static RestServerDispatcher install(
-            RESTCatalogServer server, Dispatcher inner, String prefix, boolean fixRename)
+            RESTCatalogServer server, Dispatcher inner, String prefix, boolean fixes)
             throws Exception {
-        RestServerDispatcher wrapper = new RestServerDispatcher(server, inner, prefix, fixRename);
+        RestServerDispatcher wrapper = new RestServerDispatcher(server, inner, prefix, fixes);
         MockWebServer web = (MockWebServer) field("server").get(server);
         web.setDispatcher(wrapper);
         return wrapper;
@@ -70,7 +72,7 @@ final class RestServerDispatcher extends Dispatcher {
             requests.add(one);
         }
         MockResponse response = inner.dispatch(request);
-        if (fixRename
+        if (fixes
                 && "POST".equals(request.getMethod())
                 && renamePath.equals(request.getPath())
                 && response.getStatus().contains(" 200")) {
