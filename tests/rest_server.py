@@ -84,8 +84,9 @@ def rest_server(
     """Run the server for the block (skips the test when java or mvn is missing). ``dlf``: the server
     accepts only requests DLF-signed with this key (``access_key_id``, ``access_key_secret``, optional
     ``security_token``, ``region``), checked by Java Paimon's DLF signer, instead of the bearer
-    ``token``. ``server_fixes``: work around the server's bug that misleads every client, Java's too
-    (RestServerDispatcher.java: a renamed table's record keeps its old path)."""
+    ``token``. ``server_fixes``: work around the server's bugs that mislead every client, Java's too
+    (RestServerDispatcher.java: a renamed table's record keeps its old path; a new branch's latest
+    snapshot is recorded as main's)."""
     missing = tools_missing()
     if missing:
         pytest.skip(f"Java Paimon harness: {missing}")

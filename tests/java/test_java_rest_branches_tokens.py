@@ -51,21 +51,26 @@ def test_branches_go_through_the_server_and_java_reads_them(tmp_path: Path) -> N
         first = t.write(table("t", [(1, "a")]))
         assert first is not None
         t.create_tag("one", first)
+        t.write(table("t", [(9, "main")]))  # main moves on past the tag
         b = t.create_branch("b", tag="one")  # POST .../tables/t/branches: the server records it
         assert posts(ep, "/tables/t/branches") == [{"branch": "b", "fromTag": "one"}]
+        assert rows(b.read().to_pylist()) == [(1, "a")]  # the tag's snapshot, not main's latest
+        empty = t.create_branch("empty")
+        assert empty.read().num_rows == 0 and empty.latest_snapshot() is None
         with pytest.raises(AlreadyExistsError):
             t.create_branch("b")
         b.write(table("t", [(2, "b")]))  # commits to the branch's own object, t$branch_b
         b.write(table("t", [(3, "c")]))
         commits = posts(ep, "/tables/t%24branch_b/commit")
         assert [c["snapshot"]["id"] for c in commits] == [2, 3]
-        assert t.latest_snapshot().id == first  # type: ignore[union-attr]  # main is untouched
+        assert t.latest_snapshot().id == first + 1  # type: ignore[union-attr]  # main is untouched
         assert rows(cat.open_table("db.t$branch_b").read().to_pylist()) == [(1, "a"), (2, "b"), (3, "c")]
-        java = catalog_check(tmp_path, {"options": ep.options, "read": ["db.t$branch_b", "db.t"]})
+        java = catalog_check(
+            tmp_path, {"options": ep.options, "read": ["db.t$branch_b", "db.t$branch_empty", "db.t"]}
+        )
         assert sorted(java["rows"]["db.t$branch_b"]) == [["1", "a"], ["2", "b"], ["3", "c"]]
-        assert java["rows"]["db.t"] == [["1", "a"]]
-        t.create_branch("empty")
-        assert t.list_branches() == ["b", "empty"]
+        assert java["rows"]["db.t$branch_empty"] == []
+        assert sorted(java["rows"]["db.t"]) == [["1", "a"], ["9", "main"]]
         t.rename_branch("empty", "spare")  # POST .../branches/empty/rename
         assert t.list_branches() == ["b", "spare"]
         t.delete_branch("spare")  # DELETE .../branches/spare

@@ -150,10 +150,11 @@ def test_rename_through_the_server(tmp_path: Path) -> None:
             cat.rename_table("db.t", "db.v")
 
 
-def test_the_unfixed_server_loses_a_renamed_table_for_java_too(tmp_path: Path) -> None:
-    """Why the harness fixes the server's record: Paimon 1.4.2's RESTCatalogServer moves the table's
+def test_the_unfixed_server_misleads_java_too(tmp_path: Path) -> None:
+    """Why the harness fixes the server's records: Paimon 1.4.2's RESTCatalogServer moves the table's
     directory on a rename but keeps the old path, so Java's RESTCatalog reads the renamed table as
-    empty and cannot commit to it; lsmlake refuses to open it rather than read an empty table."""
+    empty and cannot commit to it (lsmlake refuses to open it rather than read an empty table); and it
+    records a new branch's latest snapshot as main's, so Java reads an empty branch as main."""
     with rest_server(tmp_path / "data", server_fixes=False) as ep:
         cat = lsmlake.Catalog(ep.warehouse, options=ep.options)
         cat.create_database("db")
@@ -175,9 +176,14 @@ def test_the_unfixed_server_loses_a_renamed_table_for_java_too(tmp_path: Path) -
         assert (tmp_path / "data" / "db.db" / "w" / "snapshot" / "LATEST").read_text() == "2"
         assert not (tmp_path / "data" / "db.db" / "w" / "snapshot" / "snapshot-2").exists()
         assert cat.open_table("db.w").read().to_pylist() == [{"id": 1, "v": "a"}]
-        java = catalog_check(tmp_path, {"options": ep.options, "read": ["db.w", "db.w$branch_b"]})
+        # a new branch's record is a copy of main's latest: an empty branch reads as main, for Java too
+        w.create_branch("empty")
+        java = catalog_check(
+            tmp_path, {"options": ep.options, "read": ["db.w", "db.w$branch_b", "db.w$branch_empty"]}
+        )
         assert java["rows"]["db.w"] == [["1", "a"]]
         assert sorted(java["rows"]["db.w$branch_b"]) == [["1", "a"], ["2", "b"]]
+        assert java["rows"]["db.w$branch_empty"] == [["1", "a"]]
 
 
 def test_header_options_and_the_bearer_token_reach_the_server(tmp_path: Path) -> None:

@@ -26,12 +26,19 @@ import java.util.Map;
 
 /**
  * Sits in front of RESTCatalogServer's own dispatcher: records every request (method, path, body) for
- * the "requests" command, and (unless switched off) works around a bug of Paimon 1.4.2's server (still
- * in its later versions) that misleads every client, Java's RESTCatalog included: a rename moves the
- * table's directory but keeps the old path in the server's record, so clients then read (as empty)
- * and commit at a path that no longer exists. After a rename the server answers 200 for, the record
- * of the new name gets the path the server gives a table of that name (its own createTableMetadata),
- * and the latest-snapshot record moves with it.
+ * the "requests" command, and (unless switched off) works around two bugs of Paimon 1.4.2's server
+ * (still in its later versions) that mislead every client, Java's RESTCatalog included:
+ *
+ * <ul>
+ *   <li>a rename moves the table's directory but keeps the old path in the server's record, so
+ *       clients then read (as empty) and commit at a path that no longer exists. After a rename the
+ *       server answers 200 for, the record of the new name gets the path the server gives a table of
+ *       that name (its own createTableMetadata), and the latest-snapshot record moves with it;
+ *   <li>a new branch's latest-snapshot record is a copy of the main table's, whatever the branch
+ *       holds (an empty branch, or one from an older tag), and clients take the latest snapshot from
+ *       that record: they read main's data in the branch and commit on top of it. After a branch is
+ *       created, its record becomes the branch's own latest snapshot (none for an empty branch).
+ * </ul>
  *
  * Nothing else of the server's answers is changed.
  */
@@ -72,6 +79,19 @@ final class RestServerDispatcher extends Dispatcher {
             requests.add(one);
         }
         MockResponse response = inner.dispatch(request);
+        if (fixes
+                && "POST".equals(request.getMethod())
+                && request.getPath() != null
+                && request.getPath().endsWith("/branches")
+                && response.getStatus().contains(" 200")) {
+            try {
+                fixNewBranch(request.getPath(), body);
+            } catch (Exception e) {
+                return new MockResponse()
+                        .setResponseCode(500)
+                        .setBody("harness: fixing the new branch's record failed: " + e);
+            }
+        }
         if (fixes
                 && "POST".equals(request.getMethod())
                 && renamePath.equals(request.getPath())
@@ -124,6 +144,33 @@ final class RestServerDispatcher extends Dispatcher {
         Object snapshot = latest.remove(rename.getSource().getFullName());
         if (snapshot != null) {
             latest.put(to.getFullName(), snapshot);
+        }
+    }
+
+    @SuppressWarnings("unchecked")
+    private void fixNewBranch(String path, String body) throws Exception {
+        String[] parts = path.split("/"); // ... databases, db, tables, t, branches
+        int at = java.util.Arrays.asList(parts).lastIndexOf("databases");
+        Identifier branch =
+                new Identifier(
+                        org.apache.paimon.rest.RESTUtil.decodeString(parts[at + 1]),
+                        org.apache.paimon.rest.RESTUtil.decodeString(parts[at + 3]),
+                        RESTApi.fromJson(body, org.apache.paimon.rest.requests.CreateBranchRequest.class)
+                                .branch());
+        org.apache.paimon.catalog.Catalog catalog =
+                (org.apache.paimon.catalog.Catalog) field("catalog").get(server);
+        org.apache.paimon.Snapshot latest =
+                ((org.apache.paimon.table.FileStoreTable) catalog.getTable(branch))
+                        .snapshotManager()
+                        .latestSnapshot();
+        Map<String, Object> records = (Map<String, Object>) field("tableLatestSnapshotStore").get(server);
+        if (latest == null) {
+            records.remove(branch.getFullName());
+        } else {
+            long rows = latest.totalRecordCount();
+            records.put(
+                    branch.getFullName(),
+                    new org.apache.paimon.table.TableSnapshot(latest, rows, 0, 0, 0));
         }
     }
 
