@@ -119,7 +119,7 @@ class RestTableEnv:
         if root.rstrip("/") != self.root.rstrip("/"):
             raise UnsupportedError(
                 f"table {self.name}: the REST catalog client cannot {action} on a branch ({root}): the "
-                "server's alter endpoint is used for the main branch only"
+                "server's alter and rollback endpoints are used for the main branch only"
             )
 
     def check_commit(self, root: str) -> None:
@@ -166,7 +166,9 @@ class RestTableEnv:
         return True, snapshot_from_json(snapshot, name=f"the REST catalog's latest snapshot of {what}")
 
     def rollback(self, root: str, *, snapshot_id: int | None, tag: str | None, from_snapshot: int) -> None:
-        obj = self._object(root)
+        # main only: Paimon 1.4.2's server rolls back its main table object whatever branch is named
+        self._check_root(root, "roll back")
+        obj = self.table
         instant = (
             {"type": "tag", "tagName": tag}
             if tag is not None
