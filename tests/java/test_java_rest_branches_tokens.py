@@ -80,6 +80,8 @@ def test_branches_go_through_the_server_and_java_reads_them(tmp_path: Path) -> N
         ]
         with pytest.raises(NoSuchTableError):
             t.delete_branch("spare")
+        with pytest.raises(UnsupportedError, match="roll back on a branch"):
+            b.rollback_to(2)  # the 1.4.2 server would roll back main instead
         t.fast_forward("b")  # POST .../branches/b/forward: the server moves main and its record
         main = cat.open_table("db.t")
         assert main.latest_snapshot().id == 3  # type: ignore[union-attr]
@@ -140,6 +142,14 @@ def test_data_tokens_are_fetched_and_refreshed(tmp_path: Path) -> None:
         assert rows(t.read().to_pylist()) == [(1, "a")]
         assert token_gets() == before  # three hours from expiry: kept
         assert "region-3" not in repr(t.io) and "region-3" not in repr(t.io.token)  # values hidden
+        # the server's own token for a table it was given none for: OSS-style keys (akId, akSecret),
+        # valid for 4,000 s; lsmlake's FileIO takes the token's s3.* keys only
+        plain = cat.create_table("db.plain", schema=SCHEMA)
+        assert isinstance(plain.io, TokenFileIO) and plain.io.token is not None
+        assert [k for k, _ in plain.io.token.options] == ["akId", "akSecret"]
+        assert plain.io.token.expires_at_ms - time.time() * 1000 > HOUR_MS
+        plain.write(table("plain", [(5, "e")]))
+        assert rows(plain.read().to_pylist()) == [(5, "e")]
         copy = pickle.loads(pickle.dumps(t.io))  # a copy in another process fetches its own token
         assert isinstance(copy, TokenFileIO) and copy.token is not None and copy.token.expires_at_ms == later
         java = catalog_check(tmp_path, {"options": options, "read": ["db.t"]})
