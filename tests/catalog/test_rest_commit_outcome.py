@@ -28,6 +28,7 @@ from lsmlake.metadata.snapshot_manager import SnapshotManager
 from lsmlake.metastore.rest import RestPaths, RestTableEnv
 from lsmlake.metastore.rest_client import RestClient
 from lsmlake.metastore.rest_stats import PartitionNaming
+from lsmlake.metastore.rest_token import TokenSource
 from lsmlake.table import Table
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.string())])
@@ -227,6 +228,39 @@ def test_a_listing_that_is_not_a_page_is_refused_naming_the_endpoint(listing: ob
         cat = lsmlake.Catalog(f"http://127.0.0.1:{server.server_address[1]}", options={"metastore": "rest"})
         with pytest.raises(MetastoreError, match=r"GET /v1/databases answered .*not a page of 'databases'"):
             cat.list_databases()
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.mark.parametrize(
+    ("answer", "ask", "message"),
+    [
+        ({"token": {"s3.access-key": "k"}}, "token", "not a GetTableTokenResponse"),
+        ({"token": "k", "expiresAtMillis": 1}, "token", "not a GetTableTokenResponse"),
+        ({"snapshot": {"recordCount": 1}}, "latest", "not a GetTableSnapshotResponse"),
+    ],
+)
+def test_a_malformed_token_or_latest_snapshot_answer_is_refused(
+    answer: object, ask: str, message: str
+) -> None:
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            CommitServer.answer(self, 200, answer)  # type: ignore[arg-type]
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        client = RestClient(f"http://127.0.0.1:{server.server_address[1]}", timeout=5)
+        with pytest.raises(MetastoreError, match=message):
+            if ask == "token":
+                TokenSource(client, RestPaths().token("db", "t"), "table db.t").fetch()
+            else:
+                env = RestTableEnv(client, RestPaths(), "db", "t", "id", "/wh/db.db/t", PartitionNaming())
+                env.latest_snapshot("/wh/db.db/t")
     finally:
         server.shutdown()
         server.server_close()

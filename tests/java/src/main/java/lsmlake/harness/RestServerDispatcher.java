@@ -154,7 +154,10 @@ final class RestServerDispatcher extends Dispatcher {
         Identifier branch =
                 new Identifier(
                         org.apache.paimon.rest.RESTUtil.decodeString(parts[at + 1]),
-                        org.apache.paimon.rest.RESTUtil.decodeString(parts[at + 3]),
+                        Identifier.create(
+                                        parts[at + 1],
+                                        org.apache.paimon.rest.RESTUtil.decodeString(parts[at + 3]))
+                                .getTableName(), // the table, when a branch makes the branch
                         RESTApi.fromJson(body, org.apache.paimon.rest.requests.CreateBranchRequest.class)
                                 .branch());
         org.apache.paimon.catalog.Catalog catalog =
