@@ -120,3 +120,17 @@ def test_a_token_file_is_read_again_only_when_its_token_nears_expiry(tmp_path: P
     fresh = dlf_signer("http://127.0.0.1:1", {"dlf.region": "r-a", "dlf.token-path": str(path)})
     with pytest.raises(NotAuthorizedError, match="cannot read a DLF token from it"):
         fresh.headers("GET", "/v1/x", None, None)
+
+
+def test_a_signer_is_plain_data_a_commit_environment_can_carry(tmp_path: Path) -> None:
+    signer = dlf_signer("http://127.0.0.1:1", {**KEY, "dlf.region": "r-a"})
+    copy = pickle.loads(pickle.dumps(signer))
+    assert copy == signer and hash(copy) == hash(signer)
+    path = tmp_path / "token.json"
+    _token_file(path, "file-1", None)
+    from_file = dlf_signer("http://127.0.0.1:1", {"dlf.region": "r-a", "dlf.token-path": str(path)})
+    assert "Credential=file-1/" in from_file.headers("GET", "/v1/x", None, None)["Authorization"]
+    _token_file(path, "file-2", None)
+    moved = pickle.loads(pickle.dumps(from_file))  # another process reads the file itself
+    assert "Credential=file-2/" in moved.headers("GET", "/v1/x", None, None)["Authorization"]
+    assert "Credential=file-1/" in from_file.headers("GET", "/v1/x", None, None)["Authorization"]

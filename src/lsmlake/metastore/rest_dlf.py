@@ -79,40 +79,46 @@ def _hmac(key: bytes, text: str) -> bytes:
     return hmac.new(key, text.encode("utf-8"), hashlib.sha256).digest()
 
 
-@dataclass(repr=False)
+class _LoadedKey:
+    """The key last read from a token file (per process: a pickled copy reads the file again)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.key: DlfKey | None = None
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_LoadedKey, ())
+
+
+@dataclass(frozen=True, repr=False)
 class DlfSigner:
     """Signs each request as Java Paimon's DLFAuthProvider with its default signer (DLFDefaultSigner)
     does: the signed headers (date, version, unsigned payload, body type and MD5, security token) and an
     ``Authorization`` header over the method, path, sorted query, those headers and the payload mark.
     The key is given (``dlf.access-key-id``/``-secret``) or read from ``dlf.token-path``, again when it
-    is within an hour of expiring."""
+    is within an hour of expiring. Plain data (compared and hashed by its options): it travels with a
+    table's commit environment."""
 
     region: str
     key: DlfKey | None = None
     token_path: str | None = None
-    _lock: threading.Lock = field(default_factory=threading.Lock, init=False)
+    _loaded: _LoadedKey = field(default_factory=_LoadedKey, compare=False, hash=False)
 
     def __repr__(self) -> str:
         source = f"token file {self.token_path!r}" if self.token_path else repr(self.key)
         return f"DlfSigner(region={self.region!r}, {source})"
 
-    def __getstate__(self) -> dict[str, Any]:
-        return {"region": self.region, "key": self.key, "token_path": self.token_path}
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
-        self._lock = threading.Lock()
-
     def current_key(self, now_ms: int) -> DlfKey:
-        with self._lock:
-            key = self.key
-            stale = key is None or (
-                key.expires_at_ms is not None and key.expires_at_ms - now_ms < REFRESH_BEFORE_MS
-            )
-            if stale and self.token_path is not None:
-                key = self.key = _key_from_file(self.token_path)
-            if key is None:
+        if self.token_path is None:
+            if self.key is None:
                 raise NotAuthorizedError("REST catalog: no DLF access key to sign requests with")
+            return self.key
+        with self._loaded.lock:
+            key = self._loaded.key
+            if key is None or (
+                key.expires_at_ms is not None and key.expires_at_ms - now_ms < REFRESH_BEFORE_MS
+            ):
+                key = self._loaded.key = _key_from_file(self.token_path)
             return key
 
     def headers(
