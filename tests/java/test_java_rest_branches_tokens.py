@@ -228,5 +228,6 @@ def test_dlf_signed_requests_pass_javas_signature_check(tmp_path: Path) -> None:
             lsmlake.Catalog(ep.warehouse, options=_dlf_options(ep, secret="wrong"))
         java = catalog_check(tmp_path, {"options": options, "read": ["db.t"]})
         assert sorted(java["rows"]["db.t"]) == [["1", "a"], ["2", "b"]]
+        assert pickle.loads(pickle.dumps(t.catalog_env)) == t.catalog_env  # plain data: travels to workers
         shown = repr(cat) + repr(t.catalog_env)
         assert "dlf-secret" not in shown and "sts-token-value" not in shown

@@ -162,7 +162,7 @@ def http_error(status: int, text: str, method: str, path: str, what: str) -> Lsm
     if status == 401:
         return NotAuthorizedError(
             f"REST catalog refused the credentials (HTTP 401) for {request}: check the catalog options "
-            f"'token' and 'token.provider'{f' ({message})' if body else ''}"
+            f"'token' and 'token.provider' (for DLF the 'dlf.*' key){f' ({message})' if body else ''}"
         )
     if status == 403:
         return NotAuthorizedError(
