@@ -25,8 +25,8 @@ from lsmlake.errors import (
 )
 from lsmlake.metadata.snapshot import snapshot_from_json
 from lsmlake.metadata.snapshot_manager import SnapshotManager
-from lsmlake.metastore.rest import RestPaths, RestTableEnv
 from lsmlake.metastore.rest_client import RestClient
+from lsmlake.metastore.rest_env import RestPaths, RestTableEnv
 from lsmlake.metastore.rest_stats import PartitionNaming
 from lsmlake.metastore.rest_token import TokenSource
 from lsmlake.table import Table
