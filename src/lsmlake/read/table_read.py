@@ -211,7 +211,9 @@ class Scan:
                 b = self._binding()
                 t = b.table
                 snapshot = (
-                    b.snapshot if b.snapshot is not None else resolve_snapshot(t.io, t.root, None, t.options, t.catalog_env)
+                    b.snapshot
+                    if b.snapshot is not None
+                    else resolve_snapshot(t.io, t.root, None, t.options, t.catalog_env)
                 )
                 plan = plan_scan(t.io, t.root, t.schema, t.options, predicate=b.predicate, snapshot=snapshot)
                 self._planned = (snapshot, plan)
