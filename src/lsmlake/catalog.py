@@ -75,7 +75,8 @@ class Catalog:
         ``s3.access-key``, ...), ``table-default.<option>`` for the tables it creates, ``metastore``
         (``filesystem``; ``jdbc`` with ``uri``, ``catalog-key``, ``jdbc.<property>``, ``lock.enabled``,
         ``lock-acquire-timeout``, ``lock-check-max-sleep``, ``sync-all-properties``; or ``rest`` with
-        ``uri``, ``token.provider``, ``token``, ``header.<name>``) and ``warehouse``; anything else is
+        ``uri``, ``token.provider`` (``bear`` with ``token``, or ``dlf`` with ``dlf.*``),
+        ``data-token.enabled``, ``header.<name>``) and ``warehouse``; anything else is
         refused. A REST catalog's ``warehouse`` is the name its server resolves (``/v1/config``), and
         the server gives each table's path."""
         self.warehouse = warehouse

@@ -176,7 +176,9 @@ def always_lose(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Every snapshot publish loses the race (as if another writer took the id each time)."""
     tried: list[int] = []
 
-    def lose(self: SnapshotManager, snapshot: Snapshot, delta: object = ()) -> tuple[bool, Snapshot | None]:
+    def lose(
+        self: SnapshotManager, snapshot: Snapshot, delta: object = (), base: object = None
+    ) -> tuple[bool, Snapshot | None]:
         tried.append(snapshot.id)
         return False, None
 

@@ -493,7 +493,7 @@ class FileStoreCommit:
                 delta, changelog = lists.prepare(current.entries, current.changelog)
                 self._check_conflicts(current, latest)
                 snapshot = self._build_snapshot(current, latest, delta, changelog, identifier, written)
-                published, holder = self.snapshots.publish_or_read(snapshot, current.entries)
+                published, holder = self.snapshots.publish_or_read(snapshot, current.entries, latest)
                 if published:
                     landed = True
                     self.landed_ids.append(snapshot.id)

@@ -215,7 +215,9 @@ class Scan:
                 b = self._binding()
                 t = b.table
                 snapshot = (
-                    b.snapshot if b.snapshot is not None else resolve_snapshot(t.io, t.root, None, t.options)
+                    b.snapshot
+                    if b.snapshot is not None
+                    else resolve_snapshot(t.io, t.root, None, t.options, t.catalog_env)
                 )
                 plan = plan_scan(
                     t.io,

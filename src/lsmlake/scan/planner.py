@@ -20,6 +20,7 @@ from lsmlake.expr import (
     split_by_fields,
 )
 from lsmlake.mergetree.interval_partition import KeyBounds
+from lsmlake.metadata.catalog_env import CatalogEnvironment
 from lsmlake.metadata.data_file import DataFileMeta
 from lsmlake.metadata.index_manifest import DELETION_VECTORS_INDEX, read_index_manifest
 from lsmlake.metadata.manifest import FileKind, ManifestEntry, live_files, read_manifest
@@ -114,8 +115,15 @@ class ScanPlan:
     skip_level0: bool = False
 
 
-def resolve_snapshot(io: FileIO, root: str, snapshot_id: int | None, options: CoreOptions) -> Snapshot | None:
-    """The snapshot to read: ``snapshot_id``, else option ``scan.snapshot-id``, else the latest."""
+def resolve_snapshot(
+    io: FileIO,
+    root: str,
+    snapshot_id: int | None,
+    options: CoreOptions,
+    catalog_env: CatalogEnvironment | None = None,
+) -> Snapshot | None:
+    """The snapshot to read: ``snapshot_id``, else option ``scan.snapshot-id``, else the latest (the
+    catalog's record of it when the table's catalog keeps one: ``catalog_env``)."""
     for key in UNSUPPORTED_SCAN_OPTIONS:
         if options.get(key) is not None:
             raise UnsupportedError(
@@ -125,7 +133,7 @@ def resolve_snapshot(io: FileIO, root: str, snapshot_id: int | None, options: Co
     mode = options.get(CoreOptions.SCAN_MODE)
     if mode not in BATCH_SCAN_MODES:
         raise UnsupportedError(f"scan.mode={mode!r} is not supported for batch reads (table {root})")
-    manager = SnapshotManager(io, root)
+    manager = SnapshotManager(io, root, catalog_env=catalog_env)
     if snapshot_id is None:
         snapshot_id = options.get(CoreOptions.SCAN_SNAPSHOT_ID)
     if snapshot_id is None:
