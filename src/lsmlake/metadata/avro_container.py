@@ -182,15 +182,31 @@ def encode_avro_container(
     for rec in records:
         fastavro.schemaless_writer(body, parsed, rec)
         count += 1
+    out = avro_header(schema_json, codec, sync)
+    if count:
+        out += avro_block(count, body.getvalue(), codec=codec, level=level, sync_marker=sync)
+    return out
+
+
+def avro_header(schema_json: str, codec: str, sync_marker: bytes) -> bytes:
+    """An Avro container's header (magic, schema and codec metadata in Java's order, sync marker)."""
     out = bytearray(AVRO_MAGIC)
     out += _zigzag(2)
     for key, value in (("avro.schema", schema_json.encode()), ("avro.codec", codec.encode())):
         out += _zigzag(len(key)) + key.encode() + _zigzag(len(value)) + value
-    out += _zigzag(0) + sync
-    if count:
-        block = _compress(codec, body.getvalue(), level)
-        out += _zigzag(count) + _zigzag(len(block)) + block + sync
+    out += _zigzag(0) + sync_marker
     return bytes(out)
+
+
+def avro_block(count: int, raw: bytes, *, codec: str, level: int | None, sync_marker: bytes) -> bytes:
+    """One data block of ``count`` encoded records, compressed with ``codec``, closed by the sync marker."""
+    block = _compress(codec, raw, level)
+    return _zigzag(count) + _zigzag(len(block)) + block + sync_marker
+
+
+def read_avro_long(data: bytes | memoryview, pos: int) -> tuple[int, int]:
+    """A zig-zag varint at ``pos``: its value and the position after it."""
+    return _read_long(memoryview(data), pos)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,190 @@
+"""Write ``file.format=avro`` data files: Arrow columns turned into Avro values column by column
+(vectorized for flat columns), encoded by fastavro, one compressed block per chunk of rows."""
+
+from __future__ import annotations
+
+import io
+import secrets
+from collections.abc import Sequence
+from decimal import Decimal
+from typing import IO, Any
+
+import fastavro
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from lsmlake.core.types import DataField, DataType, to_arrow_type
+from lsmlake.format.avro_schema import data_file_schema
+from lsmlake.metadata.avro_container import avro_block, avro_header, java_schema_json, read_avro_long
+
+_NO_SYNC = 1 << 62  # fastavro's sync interval: one block per encoding call
+
+
+def _strip_logical(schema: Any) -> Any:
+    """The schema fastavro encodes with: logical annotations dropped, values are given raw."""
+    if isinstance(schema, list):
+        return [_strip_logical(s) for s in schema]
+    if isinstance(schema, dict):
+        out = {k: _strip_logical(v) for k, v in schema.items() if k != "logicalType"}
+        if "fields" in schema:
+            out["fields"] = [dict(f, type=_strip_logical(f["type"])) for f in schema["fields"]]
+        return out
+    return schema
+
+
+def _avro_unit(t: DataType) -> str:
+    return "ms" if (t.precision if t.precision is not None else 6) <= 3 else "us"
+
+
+def _raw_arrow_type(t: DataType) -> tuple[pa.DataType, pa.DataType]:
+    """(the type holding the Avro unit, the integer type of its raw value) for temporal leaves, recursively."""
+    root = t.root
+    if root in ("TIMESTAMP", "TIMESTAMP_LTZ"):
+        unit = _avro_unit(t)
+        return pa.timestamp(unit, tz="UTC" if root == "TIMESTAMP_LTZ" else None), pa.int64()
+    if root == "DATE":
+        return pa.date32(), pa.int32()
+    if root == "TIME":
+        return pa.time32("ms"), pa.int32()
+    if root == "ARRAY":
+        assert t.element is not None
+        unit, raw = _raw_arrow_type(t.element)
+        return (
+            pa.list_(pa.field("element", unit, t.element.nullable)),
+            pa.list_(pa.field("element", raw, t.element.nullable)),
+        )
+    if root == "MAP":
+        assert t.key is not None and t.value is not None
+        ku, kr = _raw_arrow_type(t.key)
+        vu, vr = _raw_arrow_type(t.value)
+        return (
+            pa.map_(ku, pa.field("value", vu, t.value.nullable)),
+            pa.map_(kr, pa.field("value", vr, t.value.nullable)),
+        )
+    if root == "ROW":
+        pairs = [(f, _raw_arrow_type(f.type)) for f in t.fields]
+        return (
+            pa.struct([pa.field(f.name, u, f.type.nullable) for f, (u, _) in pairs]),
+            pa.struct([pa.field(f.name, r, f.type.nullable) for f, (_, r) in pairs]),
+        )
+    same = to_arrow_type(t)
+    return same, same
+
+
+def _has(t: DataType, roots: frozenset[str]) -> bool:
+    if t.root in roots:
+        return True
+    children = [t.element, t.key, t.value, *(f.type for f in t.fields)]
+    return any(c is not None and _has(c, roots) for c in children)
+
+
+def _decimal_bytes(unscaled: int) -> bytes:
+    """Java's BigInteger.toByteArray: the shortest big-endian two's complement."""
+    length = (~unscaled if unscaled < 0 else unscaled).bit_length() // 8 + 1
+    return unscaled.to_bytes(length, "big", signed=True)
+
+
+def _decimal_column(column: pa.Array) -> list[bytes | None]:
+    """Decimal128 values as Java's minimal big-endian unscaled bytes, computed over the whole column."""
+    n = len(column)
+    if n == 0:
+        return []
+    data = column.buffers()[1]
+    assert data is not None
+    words = np.frombuffer(data, dtype=np.uint8, count=16 * (column.offset + n), offset=0)
+    be = words.reshape(-1, 16)[column.offset :, ::-1]  # little-endian words -> big-endian bytes
+    sign = np.where(be[:, 0] >= 0x80, 0xFF, 0x00).astype(np.uint8)
+    leading = np.cumprod(be == sign[:, None], axis=1).sum(axis=1)
+    start = np.minimum(leading, 15)
+    msb = np.take_along_axis(be, start[:, None], axis=1)[:, 0] >= 0x80
+    start = np.where(msb != (sign == 0xFF), start - 1, start)
+    keep = np.arange(16)[None, :] >= start[:, None]
+    offsets = np.zeros(n + 1, dtype=np.int32)
+    np.cumsum(16 - start, out=offsets[1:])
+    flat = np.ascontiguousarray(be[keep])
+    validity = column.buffers()[0] if column.null_count else None
+    if validity is not None and column.offset:
+        validity = pc.is_valid(column).buffers()[1]
+    binary = pa.Array.from_buffers(
+        pa.binary(), n, [validity, pa.py_buffer(offsets.tobytes()), pa.py_buffer(flat.tobytes())]
+    )
+    values: list[bytes | None] = binary.to_pylist()
+    return values
+
+
+def _nested_values(value: Any, t: DataType) -> Any:
+    """One nested value (temporal leaves already raw integers) in the form fastavro encodes."""
+    if value is None:
+        return None
+    root = t.root
+    if root == "DECIMAL":
+        assert t.scale is not None
+        return _decimal_bytes(int(Decimal(value).scaleb(t.scale)))
+    if root == "ARRAY":
+        assert t.element is not None
+        return [_nested_values(v, t.element) for v in value]
+    if root == "MAP":
+        assert t.key is not None and t.value is not None
+        if t.key.is_string:
+            return {k: _nested_values(v, t.value) for k, v in value}
+        return [{"key": _nested_values(k, t.key), "value": _nested_values(v, t.value)} for k, v in value]
+    if root == "ROW":
+        return {f.name: _nested_values(value[f.name], f.type) for f in t.fields}
+    return value
+
+
+def avro_column(column: pa.Array, t: DataType) -> list[Any]:
+    """A column's values as fastavro takes them for its Avro type (timestamps, dates, times as integers,
+    decimals as unscaled bytes, maps as dicts or key/value records)."""
+    unit_type, raw_type = _raw_arrow_type(t)
+    if column.type != unit_type:
+        column = pc.cast(column, unit_type)
+    if raw_type != unit_type:
+        column = column.cast(raw_type)
+    if t.root == "DECIMAL":
+        return _decimal_column(column)
+    values: list[Any] = column.to_pylist()
+    if _has(t, frozenset({"DECIMAL", "MAP"})):
+        values = [_nested_values(v, t) for v in values]
+    return values
+
+
+class AvroFileSink:
+    """One Avro data file being written to ``stream``: the header first, then a block per ``write``."""
+
+    def __init__(
+        self, stream: IO[bytes], fields: Sequence[DataField], *, codec: str, level: int | None
+    ) -> None:
+        self.stream, self.fields, self.codec, self.level = stream, list(fields), codec, level
+        schema = data_file_schema(self.fields)
+        self._parsed = fastavro.parse_schema(_strip_logical(schema))
+        self._sync = secrets.token_bytes(16)
+        probe = io.BytesIO()
+        fastavro.writer(probe, self._parsed, [], codec="null", sync_interval=_NO_SYNC, sync_marker=self._sync)
+        self._fastavro_header = len(probe.getvalue())
+        stream.write(avro_header(java_schema_json(schema), codec, self._sync))
+
+    def write(self, rows: pa.Table) -> None:
+        """Append ``rows`` (columns named and ordered as the fields) as one block."""
+        if rows.num_rows == 0:
+            return
+        names = [f.name for f in self.fields]
+        columns = [
+            avro_column(rows.column(f.name).combine_chunks(), f.type) for f in self.fields
+        ]
+        records = [dict(zip(names, values, strict=True)) for values in zip(*columns, strict=True)]
+        encoded = io.BytesIO()
+        fastavro.writer(
+            encoded, self._parsed, records, codec="null", sync_interval=_NO_SYNC, sync_marker=self._sync
+        )
+        out = encoded.getbuffer()
+        count, pos = read_avro_long(out, self._fastavro_header)
+        size, pos = read_avro_long(out, pos)
+        assert count == rows.num_rows, "fastavro split the rows into more than one block"
+        raw = bytes(out[pos : pos + size])
+        del out
+        self.stream.write(avro_block(count, raw, codec=self.codec, level=self.level, sync_marker=self._sync))
+
+    def close(self) -> None:
+        """Nothing to finish: every block was written whole and an Avro container has no footer."""
