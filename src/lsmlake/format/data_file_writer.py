@@ -253,7 +253,7 @@ class FileMetaBuilder:
             delete_row_count=self.deletes,
             embedded_index=embedded,
             file_source=file_source,
-            value_stats_cols=[] if self.values_off else None,
+            value_stats_cols=() if self.values_off else None,
             external_path=None,
         )
 
