@@ -49,7 +49,11 @@ TYPES: list[tuple[str, pa.DataType, str]] = [
     ("arr", pa.list_(pa.decimal128(10, 2)), "ARRAY<DECIMAL(10, 2)>"),
     ("m", pa.map_(pa.string(), pa.int64()), "MAP<STRING, BIGINT>"),
     ("im", pa.map_(pa.int32(), pa.string()), "MAP<INT, STRING>"),
-    ("r", pa.struct([pa.field("x", pa.int32()), pa.field("t", pa.timestamp("us"))]), "ROW<x INT, t TIMESTAMP(6)>"),
+    (
+        "r",
+        pa.struct([pa.field("x", pa.int32()), pa.field("t", pa.timestamp("us"))]),
+        "ROW<x INT, t TIMESTAMP(6)>",
+    ),
 ]
 SCHEMA = pa.schema([pa.field(n, t, nullable=not sql.endswith("NOT NULL")) for n, t, sql in TYPES])
 EPOCH = dt.datetime(1970, 1, 1)
@@ -97,7 +101,9 @@ def _json(rows: Sequence[Mapping[str, Any]]) -> list[Row]:
             if row.get(name) is not None:
                 row[name] = sorted([list(p) for p in row[name]], key=str)
         if row.get("arr") is not None:
-            row["arr"] = [None if v is None else str(Decimal(v).quantize(Decimal("0.01"))) for v in row["arr"]]
+            row["arr"] = [
+                None if v is None else str(Decimal(v).quantize(Decimal("0.01"))) for v in row["arr"]
+            ]
         if row.get("r") is not None and isinstance(row["r"].get("t"), dt.datetime):
             t = row["r"]["t"]
             row["r"] = {**row["r"], "t": (t - EPOCH) // dt.timedelta(microseconds=1)}
@@ -209,12 +215,26 @@ def _stats(f: DataFileMeta, names: Sequence[str], types: Sequence[DataType], key
 
 
 STATS_ROWS = [
-    {"k": "a" * 20, "f": float("nan"), "d": -0.0, "s": "Two roads diverged in a yellow wood", "b": b"\x01", "n": 3},
+    {
+        "k": "a" * 20,
+        "f": float("nan"),
+        "d": -0.0,
+        "s": "Two roads diverged in a yellow wood",
+        "b": b"\x01",
+        "n": 3,
+    },
     {"k": "b", "f": 1.5, "d": 0.0, "s": "\U0010ffff" * 20, "b": b"\xff", "n": None},
     {"k": "c" * 17, "f": -2.0, "d": float("nan"), "s": None, "b": None, "n": -7},
     {"k": "d", "f": None, "d": 2.5, "s": "short", "b": b"", "n": 1},
 ]
-STATS_FIELDS = [("k", "STRING NOT NULL"), ("f", "FLOAT"), ("d", "DOUBLE"), ("s", "STRING"), ("b", "BYTES"), ("n", "INT")]
+STATS_FIELDS = [
+    ("k", "STRING NOT NULL"),
+    ("f", "FLOAT"),
+    ("d", "DOUBLE"),
+    ("s", "STRING"),
+    ("b", "BYTES"),
+    ("n", "INT"),
+]
 STATS_SCHEMA = pa.schema(
     [
         pa.field("k", pa.string(), nullable=False),
@@ -257,7 +277,10 @@ def test_java_type_limits_hold(java_paimon: JavaPaimon, tmp_path: Path) -> None:
     warehouse, catalog = _catalog(tmp_path)
     with pytest.raises(JavaError, match="precision"):
         java_paimon.create(
-            warehouse, "db.j", [("id", "INT NOT NULL"), ("t", "TIMESTAMP(9)")], options={"file.format": "avro"}
+            warehouse,
+            "db.j",
+            [("id", "INT NOT NULL"), ("t", "TIMESTAMP(9)")],
+            options={"file.format": "avro"},
         )
     schema = pa.schema([pa.field("id", pa.int32(), nullable=False), pa.field("t", pa.timestamp("ns"))])
     with pytest.raises(SchemaMismatchError, match="precision"):
@@ -310,7 +333,9 @@ def test_format_altered_mid_life(java_paimon: JavaPaimon, tmp_path: Path) -> Non
 def _header(table: lsmlake.Table) -> tuple[str, str]:
     """The Avro schema text and codec of the table's one data file."""
     (f,) = _data_files(table)
-    contents = decode_avro_container(table.io.read_bytes(f"{table.root}/bucket-0/{f.file_name}"), name=f.file_name)
+    contents = decode_avro_container(
+        table.io.read_bytes(f"{table.root}/bucket-0/{f.file_name}"), name=f.file_name
+    )
     return contents.schema_json, contents.codec
 
 
@@ -323,9 +348,13 @@ CODECS = [
 ]
 
 
-@pytest.mark.parametrize("extra", CODECS, ids=lambda o: ",".join(f"{k}={v}" for k, v in o.items()) or "default")
+@pytest.mark.parametrize(
+    "extra", CODECS, ids=lambda o: ",".join(f"{k}={v}" for k, v in o.items()) or "default"
+)
 @pytest.mark.parametrize("pk", [True, False], ids=["pk", "append"])
-def test_schema_and_codec_equal_javas(extra: dict[str, str], pk: bool, java_paimon: JavaPaimon, tmp_path: Path) -> None:
+def test_schema_and_codec_equal_javas(
+    extra: dict[str, str], pk: bool, java_paimon: JavaPaimon, tmp_path: Path
+) -> None:
     """Java's AvroSchemaConverter and codec choice, byte for byte in the file header: record names,
     ``["null", T]`` unions with null defaults, logical types, key/value-record maps, the key-value layout."""
     warehouse, catalog = _catalog(tmp_path)

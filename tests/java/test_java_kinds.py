@@ -57,7 +57,9 @@ def test_changelog_of_both_sides_streams_alike(
     catalog.create_database("db")
     options = {"bucket": "2", "changelog-producer": producer.removesuffix("-avro")}
     if producer.endswith("-avro"):  # avro data files, avro changelog files in another codec
-        options.update({"file.format": "avro", "changelog-file.format": "avro", "changelog-file.compression": "deflate"})
+        options.update(
+            {"file.format": "avro", "changelog-file.format": "avro", "changelog-file.compression": "deflate"}
+        )
     table = catalog.create_table("db.t", schema=SCHEMA, primary_key=["id"], options=options)
     # lsmlake writes, upserts, deletes and compacts; Java streams lsmlake's changelog files
     table.write(_rows(range(20), "a"))

@@ -109,7 +109,9 @@ def _model(values: Sequence[Any], t: DataType, mode: str) -> tuple[Any, Any, int
     return lo, hi, nulls
 
 
-def _expected(rows: list[dict[str, Any]], names: Sequence[str], types: Sequence[DataType], mode: str) -> tuple[bytes, bytes, tuple[int | None, ...]]:
+def _expected(
+    rows: list[dict[str, Any]], names: Sequence[str], types: Sequence[DataType], mode: str
+) -> tuple[bytes, bytes, tuple[int | None, ...]]:
     stats = [_model([r[n] for r in rows], t, mode) for n, t in zip(names, types, strict=True)]
     nullable = [t.copy(nullable=True) for t in types]
     return (
@@ -172,7 +174,9 @@ def test_avro_files_read_back_and_their_stats_are_javas(
             table.write(data)
             model.update(batch)
             if not dv:  # the newest file (deletion-vector scans skip level 0)
-                newest = max((f for s in table.scan().splits() for f in s.files), key=lambda x: x.max_sequence_number)
+                newest = max(
+                    (f for s in table.scan().splits() for f in s.files), key=lambda x: x.max_sequence_number
+                )
                 _check_file(newest, data.to_pylist(), table, mode)
             assert _rows(table.read()) == _rows(_arrow(model))
         table.compact(full=True)

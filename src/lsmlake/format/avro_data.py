@@ -66,7 +66,9 @@ def _arrow_type(avro_type: Any) -> pa.DataType:
     if isinstance(kind, (dict, list)) or kind in _PRIMITIVES:
         return _arrow_type(kind)
     if kind == "record":
-        return pa.struct([pa.field(f["name"], _arrow_type(f["type"]), _non_null(f["type"])[1]) for f in t["fields"]])
+        return pa.struct(
+            [pa.field(f["name"], _arrow_type(f["type"]), _non_null(f["type"])[1]) for f in t["fields"]]
+        )
     if kind == "array":
         items = t["items"]
         if logical == "map":  # key/value records: Paimon's map with non-string keys
@@ -86,7 +88,11 @@ def _python(value: Any, avro_type: Any) -> Any:
     logical = _logical(t)
     if logical == "decimal":
         return Decimal(int.from_bytes(value, "big", signed=True)).scaleb(-int(t.get("scale", 0)))
-    if not isinstance(t, dict) or logical in _AVRO_TIME_UNITS or logical in ("date", "time-millis", "time-micros"):
+    if (
+        not isinstance(t, dict)
+        or logical in _AVRO_TIME_UNITS
+        or logical in ("date", "time-millis", "time-micros")
+    ):
         return value
     kind = t["type"]
     if isinstance(kind, (dict, list)):
@@ -106,13 +112,14 @@ def _python(value: Any, avro_type: Any) -> Any:
 
 def _is_flat(avro_type: Any) -> bool:
     t, _ = _non_null(avro_type)
-    return isinstance(t, str) or (_logical(t) is not None and _logical(t) != "map" and _logical(t) != "decimal")
+    return isinstance(t, str) or (
+        _logical(t) is not None and _logical(t) != "map" and _logical(t) != "decimal"
+    )
 
 
 def _avro_column(values: list[Any], avro_type: Any) -> pa.Array:
     arrow_type = _arrow_type(avro_type)
     if _is_flat(avro_type):
-        t, _ = _non_null(avro_type)
         if pa.types.is_timestamp(arrow_type):  # raw integers (logical types are not decoded)
             return pa.array(values, pa.int64()).cast(arrow_type)
         if pa.types.is_date(arrow_type) or pa.types.is_time32(arrow_type):

@@ -170,9 +170,7 @@ class AvroFileSink:
         if rows.num_rows == 0:
             return
         names = [f.name for f in self.fields]
-        columns = [
-            avro_column(rows.column(f.name).combine_chunks(), f.type) for f in self.fields
-        ]
+        columns = [avro_column(rows.column(f.name).combine_chunks(), f.type) for f in self.fields]
         records = [dict(zip(names, values, strict=True)) for values in zip(*columns, strict=True)]
         encoded = io.BytesIO()
         fastavro.writer(

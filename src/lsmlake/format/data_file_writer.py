@@ -193,7 +193,10 @@ class FileMetaBuilder:
         self.key_names = [f.name for f in kfields]
         self.key_types = [f.type for f in kfields]
         self.keys = StatsAccumulator(
-            self.key_names, self.key_types, mode=mode if self.per_record else "full", per_record=self.per_record
+            self.key_names,
+            self.key_types,
+            mode=mode if self.per_record else "full",
+            per_record=self.per_record,
         )
         self.first_key: list[object] | None = None
         self.last_key: list[object] = []
