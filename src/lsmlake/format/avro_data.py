@@ -4,7 +4,7 @@ typed from the file's Avro schema (logical types, key/value-record maps and nest
 from __future__ import annotations
 
 import json
-from decimal import Decimal
+from decimal import Context, Decimal
 from typing import Any
 
 import pyarrow as pa
@@ -20,6 +20,7 @@ _AVRO_TIME_UNITS = {
     "timestamp-nanos": "ns",
     "local-timestamp-nanos": "ns",
 }
+_EXACT = Context(prec=80)  # DECIMAL(38) values scale without rounding (the default context keeps 28 digits)
 _PRIMITIVES = {
     "boolean": pa.bool_(),
     "int": pa.int32(),
@@ -87,7 +88,7 @@ def _python(value: Any, avro_type: Any) -> Any:
     t, _ = _non_null(avro_type)
     logical = _logical(t)
     if logical == "decimal":
-        return Decimal(int.from_bytes(value, "big", signed=True)).scaleb(-int(t.get("scale", 0)))
+        return Decimal(int.from_bytes(value, "big", signed=True)).scaleb(-int(t.get("scale", 0)), context=_EXACT)
     if (
         not isinstance(t, dict)
         or logical in _AVRO_TIME_UNITS

@@ -6,7 +6,7 @@ from __future__ import annotations
 import io
 import secrets
 from collections.abc import Sequence
-from decimal import Decimal
+from decimal import Context, Decimal
 from typing import IO, Any
 
 import fastavro
@@ -19,6 +19,7 @@ from lsmlake.format.avro_schema import data_file_schema
 from lsmlake.metadata.avro_container import avro_block, avro_header, java_schema_json, read_avro_long
 
 _NO_SYNC = 1 << 62  # fastavro's sync interval: one block per encoding call
+_EXACT = Context(prec=80)  # DECIMAL(38) values scale without rounding (the default context keeps 28 digits)
 
 
 def _strip_logical(schema: Any) -> Any:
@@ -120,7 +121,7 @@ def _nested_values(value: Any, t: DataType) -> Any:
     root = t.root
     if root == "DECIMAL":
         assert t.scale is not None
-        return _decimal_bytes(int(Decimal(value).scaleb(t.scale)))
+        return _decimal_bytes(int(Decimal(value).scaleb(t.scale, context=_EXACT)))
     if root == "ARRAY":
         assert t.element is not None
         return [_nested_values(v, t.element) for v in value]

@@ -21,7 +21,7 @@ from lsmlake.core.paths import TablePaths
 from lsmlake.core.schema import TableSchema
 from lsmlake.core.types import DataField
 from lsmlake.errors import UnsupportedError
-from lsmlake.format.avro_schema import avro_codec
+from lsmlake.format.avro_schema import avro_codec, data_file_schema
 from lsmlake.format.avro_write import AvroFileSink
 from lsmlake.format.column_codecs import parquet_compression
 from lsmlake.format.column_stats import StatsAccumulator
@@ -269,6 +269,14 @@ class RollingWriter:
         self.next_sequence = first_sequence
         self.target = writer.options.target_file_size
         FileIndexSpec.of(writer.schema, writer.options)  # a bad file-index option fails before any file
+        self.avro: tuple[str, int | None] | None = None
+        if writer.options.file_format == "avro":  # so do a codec or a column name Avro does not have
+            data_file_schema(writer.file_fields)
+            self.avro = avro_codec(
+                compression=writer.options.file_compression,
+                avro_codec_option=writer.options.get(CoreOptions.AVRO_CODEC),
+                zstd_level=writer.options.zstd_level,
+            )
         self.metas: list[DataFileMeta] = []
         self._open: tuple[str, str, OutputFile, _FileSink, FileMetaBuilder] | None = None
 
@@ -288,20 +296,11 @@ class RollingWriter:
         """Open the next file; its encodings are chosen from its ``first`` rows."""
         w = self.writer
         fmt = w.options.file_format
-        if fmt == "avro":
-            codec, codec_level = avro_codec(
-                compression=w.options.file_compression,
-                avro_codec_option=w.options.get(CoreOptions.AVRO_CODEC),
-                zstd_level=w.options.zstd_level,
-            )
         name, path = w._new_path(fmt)
         out = w.io.create_output(path)
-        if fmt == "avro":
-            try:
-                avro = AvroFileSink(out.stream, w.file_fields, codec=codec, level=codec_level)
-            except BaseException:
-                out.abort()
-                raise
+        if self.avro is not None:
+            codec, codec_level = self.avro
+            avro = AvroFileSink(out.stream, w.file_fields, codec=codec, level=codec_level)
             return name, path, out, avro, FileMetaBuilder(w, self.next_sequence)
         compression, level = parquet_compression(first, w.options.file_compression, w._compression_level())
         pw = pq.ParquetWriter(

@@ -32,6 +32,9 @@ AVRO_MAGIC = b"Obj\x01"
 ORC_MAGIC = b"ORC"
 PARQUET_MAGIC = b"PAR1"
 _DEFAULT_ZSTD_LEVEL = 1
+# the container header's metadata keys
+_SCHEMA_KEY = "avro.schema"
+_CODEC_KEY = "avro.codec"
 
 
 def java_schema_json(schema: Any) -> str:
@@ -192,7 +195,7 @@ def avro_header(schema_json: str, codec: str, sync_marker: bytes) -> bytes:
     """An Avro container's header (magic, schema and codec metadata in Java's order, sync marker)."""
     out = bytearray(AVRO_MAGIC)
     out += _zigzag(2)
-    for key, value in (("avro.schema", schema_json.encode()), ("avro.codec", codec.encode())):
+    for key, value in ((_SCHEMA_KEY, schema_json.encode()), (_CODEC_KEY, codec.encode())):
         out += _zigzag(len(key)) + key.encode() + _zigzag(len(value)) + value
     out += _zigzag(0) + sync_marker
     return bytes(out)
@@ -241,8 +244,8 @@ def decode_avro_container(data: bytes, *, name: str) -> AvroContents:
         pos += 16
         if len(sync) != 16:
             raise ValueError("truncated header")
-        schema_json = meta["avro.schema"].decode()
-        codec = meta.get("avro.codec", b"null").decode()
+        schema_json = meta[_SCHEMA_KEY].decode()
+        codec = meta.get(_CODEC_KEY, b"null").decode()
         parsed = _parsed(schema_json)
         records: list[Any] = []
         while pos < len(buf):

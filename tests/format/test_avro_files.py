@@ -1,0 +1,265 @@
+"""``file.format=avro`` data files: the schema as Java spells it, the codec choice, decimal bytes, rolling,
+changelog files, and the types and codecs lsmlake refuses as Java does."""
+
+from __future__ import annotations
+
+import json
+import re
+from decimal import Decimal
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+import lsmlake
+from lsmlake.core.types import DataField, DataType
+from lsmlake.errors import InvalidOptionError, SchemaMismatchError
+from lsmlake.format.avro_schema import avro_codec, data_file_schema
+from lsmlake.format.avro_write import _decimal_bytes, avro_column
+from lsmlake.metadata.avro_container import decode_avro_container
+from lsmlake.schema_change.changes import set_option
+
+SCHEMA = pa.schema(
+    [
+        pa.field("id", pa.int32(), nullable=False),
+        pa.field("name", pa.string()),
+        pa.field("ts", pa.timestamp("ms", tz="UTC")),
+        pa.field("m", pa.map_(pa.int64(), pa.string())),
+        pa.field("r", pa.struct([pa.field("d", pa.decimal128(5, 2))])),
+        pa.field("big", pa.list_(pa.decimal128(38, 9))),
+    ]
+)
+BIG = Decimal("-12345678901234567890123456789.123456789")  # 38 digits: more than Python's default 28
+
+
+def _table(tmp_path: Path, options: dict[str, str], schema: pa.Schema = SCHEMA) -> lsmlake.Table:
+    catalog = lsmlake.Catalog(str(tmp_path / "wh"))
+    catalog.create_database("db", exist_ok=True)
+    return catalog.create_table("db.t", schema=schema, primary_key=["id"], options=options)
+
+
+def _rows(ids: range) -> pa.Table:
+    return pa.Table.from_pylist(
+        [
+            {
+                "id": i,
+                "name": f"n{i}",
+                "ts": i * 1000,
+                "m": [(i, "x")],
+                "r": {"d": Decimal(i).scaleb(-2)},
+                "big": [BIG],
+            }
+            for i in ids
+        ],
+        schema=SCHEMA,
+    )
+
+
+def _files(table: lsmlake.Table) -> list[Path]:
+    return sorted(Path(table.root).rglob("*.avro"))
+
+
+def test_key_value_schema_is_spelled_as_java_spells_it(tmp_path: Path) -> None:
+    """Pinned from a Java Paimon 1.4.2 file of this table (tests/java/test_java_avro.py compares live)."""
+    table = _table(tmp_path, {"bucket": "1", "file.format": "avro"})
+    table.write(_rows(range(3)))
+    (path,) = _files(table)
+    contents = decode_avro_container(path.read_bytes(), name=path.name)
+    ns = "org.apache.paimon.avro.generated"
+    assert json.loads(contents.schema_json) == {
+        "type": "record",
+        "name": "record",
+        "namespace": ns,
+        "fields": [
+            {"name": "_KEY_id", "type": "int"},
+            {"name": "_SEQUENCE_NUMBER", "type": "long"},
+            {"name": "_VALUE_KIND", "type": "int"},
+            {"name": "id", "type": "int"},
+            {"name": "name", "type": ["null", "string"], "default": None},
+            {
+                "name": "ts",
+                "type": ["null", {"type": "long", "logicalType": "local-timestamp-millis"}],
+                "default": None,
+            },
+            {
+                "name": "m",
+                "type": [
+                    "null",
+                    {
+                        "type": "array",
+                        "items": {
+                            "type": "record",
+                            "name": "record_m",
+                            "fields": [
+                                {"name": "key", "type": "long"},
+                                {"name": "value", "type": ["null", "string"], "default": None},
+                            ],
+                        },
+                        "logicalType": "map",
+                    },
+                ],
+                "default": None,
+            },
+            {
+                "name": "r",
+                "type": [
+                    "null",
+                    {
+                        "type": "record",
+                        "name": "record_r",
+                        "fields": [
+                            {
+                                "name": "d",
+                                "type": [
+                                    "null",
+                                    {"type": "bytes", "logicalType": "decimal", "precision": 5, "scale": 2},
+                                ],
+                                "default": None,
+                            }
+                        ],
+                    },
+                ],
+                "default": None,
+            },
+            {
+                "name": "big",
+                "type": [
+                    "null",
+                    {
+                        "type": "array",
+                        "items": [
+                            "null",
+                            {"type": "bytes", "logicalType": "decimal", "precision": 38, "scale": 9},
+                        ],
+                    },
+                ],
+                "default": None,
+            },
+        ],
+    }
+    assert contents.codec == "zstandard"
+    assert table.read().sort_by("id").equals(_rows(range(3)))
+
+
+@pytest.mark.parametrize(
+    ("compression", "option", "expected"),
+    [
+        ("zstd", None, ("zstandard", 7)),
+        ("snappy", None, ("snappy", None)),
+        ("null", None, ("null", None)),
+        ("lz4", "deflate", ("deflate", None)),
+        ("zstd", "zstandard", ("zstandard", 3)),
+    ],
+)
+def test_codec_is_javas_choice(
+    compression: str, option: str | None, expected: tuple[str, int | None]
+) -> None:
+    assert avro_codec(compression=compression, avro_codec_option=option, zstd_level=7) == expected
+
+
+def test_a_compression_avro_has_no_codec_for_is_an_error_naming_the_option(tmp_path: Path) -> None:
+    table = _table(tmp_path, {"bucket": "1", "file.format": "avro", "file.compression": "lz4"})
+    with pytest.raises(InvalidOptionError, match=re.escape("'file.compression'='lz4' is not an Avro codec")):
+        table.write(_rows(range(3)))
+    assert table.read().num_rows == 0 and _files(table) == []
+    table = table.with_options({"avro.codec": "bogus"})
+    with pytest.raises(InvalidOptionError, match=re.escape("'avro.codec'='bogus'")):
+        table.write(_rows(range(3)))
+
+
+def test_decimals_are_javas_shortest_twos_complement_bytes() -> None:
+    edges = [
+        0,
+        1,
+        -1,
+        127,
+        128,
+        -128,
+        -129,
+        255,
+        256,
+        -256,
+        32767,
+        -32768,
+        10**37,
+        -(10**37),
+        10**38 - 1,
+        -(10**38) + 1,
+    ]
+    assert [_decimal_bytes(u) for u in (0, 127, 128, -128, -129)] == [
+        b"\x00",
+        b"\x7f",
+        b"\x00\x80",
+        b"\x80",
+        b"\xff\x7f",
+    ]
+    values = [Decimal(f"{u}e-4") for u in edges]  # exact (scaleb rounds to 28 digits)
+    column = pa.array([None, *values, None], pa.decimal128(38, 4))
+    t = DataType("DECIMAL", True, precision=38, scale=4)
+    assert avro_column(column, t) == [None, *(_decimal_bytes(u) for u in edges), None]
+    # a slice keeps its offset in the buffers
+    assert avro_column(column.slice(3, 5), t) == [_decimal_bytes(u) for u in edges[2:7]]
+
+
+def test_files_roll_at_the_target_size(tmp_path: Path) -> None:
+    table = _table(
+        tmp_path,
+        {"bucket": "1", "file.format": "avro", "target-file-size": "1 kb", "write-buffer-size": "64 mb"},
+    )
+    rows = _rows(range(70_000))
+    table.write(rows)
+    assert len(_files(table)) >= 2
+    assert table.read().sort_by("id").equals(rows)
+    table.compact(full=True)
+    assert table.read().sort_by("id").equals(rows)
+
+
+def test_changelog_files_in_avro_beside_parquet_data(tmp_path: Path) -> None:
+    table = _table(
+        tmp_path,
+        {"bucket": "1", "changelog-producer": "lookup", "changelog-file.format": "avro"},
+    )
+    table.write(_rows(range(10)))
+    table.write(_rows(range(5, 15)))
+    table.compact(full=True)
+    changelogs = [p.name for p in _files(table)]
+    assert changelogs and all(n.startswith("changelog-") for n in changelogs)
+    assert not [p for p in Path(table.root).rglob("data-*.avro")]
+    streamed = [
+        r
+        for part in table.stream(mode="from-snapshot", snapshot_id=1, stop_when_caught_up=True)
+        for r in part.to_pylist()
+    ]
+    assert sorted(r["id"] for r in streamed if r["rowkind"] in ("+I", "+U")) == sorted(
+        [*range(10), *range(5, 15)]
+    )
+
+
+@pytest.mark.parametrize(
+    ("field", "message"),
+    [
+        (pa.field("t", pa.timestamp("ns")), "precision above 6"),
+        (pa.field("t", pa.time64("us")), "time precision above 3"),
+        (pa.field("a", pa.list_(pa.timestamp("ns"))), "precision above 6"),
+    ],
+)
+def test_types_avro_cannot_hold_are_refused_at_create_and_alter(
+    tmp_path: Path, field: pa.Field, message: str
+) -> None:
+    schema = pa.schema([pa.field("id", pa.int32(), nullable=False), field])
+    with pytest.raises(SchemaMismatchError, match=message):
+        _table(tmp_path, {"bucket": "1", "file.format": "avro"}, schema)
+    table = _table(tmp_path, {"bucket": "1"}, schema)
+    with pytest.raises(SchemaMismatchError, match=message):
+        table.alter(set_option("file.format", "avro"))
+
+
+def test_a_column_name_avro_cannot_spell_is_refused_before_a_file_is_written(tmp_path: Path) -> None:
+    schema = pa.schema([pa.field("id", pa.int32(), nullable=False), pa.field("my col", pa.int32())])
+    table = _table(tmp_path, {"bucket": "1", "file.format": "avro"}, schema)
+    with pytest.raises(SchemaMismatchError, match="'my col' is not a valid Avro name"):
+        table.write(pa.table({"id": pa.array([1], pa.int32()), "my col": pa.array([2], pa.int32())}))
+    assert _files(table) == [] and table.read().num_rows == 0
+    assert data_file_schema([DataField(0, "ok_name", DataType("INT", False))])["fields"] == [
+        {"name": "ok_name", "type": "int"}
+    ]
