@@ -3,19 +3,24 @@ changelog files, and the types and codecs lsmlake refuses as Java does."""
 
 from __future__ import annotations
 
+import io
 import json
 import re
 from decimal import Decimal
 from pathlib import Path
 
+import fastavro
 import pyarrow as pa
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import lsmlake
-from lsmlake.core.types import DataField, DataType
+from lsmlake.core.types import DataField, DataType, from_arrow_type
 from lsmlake.errors import InvalidOptionError, SchemaMismatchError
 from lsmlake.format.avro_schema import avro_codec, data_file_schema
-from lsmlake.format.avro_write import _decimal_bytes, avro_column
+from lsmlake.format.avro_write import _decimal_bytes, _strip_logical, avro_column, encode_rows
+from lsmlake.format.data_file_writer import WRITE_PIECE_ROWS
 from lsmlake.metadata.avro_container import decode_avro_container
 from lsmlake.schema_change.changes import set_option
 
@@ -202,13 +207,16 @@ def test_decimals_are_javas_shortest_twos_complement_bytes() -> None:
 
 
 def test_files_roll_at_the_target_size(tmp_path: Path) -> None:
-    table = _table(
-        tmp_path,
-        {"bucket": "1", "file.format": "avro", "target-file-size": "1 kb", "write-buffer-size": "64 mb"},
+    """A file rolls between chunks of ``WRITE_PIECE_ROWS`` once it reaches ``target-file-size``."""
+    schema = pa.schema([pa.field("id", pa.int32(), nullable=False), pa.field("name", pa.string())])
+    options = {"bucket": "1", "file.format": "avro", "target-file-size": "1 kb", "write-buffer-size": "64 mb"}
+    table = _table(tmp_path, options, schema)
+    n = 2 * WRITE_PIECE_ROWS + 10
+    rows = pa.table(
+        {"id": pa.array(range(n), pa.int32()), "name": [f"n{i}" for i in range(n)]}, schema=schema
     )
-    rows = _rows(range(70_000))
     table.write(rows)
-    assert len(_files(table)) >= 2
+    assert len(_files(table)) == 3
     assert table.read().sort_by("id").equals(rows)
     table.compact(full=True)
     assert table.read().sort_by("id").equals(rows)
@@ -263,3 +271,61 @@ def test_a_column_name_avro_cannot_spell_is_refused_before_a_file_is_written(tmp
     assert data_file_schema([DataField(0, "ok_name", DataType("INT", False))])["fields"] == [
         {"name": "ok_name", "type": "int"}
     ]
+
+
+ENCODED = pa.schema(
+    [
+        pa.field("l", pa.int64(), nullable=False),
+        pa.field("i", pa.int32()),
+        pa.field("t", pa.int8()),
+        pa.field("f", pa.float32()),
+        pa.field("d", pa.float64(), nullable=False),
+        pa.field("bo", pa.bool_()),
+        pa.field("s", pa.string()),
+        pa.field("b", pa.binary(), nullable=False),
+        pa.field("dec", pa.decimal128(38, 3)),
+        pa.field("ts", pa.timestamp("us")),
+        pa.field("ts0", pa.timestamp("s")),
+        pa.field("day", pa.date32()),
+        pa.field("arr", pa.list_(pa.string())),
+    ]
+)
+_NULL = st.none()
+ENCODED_ROW = st.fixed_dictionaries(
+    {
+        "l": st.integers(-(2**63), 2**63 - 1),
+        "i": _NULL | st.integers(-(2**31), 2**31 - 1),
+        "t": _NULL | st.integers(-128, 127),
+        "f": _NULL | st.floats(width=32, allow_nan=False),
+        "d": st.floats(allow_nan=False),
+        "bo": _NULL | st.booleans(),
+        "s": _NULL | st.text(max_size=12),
+        "b": st.binary(max_size=300),
+        "dec": _NULL | st.integers(-(10**38) + 1, 10**38 - 1).map(lambda u: Decimal(f"{u}e-3")),
+        # within Python's datetime range (year 1 to 9999), negative epochs included
+        "ts": _NULL
+        | st.integers(-(6 * 10**16), 25 * 10**16).map(lambda us: pa.scalar(us, pa.timestamp("us")).as_py()),
+        "ts0": _NULL
+        | st.integers(-(6 * 10**10), 25 * 10**10).map(lambda s: pa.scalar(s, pa.timestamp("s")).as_py()),
+        "day": _NULL | st.integers(-700_000, 2_900_000).map(lambda d: pa.scalar(d, pa.date32()).as_py()),
+        "arr": _NULL | st.lists(_NULL | st.text(max_size=3), max_size=3),
+    }
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(rows=st.lists(ENCODED_ROW, max_size=40), offset=st.integers(0, 3))
+def test_vectorized_records_are_fastavros_bytes(rows: list[dict[str, object]], offset: int) -> None:
+    """The numpy encoding of flat columns (zig-zag varints, unions, lengths, little-endian floats) is what
+    fastavro writes for the same values, row after row; slices keep their offsets."""
+    table = pa.Table.from_pylist(rows, schema=ENCODED).slice(min(offset, len(rows)))
+    fields = [DataField(i, f.name, from_arrow_type(f.type, f.nullable)) for i, f in enumerate(ENCODED)]
+    schema = data_file_schema(fields)
+    stripped = fastavro.parse_schema(_strip_logical(schema))
+    named: dict[str, object] = {}
+    parsed = [fastavro.parse_schema(_strip_logical(f["type"]), named_schemas=named) for f in schema["fields"]]
+    expected = io.BytesIO()
+    columns = {f.name: avro_column(table.column(f.name).combine_chunks(), f.type) for f in fields}
+    for values in zip(*columns.values(), strict=True):
+        fastavro.schemaless_writer(expected, stripped, dict(zip(columns, values, strict=True)))
+    assert encode_rows(table, fields, parsed) == expected.getvalue()

@@ -88,7 +88,9 @@ def _python(value: Any, avro_type: Any) -> Any:
     t, _ = _non_null(avro_type)
     logical = _logical(t)
     if logical == "decimal":
-        return Decimal(int.from_bytes(value, "big", signed=True)).scaleb(-int(t.get("scale", 0)), context=_EXACT)
+        return Decimal(int.from_bytes(value, "big", signed=True)).scaleb(
+            -int(t.get("scale", 0)), context=_EXACT
+        )
     if (
         not isinstance(t, dict)
         or logical in _AVRO_TIME_UNITS

@@ -1,9 +1,8 @@
-"""Write ``file.format=avro`` data files: Arrow columns turned into Avro values column by column
-(vectorized for flat columns), encoded by fastavro, one compressed block per chunk of rows."""
+"""Write ``file.format=avro`` data files: Arrow columns in Avro's value forms (integers for temporal
+values, unscaled bytes for decimals), encoded into one compressed block per chunk of rows."""
 
 from __future__ import annotations
 
-import io
 import secrets
 from collections.abc import Sequence
 from decimal import Context, Decimal
@@ -15,10 +14,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from lsmlake.core.types import DataField, DataType, to_arrow_type
+from lsmlake.format.avro_encode import Piece, column_pieces, interleave, is_flat, value_pieces
 from lsmlake.format.avro_schema import data_file_schema
-from lsmlake.metadata.avro_container import avro_block, avro_header, java_schema_json, read_avro_long
+from lsmlake.metadata.avro_container import avro_block, avro_header, java_schema_json
 
-_NO_SYNC = 1 << 62  # fastavro's sync interval: one block per encoding call
 _EXACT = Context(prec=80)  # DECIMAL(38) values scale without rounding (the default context keeps 28 digits)
 
 
@@ -86,11 +85,11 @@ def _decimal_bytes(unscaled: int) -> bytes:
     return unscaled.to_bytes(length, "big", signed=True)
 
 
-def _decimal_column(column: pa.Array) -> list[bytes | None]:
+def _decimal_column(column: pa.Array) -> pa.Array:
     """Decimal128 values as Java's minimal big-endian unscaled bytes, computed over the whole column."""
     n = len(column)
     if n == 0:
-        return []
+        return pa.array([], pa.binary())
     data = column.buffers()[1]
     assert data is not None
     words = np.frombuffer(data, dtype=np.uint8, count=16 * (column.offset + n), offset=0)
@@ -107,11 +106,9 @@ def _decimal_column(column: pa.Array) -> list[bytes | None]:
     validity = column.buffers()[0] if column.null_count else None
     if validity is not None and column.offset:
         validity = pc.is_valid(column).buffers()[1]
-    binary = pa.Array.from_buffers(
+    return pa.Array.from_buffers(
         pa.binary(), n, [validity, pa.py_buffer(offsets.tobytes()), pa.py_buffer(flat.tobytes())]
     )
-    values: list[bytes | None] = binary.to_pylist()
-    return values
 
 
 def _nested_values(value: Any, t: DataType) -> Any:
@@ -135,9 +132,9 @@ def _nested_values(value: Any, t: DataType) -> Any:
     return value
 
 
-def avro_column(column: pa.Array, t: DataType) -> list[Any]:
-    """A column's values as fastavro takes them for its Avro type (timestamps, dates, times as integers,
-    decimals as unscaled bytes, maps as dicts or key/value records)."""
+def raw_column(column: pa.Array, t: DataType) -> pa.Array:
+    """A column with temporal values as integers in the Avro unit (nested ones too) and top-level decimals
+    as Java's unscaled bytes."""
     unit_type, raw_type = _raw_arrow_type(t)
     if column.type != unit_type:
         column = pc.cast(column, unit_type)
@@ -145,10 +142,29 @@ def avro_column(column: pa.Array, t: DataType) -> list[Any]:
         column = column.cast(raw_type)
     if t.root == "DECIMAL":
         return _decimal_column(column)
-    values: list[Any] = column.to_pylist()
-    if _has(t, frozenset({"DECIMAL", "MAP"})):
+    return column
+
+
+def avro_column(column: pa.Array, t: DataType) -> list[Any]:
+    """A column's values as fastavro takes them for its Avro type (timestamps, dates, times as integers,
+    decimals as unscaled bytes, maps as dicts or key/value records)."""
+    values: list[Any] = raw_column(column, t).to_pylist()
+    if t.root != "DECIMAL" and _has(t, frozenset({"DECIMAL", "MAP"})):
         values = [_nested_values(v, t) for v in values]
     return values
+
+
+def encode_rows(rows: pa.Table, fields: Sequence[DataField], parsed: Sequence[Any]) -> bytes:
+    """The Avro binary records of ``rows``: flat columns encoded with numpy, nested ones by fastavro
+    (``parsed``: each field's parsed Avro type, logical annotations stripped)."""
+    pieces: list[Piece] = []
+    for f, schema in zip(fields, parsed, strict=True):
+        column = rows.column(f.name).combine_chunks()
+        if is_flat(f.type):
+            pieces += column_pieces(raw_column(column, f.type), f.type)
+        else:
+            pieces.append(value_pieces(avro_column(column, f.type), schema))
+    return interleave(pieces, rows.num_rows)
 
 
 class AvroFileSink:
@@ -159,31 +175,21 @@ class AvroFileSink:
     ) -> None:
         self.stream, self.fields, self.codec, self.level = stream, list(fields), codec, level
         schema = data_file_schema(self.fields)
-        self._parsed = fastavro.parse_schema(_strip_logical(schema))
+        named: dict[str, Any] = {}
+        self._parsed = [
+            fastavro.parse_schema(_strip_logical(f["type"]), named_schemas=named) for f in schema["fields"]
+        ]
         self._sync = secrets.token_bytes(16)
-        probe = io.BytesIO()
-        fastavro.writer(probe, self._parsed, [], codec="null", sync_interval=_NO_SYNC, sync_marker=self._sync)
-        self._fastavro_header = len(probe.getvalue())
         stream.write(avro_header(java_schema_json(schema), codec, self._sync))
 
     def write(self, rows: pa.Table) -> None:
-        """Append ``rows`` (columns named and ordered as the fields) as one block."""
+        """Append ``rows`` (with columns named as the fields) as one block."""
         if rows.num_rows == 0:
             return
-        names = [f.name for f in self.fields]
-        columns = [avro_column(rows.column(f.name).combine_chunks(), f.type) for f in self.fields]
-        records = [dict(zip(names, values, strict=True)) for values in zip(*columns, strict=True)]
-        encoded = io.BytesIO()
-        fastavro.writer(
-            encoded, self._parsed, records, codec="null", sync_interval=_NO_SYNC, sync_marker=self._sync
+        raw = encode_rows(rows, self.fields, self._parsed)
+        self.stream.write(
+            avro_block(rows.num_rows, raw, codec=self.codec, level=self.level, sync_marker=self._sync)
         )
-        out = encoded.getbuffer()
-        count, pos = read_avro_long(out, self._fastavro_header)
-        size, pos = read_avro_long(out, pos)
-        assert count == rows.num_rows, "fastavro split the rows into more than one block"
-        raw = bytes(out[pos : pos + size])
-        del out
-        self.stream.write(avro_block(count, raw, codec=self.codec, level=self.level, sync_marker=self._sync))
 
     def close(self) -> None:
         """Nothing to finish: every block was written whole and an Avro container has no footer."""

@@ -335,7 +335,9 @@ class RollingWriter:
     def abort(self) -> list[str]:
         """Close without metadata; the paths of every file started (for the caller to delete)."""
         paths = [
-            posixpath.join(self.writer.bucket_dir, name) for m in self.metas for name in (m.file_name, *m.extra_files)
+            posixpath.join(self.writer.bucket_dir, name)
+            for m in self.metas
+            for name in (m.file_name, *m.extra_files)
         ]
         if self._open is not None:
             _, path, out, sink, _ = self._open
