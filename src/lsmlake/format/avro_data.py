@@ -133,11 +133,14 @@ def _avro_column(values: list[Any], avro_type: Any) -> pa.Array:
     return pa.array([_python(v, avro_type) for v in values], arrow_type)
 
 
-def read_avro(io: FileIO, path: str, columns: list[str]) -> pa.Table:
-    """The ``columns`` of an Avro data file (every record is decoded; Avro has no column projection)."""
+def read_avro(io: FileIO, path: str, columns: list[str] | None) -> pa.Table:
+    """The ``columns`` (None: all, in file order) of an Avro data file (every record is decoded; Avro has
+    no column projection)."""
     contents = decode_avro_container(io.read_bytes(path), name=path)
     records = [r for r in contents.records if r is not None]
+    types = {f["name"]: f["type"] for f in json.loads(contents.schema_json)["fields"]}
+    if columns is None:
+        columns = list(types)
     if not columns:
         return pa.table({"rows": pa.nulls(len(records))}).select([])
-    types = {f["name"]: f["type"] for f in json.loads(contents.schema_json)["fields"]}
     return pa.table({c: _avro_column([r.get(c) for r in records], types[c]) for c in columns})
