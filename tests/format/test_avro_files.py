@@ -329,3 +329,31 @@ def test_vectorized_records_are_fastavros_bytes(rows: list[dict[str, object]], o
     for values in zip(*columns.values(), strict=True):
         fastavro.schemaless_writer(expected, stripped, dict(zip(columns, values, strict=True)))
     assert encode_rows(table, fields, parsed) == expected.getvalue()
+
+
+@pytest.mark.parametrize("mode", ["none", "counts", "truncate(2)"])
+def test_filters_prune_on_truncated_or_missing_stats_as_on_full_ones(tmp_path: Path, mode: str) -> None:
+    """Avro keys get the stats mode too (truncated, counted or none): filters on keys and values read the
+    rows a parquet table reads."""
+    schema = pa.schema([pa.field("k", pa.string(), nullable=False), pa.field("v", pa.string())])
+    rows = pa.table(
+        {"k": [f"key-{i:04d}-long" for i in range(300)], "v": [f"v{i % 7}" * 3 for i in range(300)]}
+    )
+    tables = {}
+    for fmt in ("parquet", "avro"):
+        catalog = lsmlake.Catalog(str(tmp_path / fmt))
+        catalog.create_database("db")
+        options = {"bucket": "2", "file.format": fmt, "metadata.stats-mode": mode}
+        t = catalog.create_table("db.t", schema=schema, primary_key=["k"], options=options)
+        for start in range(0, 300, 100):
+            t.write(rows.slice(start, 100).cast(schema))
+        tables[fmt] = t
+    for where in (
+        "k = 'key-0042-long'",
+        "k > 'key-0250'",
+        "k < 'key-0010-long' OR v = 'v3v3v3'",
+        "v >= 'v5'",
+    ):
+        got = tables["avro"].read(filter=where).sort_by("k")
+        assert got.equals(tables["parquet"].read(filter=where).sort_by("k")), where
+        assert got.num_rows > 0, where
