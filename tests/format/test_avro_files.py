@@ -10,16 +10,19 @@ from decimal import Decimal
 from pathlib import Path
 
 import fastavro
+import numpy as np
 import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import lsmlake
+from lsmlake.core.fileio import FileIO
 from lsmlake.core.types import DataField, DataType, from_arrow_type
 from lsmlake.errors import InvalidOptionError, SchemaMismatchError
+from lsmlake.format.avro_data import iter_avro, read_avro
 from lsmlake.format.avro_schema import avro_codec, data_file_schema
-from lsmlake.format.avro_write import _decimal_bytes, _strip_logical, avro_column, encode_rows
+from lsmlake.format.avro_write import AvroFileSink, _decimal_bytes, _strip_logical, avro_column, encode_rows
 from lsmlake.format.data_file_writer import WRITE_PIECE_ROWS
 from lsmlake.metadata.avro_container import decode_avro_container
 from lsmlake.schema_change.changes import set_option
@@ -357,3 +360,27 @@ def test_filters_prune_on_truncated_or_missing_stats_as_on_full_ones(tmp_path: P
         got = tables["avro"].read(filter=where).sort_by("k")
         assert got.equals(tables["parquet"].read(filter=where).sort_by("k")), where
         assert got.num_rows > 0, where
+
+
+def test_a_file_is_read_block_by_block_with_row_positions(tmp_path: Path) -> None:
+    """Pieces of whole blocks, about ``max_rows`` rows each, positioned in the file; whole without it."""
+    fields = [DataField(0, "id", DataType("INT", False)), DataField(1, "s", DataType("VARCHAR", True))]
+    path = tmp_path / "f.avro"
+    with path.open("wb") as out:
+        sink = AvroFileSink(out, fields, codec="deflate", level=None)
+        for start, n in ((0, 5), (5, 7), (12, 1), (13, 9)):  # four blocks
+            ids = list(range(start, start + n))
+            sink.write(
+                pa.table({"id": pa.array(ids, pa.int32()), "s": [None if i % 3 else f"s{i}" for i in ids]})
+            )
+    io_ = FileIO.for_uri(str(tmp_path))[0]
+    whole = read_avro(io_, str(path), None)
+    assert whole.column("id").to_pylist() == list(range(22))
+    pieces = list(iter_avro(io_, str(path), ["s"], max_rows=6))
+    assert [len(t) for t, _ in pieces] == [12, 10]  # blocks are never split
+    assert pa.concat_tables([t for t, _ in pieces]).equals(whole.select(["s"]))
+    positions = [p for _, p in pieces]
+    assert all(p is not None for p in positions)
+    assert np.concatenate([p for p in positions if p is not None]).tolist() == list(range(22))
+    ((_, none),) = iter_avro(io_, str(path), ["id"])
+    assert none is None

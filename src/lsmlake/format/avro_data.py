@@ -4,13 +4,15 @@ typed from the file's Avro schema (logical types, key/value-record maps and nest
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from decimal import Context, Decimal
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 
 from lsmlake.core.fileio import FileIO
-from lsmlake.metadata.avro_container import decode_avro_container
+from lsmlake.metadata.avro_container import decode_avro_header, iter_avro_blocks
 
 _AVRO_TIME_UNITS = {
     "timestamp-millis": "ms",
@@ -133,14 +135,37 @@ def _avro_column(values: list[Any], avro_type: Any) -> pa.Array:
     return pa.array([_python(v, avro_type) for v in values], arrow_type)
 
 
-def read_avro(io: FileIO, path: str, columns: list[str] | None) -> pa.Table:
-    """The ``columns`` (None: all, in file order) of an Avro data file (every record is decoded; Avro has
-    no column projection)."""
-    contents = decode_avro_container(io.read_bytes(path), name=path)
-    records = [r for r in contents.records if r is not None]
-    types = {f["name"]: f["type"] for f in json.loads(contents.schema_json)["fields"]}
-    if columns is None:
-        columns = list(types)
+def _table(records: list[Any], types: dict[str, Any], columns: list[str]) -> pa.Table:
     if not columns:
         return pa.table({"rows": pa.nulls(len(records))}).select([])
     return pa.table({c: _avro_column([r.get(c) for r in records], types[c]) for c in columns})
+
+
+def iter_avro(
+    io: FileIO, path: str, columns: list[str] | None, max_rows: int | None = None
+) -> Iterator[tuple[pa.Table, np.ndarray | None]]:
+    """The ``columns`` (None: all, in file order) of an Avro data file: the whole file (positions None)
+    without ``max_rows``, else pieces of whole blocks, about ``max_rows`` rows each, with their row
+    positions; only one piece's records are decoded at a time (Avro has no column projection)."""
+    data = io.read_bytes(path)
+    header = decode_avro_header(data, name=path)
+    types = {f["name"]: f["type"] for f in json.loads(header.schema_json)["fields"]}
+    names = list(types) if columns is None else columns
+    pending: list[Any] = []
+    offset = 0
+    for block in iter_avro_blocks(data, header, name=path):
+        pending += [r for r in block if r is not None]
+        if max_rows is not None and len(pending) >= max_rows:
+            yield _table(pending, types, names), np.arange(offset, offset + len(pending))
+            offset += len(pending)
+            pending = []
+    if max_rows is None:
+        yield _table(pending, types, names), None
+    elif pending or offset == 0:
+        yield _table(pending, types, names), np.arange(offset, offset + len(pending))
+
+
+def read_avro(io: FileIO, path: str, columns: list[str] | None) -> pa.Table:
+    """The ``columns`` (None: all, in file order) of an Avro data file, whole."""
+    ((table, _),) = iter_avro(io, path, columns)
+    return table

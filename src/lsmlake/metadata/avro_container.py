@@ -11,7 +11,7 @@ import lzma
 import secrets
 import struct
 import zlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -222,8 +222,30 @@ class AvroContents:
     records: list[Any]
 
 
-def decode_avro_container(data: bytes, *, name: str) -> AvroContents:
-    """Parse an Avro container; timestamp-millis values come back as raw ints."""
+_DECODE_ERRORS = (
+    ValueError,
+    KeyError,
+    IndexError,
+    EOFError,
+    zstandard.ZstdError,
+    lzma.LZMAError,
+    zlib.error,
+    OSError,
+    pa.ArrowException,
+)
+
+
+@dataclass(frozen=True)
+class AvroHeader:
+    """An Avro container's header: its schema text, codec, sync marker and where the first block starts."""
+
+    schema_json: str
+    codec: str
+    sync_marker: bytes
+    end: int
+
+
+def decode_avro_header(data: bytes, *, name: str) -> AvroHeader:
     buf = memoryview(data)
     try:
         if bytes(buf[:4]) != AVRO_MAGIC:
@@ -244,35 +266,40 @@ def decode_avro_container(data: bytes, *, name: str) -> AvroContents:
         pos += 16
         if len(sync) != 16:
             raise ValueError("truncated header")
-        schema_json = meta[_SCHEMA_KEY].decode()
-        codec = meta.get(_CODEC_KEY, b"null").decode()
-        parsed = _parsed(schema_json)
-        records: list[Any] = []
+        return AvroHeader(meta[_SCHEMA_KEY].decode(), meta.get(_CODEC_KEY, b"null").decode(), sync, pos)
+    except _DECODE_ERRORS as e:
+        raise CorruptFileError(f"cannot decode Avro file {name}: {e}") from e
+
+
+def iter_avro_blocks(data: bytes, header: AvroHeader, *, name: str) -> Iterator[list[Any]]:
+    """The records of each data block in turn (timestamp-millis values as raw ints); only one block's
+    records are held at a time."""
+    buf = memoryview(data)
+    pos = header.end
+    try:
+        parsed = _parsed(header.schema_json)
         while pos < len(buf):
             count, pos = _read_long(buf, pos)
             size, pos = _read_long(buf, pos)
             if size < 0 or pos + size + 16 > len(buf):
                 raise ValueError("truncated data block")
-            block = _decompress(codec, bytes(buf[pos : pos + size]))
+            block = _decompress(header.codec, bytes(buf[pos : pos + size]))
             pos += size
-            if bytes(buf[pos : pos + 16]) != sync:
+            if bytes(buf[pos : pos + 16]) != header.sync_marker:
                 raise ValueError("sync marker mismatch")
             pos += 16
             stream = io.BytesIO(block)
-            records.extend(fastavro.schemaless_reader(stream, parsed, None) for _ in range(count))
-    except (
-        ValueError,
-        KeyError,
-        IndexError,
-        EOFError,
-        zstandard.ZstdError,
-        lzma.LZMAError,
-        zlib.error,
-        OSError,
-        pa.ArrowException,
-    ) as e:
+            records = [fastavro.schemaless_reader(stream, parsed, None) for _ in range(count)]
+            yield records
+    except _DECODE_ERRORS as e:
         raise CorruptFileError(f"cannot decode Avro file {name}: {e}") from e
-    return AvroContents(schema_json, codec, sync, records)
+
+
+def decode_avro_container(data: bytes, *, name: str) -> AvroContents:
+    """Parse an Avro container; timestamp-millis values come back as raw ints."""
+    header = decode_avro_header(data, name=name)
+    records = [r for block in iter_avro_blocks(data, header, name=name) for r in block]
+    return AvroContents(header.schema_json, header.codec, header.sync_marker, records)
 
 
 _EPOCH = dt.datetime(1970, 1, 1)
