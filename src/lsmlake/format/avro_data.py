@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from decimal import Context, Decimal
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -138,7 +139,11 @@ def _avro_column(values: list[Any], avro_type: Any) -> pa.Array:
 def _table(records: list[Any], types: dict[str, Any], columns: list[str]) -> pa.Table:
     if not columns:
         return pa.table({"rows": pa.nulls(len(records))}).select([])
-    return pa.table({c: _avro_column([r.get(c) for r in records], types[c]) for c in columns})
+    if not records:
+        return pa.table({c: pa.array([], _arrow_type(types[c])) for c in columns})
+    picked = map(itemgetter(*columns), records)  # the records transposed at C speed
+    values = list(zip(*picked, strict=True)) if len(columns) > 1 else [tuple(picked)]
+    return pa.table({c: _avro_column(list(v), types[c]) for c, v in zip(columns, values, strict=True)})
 
 
 def iter_avro(

@@ -47,16 +47,19 @@ def _truncate_max(value: str | bytes, n: int) -> str | bytes | None:
 
 
 def java_float_order(value: Any) -> tuple[bool, float, bool]:
-    """Sort key of Java's Float/Double.compareTo: -0.0 before 0.0, NaN after everything."""
-    return (math.isnan(value), 0.0 if math.isnan(value) else value, math.copysign(1.0, value) > 0)
+    """Sort key of Java's Float/Double.compareTo: -0.0 before 0.0, NaN (any bits) after everything."""
+    if math.isnan(value):
+        return (True, 0.0, False)
+    return (False, value, math.copysign(1.0, value) > 0)
 
 
 def _java_float_min_max(column: pa.ChunkedArray | pa.Array) -> tuple[object, object]:
     """Min and max of a float column in Java's compareTo order (Paimon's per-record collectors)."""
     values = np.asarray(pc.drop_null(column).to_numpy(zero_copy_only=False), dtype=np.float64)
     nan = np.isnan(values)
+    first_nan = float(values[nan][0]) if nan.any() else math.nan  # Java keeps the first NaN it meets (its bits)
     if nan.all():
-        return math.nan, math.nan
+        return first_nan, first_nan
     finite = values[~nan]
     lo, hi = float(finite.min()), float(finite.max())
     zeros = np.signbit(finite[finite == 0.0])
@@ -64,7 +67,7 @@ def _java_float_min_max(column: pa.ChunkedArray | pa.Array) -> tuple[object, obj
         lo = -0.0 if zeros.any() else 0.0
     if hi == 0.0:
         hi = 0.0 if not zeros.all() else -0.0
-    return lo, (math.nan if nan.any() else hi)
+    return lo, (first_nan if nan.any() else hi)
 
 
 def _column_min_max(
