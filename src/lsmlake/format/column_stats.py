@@ -57,7 +57,8 @@ def _java_float_min_max(column: pa.ChunkedArray | pa.Array) -> tuple[object, obj
     """Min and max of a float column in Java's compareTo order (Paimon's per-record collectors)."""
     values = np.asarray(pc.drop_null(column).to_numpy(zero_copy_only=False), dtype=np.float64)
     nan = np.isnan(values)
-    first_nan = float(values[nan][0]) if nan.any() else math.nan  # Java keeps the first NaN it meets (its bits)
+    # Java keeps the first NaN it meets (its bits): every NaN compares equal
+    first_nan = float(values[nan][0]) if nan.any() else math.nan
     if nan.all():
         return first_nan, first_nan
     finite = values[~nan]
