@@ -1,4 +1,4 @@
-"""Random rows of every Avro-able type written as ``file.format=avro`` files read back as written, and each
+"""Random rows of every flat Avro type (TIME and local timestamps too) and arrays and maps written as ``file.format=avro`` files read back as written, and each
 file's manifest stats equal a row-by-row model of Paimon's per-record collectors (Java's compareTo order:
 -0.0 below 0.0, NaN above everything; no bounds for bytes or nested values; truncated strings; keys too)."""
 
@@ -32,6 +32,8 @@ SCHEMA = pa.schema(
         pa.field("ts", pa.timestamp("ms")),
         pa.field("ts6", pa.timestamp("us")),
         pa.field("day", pa.date32()),
+        pa.field("tm", pa.time32("ms")),
+        pa.field("ltz", pa.timestamp("ms", tz="UTC")),
         pa.field("bo", pa.bool_()),
         pa.field("ti", pa.int8()),
         pa.field("arr", pa.list_(pa.int64())),
@@ -62,6 +64,12 @@ ROW = st.fixed_dictionaries(
         ),
         "ts6": _null(st.datetimes(dt.datetime(1900, 1, 1), dt.datetime(2200, 1, 1))),
         "day": _null(st.dates(dt.date(1800, 1, 1), dt.date(2300, 1, 1))),
+        "tm": _null(st.times().map(lambda t: t.replace(microsecond=t.microsecond // 1000 * 1000))),
+        "ltz": _null(
+            st.datetimes(dt.datetime(1900, 1, 1), dt.datetime(2200, 1, 1)).map(
+                lambda t: t.replace(microsecond=t.microsecond // 1000 * 1000, tzinfo=dt.timezone.utc)
+            )
+        ),
         "bo": _null(st.booleans()),
         "ti": _null(st.integers(-128, 127)),
         "arr": _null(st.lists(_null(st.integers(-(2**63), 2**63 - 1)), max_size=3)),
