@@ -1,6 +1,7 @@
-"""Random rows of every flat Avro type (TIME and local timestamps too) and arrays and maps written as ``file.format=avro`` files read back as written, and each
-file's manifest stats equal a row-by-row model of Paimon's per-record collectors (Java's compareTo order:
--0.0 below 0.0, NaN above everything; no bounds for bytes or nested values; truncated strings; keys too)."""
+"""Random rows of every flat Avro type (TIME and local timestamps too), arrays and maps, written as
+``file.format=avro`` files, read back as written, and each file's manifest stats equal a row-by-row model of
+Paimon's per-record collectors (Java's compareTo order: -0.0 below 0.0, NaN above everything; no bounds for
+bytes or nested values; truncated strings; keys too)."""
 
 from __future__ import annotations
 
