@@ -22,9 +22,9 @@ from lsmlake.core.types import DataField, DataType, from_arrow_type
 from lsmlake.errors import InvalidOptionError, SchemaMismatchError
 from lsmlake.format.avro_data import iter_avro, read_avro
 from lsmlake.format.avro_schema import avro_codec, data_file_schema
-from lsmlake.format.avro_write import AvroFileSink, _decimal_bytes, _strip_logical, avro_column, encode_rows
+from lsmlake.format.avro_write import AvroFileSink, _decimal_bytes, avro_column, encode_rows
 from lsmlake.format.data_file_writer import WRITE_PIECE_ROWS
-from lsmlake.metadata.avro_container import decode_avro_container
+from lsmlake.metadata.avro_container import decode_avro_container, strip_logical_types
 from lsmlake.schema_change.changes import set_option
 
 SCHEMA = pa.schema(
@@ -324,9 +324,11 @@ def test_vectorized_records_are_fastavros_bytes(rows: list[dict[str, object]], o
     table = pa.Table.from_pylist(rows, schema=ENCODED).slice(min(offset, len(rows)))
     fields = [DataField(i, f.name, from_arrow_type(f.type, f.nullable)) for i, f in enumerate(ENCODED)]
     schema = data_file_schema(fields)
-    stripped = fastavro.parse_schema(_strip_logical(schema))
+    stripped = fastavro.parse_schema(strip_logical_types(schema))
     named: dict[str, object] = {}
-    parsed = [fastavro.parse_schema(_strip_logical(f["type"]), named_schemas=named) for f in schema["fields"]]
+    parsed = [
+        fastavro.parse_schema(strip_logical_types(f["type"]), named_schemas=named) for f in schema["fields"]
+    ]
     expected = io.BytesIO()
     columns = {f.name: avro_column(table.column(f.name).combine_chunks(), f.type) for f in fields}
     for values in zip(*columns.values(), strict=True):

@@ -16,21 +16,9 @@ import pyarrow.compute as pc
 from lsmlake.core.types import DataField, DataType, to_arrow_type
 from lsmlake.format.avro_encode import Piece, column_pieces, interleave, is_flat, value_pieces
 from lsmlake.format.avro_schema import data_file_schema
-from lsmlake.metadata.avro_container import avro_block, avro_header, java_schema_json
+from lsmlake.metadata.avro_container import avro_block, avro_header, java_schema_json, strip_logical_types
 
 _EXACT = Context(prec=80)  # DECIMAL(38) values scale without rounding (the default context keeps 28 digits)
-
-
-def _strip_logical(schema: Any) -> Any:
-    """The schema fastavro encodes with: logical annotations dropped, values are given raw."""
-    if isinstance(schema, list):
-        return [_strip_logical(s) for s in schema]
-    if isinstance(schema, dict):
-        out = {k: _strip_logical(v) for k, v in schema.items() if k != "logicalType"}
-        if "fields" in schema:
-            out["fields"] = [dict(f, type=_strip_logical(f["type"])) for f in schema["fields"]]
-        return out
-    return schema
 
 
 def _avro_unit(t: DataType) -> str:
@@ -177,7 +165,8 @@ class AvroFileSink:
         schema = data_file_schema(self.fields)
         named: dict[str, Any] = {}
         self._parsed = [
-            fastavro.parse_schema(_strip_logical(f["type"]), named_schemas=named) for f in schema["fields"]
+            fastavro.parse_schema(strip_logical_types(f["type"]), named_schemas=named)
+            for f in schema["fields"]
         ]
         self._sync = secrets.token_bytes(16)
         stream.write(avro_header(java_schema_json(schema), codec, self._sync))

@@ -42,21 +42,21 @@ def java_schema_json(schema: Any) -> str:
     return json.dumps(schema, separators=(",", ":"), ensure_ascii=False)
 
 
-def _strip_logical_types(schema: Any) -> Any:
+def strip_logical_types(schema: Any) -> Any:
     """Drop logicalType annotations so timestamp-millis values stay raw ints."""
     if isinstance(schema, list):
-        return [_strip_logical_types(s) for s in schema]
+        return [strip_logical_types(s) for s in schema]
     if isinstance(schema, dict):
-        out = {k: _strip_logical_types(v) for k, v in schema.items() if k != "logicalType"}
+        out = {k: strip_logical_types(v) for k, v in schema.items() if k != "logicalType"}
         if "fields" in schema:
-            out["fields"] = [dict(f, type=_strip_logical_types(f["type"])) for f in schema["fields"]]
+            out["fields"] = [dict(f, type=strip_logical_types(f["type"])) for f in schema["fields"]]
         return out
     return schema
 
 
 @lru_cache(maxsize=64)
 def _parsed(schema_json: str) -> Any:
-    return fastavro.parse_schema(_strip_logical_types(json.loads(schema_json)))
+    return fastavro.parse_schema(strip_logical_types(json.loads(schema_json)))
 
 
 FunctionCache("parsed avro schemas", _parsed)
