@@ -14,6 +14,7 @@ from lsmlake.catalog_options import REST, CatalogOptions
 from lsmlake.core.default_values import default_scalar
 from lsmlake.core.field_metadata import field_extras
 from lsmlake.core.fileio import FileIO
+from lsmlake.core.format_types import check_format_types
 from lsmlake.core.options import CoreOptions, validate_create_options
 from lsmlake.core.paths import is_inside
 from lsmlake.core.schema import TableSchema, read_schema, schema_file_name, write_schema
@@ -479,6 +480,8 @@ def build_schema(
         time_millis=int(time.time() * 1000),
     )
     validate_merge_engine(table_schema)
+    file_format = CoreOptions.of(options, primary_key_table=bool(primary_key)).file_format
+    check_format_types(table_schema.fields, file_format, table=table_name)
     check_record_level_time_field(
         table_schema, CoreOptions.of(options, primary_key_table=bool(primary_key)), table=table_name
     )

@@ -50,7 +50,6 @@ def test_early_full_compaction_options_are_accepted() -> None:
 @pytest.mark.parametrize(
     ("key", "value", "message"),
     [
-        ("file.format", "avro", "cannot write them"),
         ("file.format.per.level", "0:avro", "every level"),
         ("file.compression.per.level", "0:lz4", "every level"),
         ("metadata.stats-mode.per.level", "0:none", "every level"),

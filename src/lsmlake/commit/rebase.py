@@ -20,9 +20,10 @@ from lsmlake.core.options import CoreOptions
 from lsmlake.core.paths import TablePaths, partition_directory
 from lsmlake.core.schema import TableSchema
 from lsmlake.errors import CommitConflictError
+from lsmlake.format.avro_data import read_avro
 from lsmlake.format.changelog_writer import changelog_options
 from lsmlake.format.data_file_writer import FILE_SOURCE_APPEND, DataFileWriter
-from lsmlake.mergetree.kv_layout import SEQUENCE_NUMBER
+from lsmlake.mergetree.kv_layout import SEQUENCE_NUMBER, kv_arrow_schema
 from lsmlake.metadata.commit_message import CommitMessage
 from lsmlake.metadata.data_file import DataFileMeta
 
@@ -52,6 +53,8 @@ def file_prefix(name: str) -> str:
 def read_whole_file(io: FileIO, path: str, size: int | None = None) -> pa.Table:
     """Every column of one data file, as stored (system columns included); ``size``: its size in bytes,
     when known (a small file is then one GET)."""
+    if path.endswith(".avro"):
+        return read_avro(io, path, None)
     with io.open_input_file(path, size) as source:
         if path.endswith(".orc"):
             return orc.ORCFile(source).read()
@@ -86,7 +89,10 @@ class FileRebaser:
                 f"cannot rebase {meta.file_name}: written with schema {meta.schema_id} "
                 f"(the commit's is {self.schema.id}) or outside its bucket directory"
             )
-        return read_whole_file(self.io, posixpath.join(directory, meta.file_name), meta.file_size)
+        rows = read_whole_file(self.io, posixpath.join(directory, meta.file_name), meta.file_size)
+        if meta.file_name.endswith(".avro"):  # Avro's types (int for TINYINT, ...) back to the file layout's
+            rows = rows.cast(kv_arrow_schema(self.schema))
+        return rows
 
     def rewrite(
         self, directory: str, meta: DataFileMeta, shift: int, *, changelog: bool, rows: pa.Table | None = None
@@ -100,8 +106,11 @@ class FileRebaser:
         self, directory: str, meta: DataFileMeta, rows: pa.Table, *, changelog: bool
     ) -> list[DataFileMeta]:
         """``rows`` (sorted, file layout) written into ``directory`` as ``meta`` was: same name prefix,
-        level and file source, a data or an input changelog file."""
+        format, level and file source, a data or an input changelog file."""
         options = changelog_options(self.options) if changelog else self.options
+        fmt = posixpath.splitext(meta.file_name)[1].lstrip(".")
+        if fmt != options.file_format:  # as written: a postpone-bucket file is avro in a parquet table
+            options = CoreOptions.of({**options.raw, CoreOptions.FILE_FORMAT.key: fmt}, primary_key_table=True)
         writer = DataFileWriter(
             self.io, self.paths, self.schema, options, directory, file_prefix=file_prefix(meta.file_name)
         )

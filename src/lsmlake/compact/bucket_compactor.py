@@ -20,7 +20,12 @@ from lsmlake.core.paths import TablePaths
 from lsmlake.core.schema import TableSchema, read_schema, schema_file_name
 from lsmlake.core.types import DataType
 from lsmlake.expr import Predicate
-from lsmlake.format.data_file_writer import FILE_SOURCE_COMPACT, DataFileWriter, local_wall_clock_millis
+from lsmlake.format.data_file_writer import (
+    FILE_SOURCE_COMPACT,
+    STREAMED_FORMATS,
+    DataFileWriter,
+    local_wall_clock_millis,
+)
 from lsmlake.mergetree.compact_strategy import (
     CompactUnit,
     EarlyFullCompaction,
@@ -339,7 +344,7 @@ class BucketCompactor:
 
     def _pieces(self, files: list[DataFileMeta]) -> list[Predicate | None]:
         """Key ranges that bound the memory of merging ``files`` (one piece when they are small)."""
-        if self.options.file_format != "parquet" or any(f.external_path for f in files):
+        if self.options.file_format not in STREAMED_FORMATS or any(f.external_path for f in files):
             return [None]
         paths = [f"{self.state.directory}/{f.file_name}" for f in files]
         pieces = section_pieces(self.io, self.schema, paths, files, base=None, max_rows=MERGE_PIECE_ROWS)

@@ -1,4 +1,4 @@
-"""Write sorted Arrow rows as Paimon data files (Parquet or ORC), rolling at the target size."""
+"""Write sorted Arrow rows as Paimon data files (Parquet, Avro or ORC), rolling at the target size."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import contextlib
 import datetime as dt
 import posixpath
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 import pyarrow as pa
@@ -18,14 +19,19 @@ from lsmlake.core.fileio import FileIO, OutputFile
 from lsmlake.core.options import CoreOptions
 from lsmlake.core.paths import TablePaths
 from lsmlake.core.schema import TableSchema
+from lsmlake.core.types import DataField
 from lsmlake.errors import UnsupportedError
+from lsmlake.format.avro_schema import avro_codec, data_file_schema
+from lsmlake.format.avro_write import AvroFileSink
 from lsmlake.format.column_codecs import parquet_compression
 from lsmlake.format.column_stats import StatsAccumulator
 from lsmlake.format.file_index.writer import FileIndexBuilder, FileIndexSpec
-from lsmlake.mergetree.kv_layout import SEQUENCE_NUMBER, VALUE_KIND, is_retract, key_fields
+from lsmlake.mergetree.kv_layout import SEQUENCE_NUMBER, VALUE_KIND, is_retract, key_fields, kv_fields
 from lsmlake.metadata.data_file import DataFileMeta
 from lsmlake.metadata.stats import EMPTY_STATS
 
+# Formats written a chunk at a time (rolling to a new file at the target size); ORC is written whole.
+STREAMED_FORMATS = ("parquet", "avro")
 FILE_SOURCE_APPEND = 0
 FILE_SOURCE_COMPACT = 1
 # Rows per Parquet row group. Readers prune by row group (pyarrow has no page-index filtering), so a
@@ -96,30 +102,37 @@ class DataFileWriter:
         if rows.num_rows == 0:
             return []
         fmt = self.options.file_format
-        if fmt == "parquet":
-            return self._write_parquet(rows, level, file_source, first_sequence)
+        if fmt in STREAMED_FORMATS:
+            writer = self.rolling(level=level, file_source=file_source, first_sequence=first_sequence)
+            writer.write(rows)
+            return writer.close()
         if fmt == "orc":
             return [self._write_orc(rows, level, file_source, first_sequence)]
-        raise UnsupportedError(f"file.format={fmt!r}: lsmlake writes parquet and orc data files")
+        raise UnsupportedError(f"file.format={fmt!r}: lsmlake writes parquet, avro and orc data files")
 
     def _new_path(self, extension: str) -> tuple[str, str]:
         prefix = self.options.data_file_prefix if self.file_prefix is None else self.file_prefix
         name = self.paths.new_data_file_name(prefix=prefix, extension=extension)
         return name, posixpath.join(self.bucket_dir, name)
 
-    def _write_parquet(
-        self, rows: pa.Table, level: int, file_source: int, first_sequence: int
-    ) -> list[DataFileMeta]:
-        writer = self.rolling(level=level, file_source=file_source, first_sequence=first_sequence)
-        writer.write(rows)
-        return writer.close()
+    @property
+    def streams(self) -> bool:
+        """Whether files of this writer's format are written chunk by chunk (see ``rolling``)."""
+        return self.options.file_format in STREAMED_FORMATS
+
+    @property
+    def file_fields(self) -> list[DataField]:
+        """The columns of the files written: the key-value layout for primary-key tables."""
+        return kv_fields(self.schema) if self.primary_key_table else list(self.schema.fields)
 
     def rolling(
         self, *, level: int = 0, file_source: int = FILE_SOURCE_APPEND, first_sequence: int = 0
     ) -> RollingWriter:
-        """A Parquet writer for a stream of sorted tables, rolling to a new file at ``target-file-size``."""
-        if self.options.file_format != "parquet":
-            raise UnsupportedError(f"file.format={self.options.file_format!r}: streaming writes need parquet")
+        """A Parquet or Avro writer for a stream of sorted tables, rolling to a new file at ``target-file-size``."""
+        if not self.streams:
+            raise UnsupportedError(
+                f"file.format={self.options.file_format!r}: streaming writes need parquet or avro"
+            )
         return RollingWriter(self, level, file_source, first_sequence)
 
     def _compression_level(self) -> int | None:
@@ -142,6 +155,25 @@ class DataFileWriter:
         return builder.finish(name, path, level, file_source)
 
 
+class _FileSink(Protocol):
+    """One open data file taking sorted chunks."""
+
+    def write(self, rows: pa.Table) -> None: ...
+
+    def close(self) -> None: ...
+
+
+class _ParquetSink:
+    def __init__(self, writer: pq.ParquetWriter) -> None:
+        self.writer = writer
+
+    def write(self, rows: pa.Table) -> None:
+        self.writer.write_table(rows, row_group_size=ROW_GROUP_ROWS)
+
+    def close(self) -> None:
+        self.writer.close()
+
+
 class FileMetaBuilder:
     """Accumulates a data file's manifest metadata chunk by chunk: counts, keys, sequence range, stats."""
 
@@ -150,15 +182,22 @@ class FileMetaBuilder:
         self.writer = writer
         self.rows = 0
         self.first_sequence = first_sequence
+        mode = writer.options.get(CoreOptions.METADATA_STATS_MODE)
+        # Avro files have no footer: Paimon collects their stats record by record, keys in the stats mode too
+        self.per_record = writer.options.file_format == "avro"
+        self.values_off = self.per_record and mode.strip().lower() == "none"
         self.values = StatsAccumulator(
-            schema.field_names,
-            [f.type for f in schema.fields],
-            mode=writer.options.get(CoreOptions.METADATA_STATS_MODE),
+            schema.field_names, [f.type for f in schema.fields], mode=mode, per_record=self.per_record
         )
         kfields = key_fields(schema) if writer.primary_key_table else []
         self.key_names = [f.name for f in kfields]
         self.key_types = [f.type for f in kfields]
-        self.keys = StatsAccumulator(self.key_names, self.key_types, mode="full")
+        self.keys = StatsAccumulator(
+            self.key_names,
+            self.key_types,
+            mode=mode if self.per_record else "full",
+            per_record=self.per_record,
+        )
         self.first_key: list[object] | None = None
         self.last_key: list[object] = []
         self.min_seq: int | None = None
@@ -207,7 +246,7 @@ class FileMetaBuilder:
             min_key=min_key,
             max_key=max_key,
             key_stats=key_stats,
-            value_stats=self.values.result(),
+            value_stats=EMPTY_STATS if self.values_off else self.values.result(),
             min_sequence_number=min_seq,
             max_sequence_number=max_seq,
             schema_id=self.writer.schema.id,
@@ -217,7 +256,7 @@ class FileMetaBuilder:
             delete_row_count=self.deletes,
             embedded_index=embedded,
             file_source=file_source,
-            value_stats_cols=None,
+            value_stats_cols=() if self.values_off else None,
             external_path=None,
         )
 
@@ -230,26 +269,39 @@ class RollingWriter:
         self.next_sequence = first_sequence
         self.target = writer.options.target_file_size
         FileIndexSpec.of(writer.schema, writer.options)  # a bad file-index option fails before any file
+        self.avro: tuple[str, int | None] | None = None
+        if writer.options.file_format == "avro":  # so do a codec or a column name Avro does not have
+            data_file_schema(writer.file_fields)
+            self.avro = avro_codec(
+                compression=writer.options.file_compression,
+                avro_codec_option=writer.options.get(CoreOptions.AVRO_CODEC),
+                zstd_level=writer.options.zstd_level,
+            )
         self.metas: list[DataFileMeta] = []
-        self._open: tuple[str, str, OutputFile, pq.ParquetWriter, FileMetaBuilder] | None = None
+        self._open: tuple[str, str, OutputFile, _FileSink, FileMetaBuilder] | None = None
 
     def write(self, rows: pa.Table) -> None:
         for start in range(0, rows.num_rows, WRITE_PIECE_ROWS):
             chunk = rows.slice(start, WRITE_PIECE_ROWS)
             if self._open is None:
                 self._open = self._start(chunk)
-            _, _, out, pw, builder = self._open
-            pw.write_table(chunk, row_group_size=ROW_GROUP_ROWS)
+            _, _, out, sink, builder = self._open
+            sink.write(chunk)
             builder.add(chunk)
             self.next_sequence += chunk.num_rows
             if out.stream.tell() >= self.target:
                 self._finish()
 
-    def _start(self, first: pa.Table) -> tuple[str, str, OutputFile, pq.ParquetWriter, FileMetaBuilder]:
+    def _start(self, first: pa.Table) -> tuple[str, str, OutputFile, _FileSink, FileMetaBuilder]:
         """Open the next file; its encodings are chosen from its ``first`` rows."""
         w = self.writer
-        name, path = w._new_path("parquet")
+        fmt = w.options.file_format
+        name, path = w._new_path(fmt)
         out = w.io.create_output(path)
+        if self.avro is not None:
+            codec, codec_level = self.avro
+            avro = AvroFileSink(out.stream, w.file_fields, codec=codec, level=codec_level)
+            return name, path, out, avro, FileMetaBuilder(w, self.next_sequence)
         compression, level = parquet_compression(first, w.options.file_compression, w._compression_level())
         pw = pq.ParquetWriter(
             out.stream,
@@ -261,14 +313,14 @@ class RollingWriter:
             write_statistics=True,
             store_schema=False,
         )
-        return name, path, out, pw, FileMetaBuilder(w, self.next_sequence)
+        return name, path, out, _ParquetSink(pw), FileMetaBuilder(w, self.next_sequence)
 
     def _finish(self) -> None:
         assert self._open is not None
-        name, path, out, pw, builder = self._open
+        name, path, out, sink, builder = self._open
         self._open = None
         try:
-            pw.close()
+            sink.close()
         except BaseException:
             out.abort()
             raise
@@ -283,13 +335,15 @@ class RollingWriter:
     def abort(self) -> list[str]:
         """Close without metadata; the paths of every file started (for the caller to delete)."""
         paths = [
-            posixpath.join(self.writer.bucket_dir, name) for m in self.metas for name in (m.file_name, *m.extra_files)
+            posixpath.join(self.writer.bucket_dir, name)
+            for m in self.metas
+            for name in (m.file_name, *m.extra_files)
         ]
         if self._open is not None:
-            _, path, out, pw, _ = self._open
+            _, path, out, sink, _ = self._open
             self._open = None
             with contextlib.suppress(OSError):
-                pw.close()
+                sink.close()
             out.abort()
             paths.append(path)
         return paths

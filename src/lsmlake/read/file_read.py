@@ -21,7 +21,7 @@ from lsmlake.core.options import CoreOptions
 from lsmlake.core.types import DataField, to_arrow_type
 from lsmlake.errors import CorruptFileError, UnsupportedError
 from lsmlake.expr import Predicate, filter_table
-from lsmlake.format.avro_data import read_avro
+from lsmlake.format.avro_data import iter_avro
 from lsmlake.format.data_file_writer import FILE_SOURCE_APPEND
 from lsmlake.format.parquet_files import iter_row_groups
 from lsmlake.mergetree.kv_layout import SEQUENCE_NUMBER, VALUE_KIND
@@ -191,8 +191,8 @@ def read_physical(
     max_rows: int | None = None,
 ) -> Iterator[pa.Table]:
     """Read ``columns`` of a file, in pieces of about ``max_rows`` rows (Parquet: whole row groups;
-    ORC: record batches; all at once without it); drop rows marked in the deletion mask, then rows
-    failing ``pushed`` (whose fields are file columns of the table's types). Parquet row groups are
+    ORC: record batches; Avro: whole blocks; all at once without it); drop rows marked in the deletion
+    mask, then rows failing ``pushed`` (whose fields are file columns of the table's types). Parquet row groups are
     pruned by ``pushed``; in a file sorted by the column ``sorted_by``, a range of it is cut out as a
     slice. Yields at least one table (maybe empty)."""
     fmt = posixpath.splitext(path)[1].lstrip(".").lower()
@@ -210,7 +210,7 @@ def read_physical(
             dropped=deleted,
         )
     elif fmt == "avro":
-        pieces = iter([(read_avro(io, path, columns), None)])
+        pieces = iter_avro(io, path, columns, max_rows)
     elif fmt in _FORMATS:
         pieces = _format_batches(_FORMATS[fmt].make_fragment(path, filesystem=io.fs), columns, max_rows)
     else:

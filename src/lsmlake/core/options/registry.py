@@ -137,7 +137,11 @@ class OptionDeclarations(EngineTuningDeclarations):
         "How a partition is marked done: success-file (a _SUCCESS file in its directory; the only action lsmlake has).",
     )
     PATH = optional_string("path", "The table's location (set by the catalog).")
-    FILE_FORMAT = lower_option("file.format", "parquet", "Data file format: parquet or orc (avro is read only).")
+    FILE_FORMAT = lower_option("file.format", "parquet", "Data file format: parquet, orc or avro.")
+    AVRO_CODEC = optional_string(
+        "avro.codec",
+        "Avro codec of avro data files (null, deflate, snappy, bzip2, xz, zstandard); default: from file.compression.",
+    )
     FILE_COMPRESSION = lower_option("file.compression", "zstd", "Data file compression codec.")
     FILE_COMPRESSION_ZSTD_LEVEL = int_option("file.compression.zstd-level", 1, "zstd level of data files.")
     FILE_SUFFIX_INCLUDE_COMPRESSION = bool_option(
