@@ -1,4 +1,5 @@
-"""Initial write of N rows into a 4-bucket primary-key table vs pyarrow.parquet.write_table of the same rows."""
+"""Initial write of N rows into a 4-bucket primary-key table (parquet and avro data files) vs
+pyarrow.parquet.write_table of the same rows."""
 
 from __future__ import annotations
 
@@ -22,11 +23,12 @@ def main(argv: list[str] | None = None) -> None:
     work = Path(tempfile.mkdtemp(prefix="lsmlake-bench-"))
     counter = iter(range(1_000_000))
 
-    def lsmlake_write() -> None:
+    def lsmlake_write(file_format: str = "parquet") -> None:
         wh = work / f"wh{next(counter)}"
         cat = lsmlake.Catalog(str(wh))
         cat.create_database("db")
-        table = cat.create_table("db.t", schema=data.schema, primary_key=["id"], options={"bucket": "4"})
+        options = {"bucket": "4", "file.format": file_format}
+        table = cat.create_table("db.t", schema=data.schema, primary_key=["id"], options=options)
         table.write(data)
 
     def parquet_write() -> None:
@@ -36,7 +38,11 @@ def main(argv: list[str] | None = None) -> None:
         ms = time_alternating(
             "initial write, 4 buckets",
             args.rows,
-            {"pyarrow.parquet.write_table": parquet_write, "lsmlake": lsmlake_write},
+            {
+                "pyarrow.parquet.write_table": parquet_write,
+                "lsmlake": lsmlake_write,
+                "lsmlake (file.format=avro)": lambda: lsmlake_write("avro"),
+            },
             args.repeats,
         )
         print(report("Write benchmark", ms, "pyarrow.parquet.write_table", "write"))

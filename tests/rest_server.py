@@ -42,6 +42,17 @@ class RestEndpoint:
         ``db.t`` (``kind`` "table")."""
         self._ask(f"deny-{kind} {name}")
 
+    def requests(self) -> list[dict[str, str]]:
+        """Every request the server received so far: its ``method``, ``path`` (with the query) and
+        ``body``."""
+        answer: list[dict[str, str]] = json.loads(self._ask("requests"))
+        return answer
+
+    def set_data_token(self, table: str, token: Mapping[str, str], expires_at_millis: int) -> None:
+        """From now on the server serves ``token`` (a map of FileIO options) as table ``db.t``'s data
+        token, expiring at ``expires_at_millis``."""
+        self._ask(f"data-token {table} {expires_at_millis} {json.dumps(dict(token))}")
+
     def received_headers(self) -> list[dict[str, str]]:
         """The headers of every request the server received so far (names lower-cased)."""
         answer: list[dict[str, str]] = json.loads(self._ask("headers"))
@@ -67,8 +78,15 @@ def rest_server(
     token: str = "secret-token",
     defaults: Mapping[str, str] | None = None,
     overrides: Mapping[str, str] | None = None,
+    dlf: Mapping[str, str] | None = None,
+    server_fixes: bool = True,
 ) -> Iterator[RestEndpoint]:
-    """Run the server for the block (skips the test when java or mvn is missing)."""
+    """Run the server for the block (skips the test when java or mvn is missing). ``dlf``: the server
+    accepts only requests DLF-signed with this key (``access_key_id``, ``access_key_secret``, optional
+    ``security_token``, ``region``), checked by Java Paimon's DLF signer, instead of the bearer
+    ``token``. ``server_fixes``: work around the server's bugs that mislead every client, Java's too
+    (RestServerDispatcher.java: a renamed table's record keeps its old path; a new branch's latest
+    snapshot is recorded as main's)."""
     missing = tools_missing()
     if missing:
         pytest.skip(f"Java Paimon harness: {missing}")
@@ -79,6 +97,8 @@ def rest_server(
         "token": token,
         "defaults": {"prefix": "paimon", **(defaults or {})},
         "overrides": dict(overrides or {}),
+        "server_fixes": server_fixes,
+        **({"dlf": dict(dlf)} if dlf is not None else {}),
     }
     log = (data_path.parent / f"{data_path.name}-rest-server.log").open("w")
     proc = subprocess.Popen(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import socket
 import threading
 import uuid
@@ -16,15 +17,18 @@ from typing import Any
 import lsmlake
 
 BUCKET = "lake"
+_ACCESS_KEY = re.compile(r"Credential=([^/]+)/")  # the key id a SigV4 Authorization header names
 _CREDENTIALS = {"aws_access_key_id": "test", "aws_secret_access_key": "test", "region_name": "us-east-1"}
 
 
 class RequestLog:
-    """HTTP requests the server answered, by S3 operation: HEAD, GET, LIST, PUT, POST, DELETE."""
+    """HTTP requests the server answered, by S3 operation: HEAD, GET, LIST, PUT, POST, DELETE; and the
+    access key ids that signed them (moto checks no signature: ``access_keys`` shows whose they were)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._counts: Counter[str] = Counter()
+        self._keys: Counter[str] = Counter()
 
     def record(self, environ: dict[str, Any]) -> None:
         method = str(environ.get("REQUEST_METHOD", "?"))
@@ -32,8 +36,16 @@ class RequestLog:
         key = str(environ.get("PATH_INFO", "")).strip("/").partition("/")[2]
         if method == "GET" and (not key or "list-type" in query or "prefix=" in query):
             method = "LIST"
+        signed = _ACCESS_KEY.search(str(environ.get("HTTP_AUTHORIZATION", "")))
         with self._lock:
             self._counts[method] += 1
+            if signed:
+                self._keys[signed.group(1)] += 1
+
+    def access_keys(self) -> dict[str, int]:
+        """How many requests each access key id signed."""
+        with self._lock:
+            return dict(self._keys)
 
     def counts(self) -> dict[str, int]:
         with self._lock:
@@ -42,6 +54,7 @@ class RequestLog:
     def reset(self) -> None:
         with self._lock:
             self._counts.clear()
+            self._keys.clear()
 
 
 @dataclass(frozen=True)

@@ -11,11 +11,14 @@ from dataclasses import replace
 import pyarrow as pa
 
 from lsmlake.catalog_options import REST, CatalogOptions
+from lsmlake.core.default_values import default_scalar
+from lsmlake.core.field_metadata import field_extras
 from lsmlake.core.fileio import FileIO
+from lsmlake.core.format_types import check_format_types
 from lsmlake.core.options import CoreOptions, validate_create_options
 from lsmlake.core.paths import is_inside
 from lsmlake.core.schema import TableSchema, read_schema, schema_file_name, write_schema
-from lsmlake.core.types import assign_field_ids, from_arrow_type
+from lsmlake.core.types import DataField, assign_field_ids, from_arrow_type
 from lsmlake.errors import (
     AlreadyExistsError,
     InvalidIdentifierError,
@@ -74,7 +77,8 @@ class Catalog:
         ``s3.access-key``, ...), ``table-default.<option>`` for the tables it creates, ``metastore``
         (``filesystem``; ``jdbc`` with ``uri``, ``catalog-key``, ``jdbc.<property>``, ``lock.enabled``,
         ``lock-acquire-timeout``, ``lock-check-max-sleep``, ``sync-all-properties``; or ``rest`` with
-        ``uri``, ``token.provider``, ``token``, ``header.<name>``) and ``warehouse``; anything else is
+        ``uri``, ``token.provider`` (``bear`` with ``token``, or ``dlf`` with ``dlf.*``),
+        ``data-token.enabled``, ``header.<name>``) and ``warehouse``; anything else is
         refused. A REST catalog's ``warehouse`` is the name its server resolves (``/v1/config``), and
         the server gives each table's path."""
         self.warehouse = warehouse
@@ -407,6 +411,17 @@ def table_properties(schema: TableSchema) -> dict[str, str]:
     return out
 
 
+def _with_extras(f: DataField, arrow: pa.Field, table_name: str) -> DataField:
+    """The field with the comment and default value of its Arrow metadata; a default must cast to its type."""
+    description, default = field_extras(arrow)
+    if default is not None:
+        try:
+            default_scalar(f.type, default)
+        except ValueError as e:
+            raise SchemaMismatchError(f"table {table_name}: column {f.name!r}: {e}") from None
+    return replace(f, description=description, default_value=default)
+
+
 def build_schema(
     schema: pa.Schema,
     *,
@@ -456,6 +471,7 @@ def build_schema(
             t = t.copy(nullable=False)
         typed.append((f.name, t))
     fields, highest = assign_field_ids(typed)
+    fields = [_with_extras(f, arrow, table_name) for f, arrow in zip(fields, schema, strict=True)]
     table_schema = TableSchema(
         id=0,
         fields=tuple(fields),
@@ -467,6 +483,9 @@ def build_schema(
         time_millis=int(time.time() * 1000),
     )
     validate_merge_engine(table_schema)
+    check_format_types(
+        table_schema.fields, CoreOptions.of(options, primary_key_table=bool(primary_key)), table=table_name
+    )
     check_record_level_time_field(
         table_schema, CoreOptions.of(options, primary_key_table=bool(primary_key)), table=table_name
     )

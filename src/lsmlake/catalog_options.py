@@ -31,9 +31,21 @@ JDBC_OPTIONS = (
     "sync-all-properties",
 )
 # the options of Paimon's REST catalog (RESTCatalogOptions) that lsmlake's client honours: the server's
-# ``uri``, bearer-token auth, and ``header.<name>`` headers sent with every request
+# ``uri``, bearer-token or DLF auth, data tokens, and ``header.<name>`` headers sent with every request
 REST_HEADER_PREFIX = "header."
-REST_OPTIONS = ("uri", "token.provider", "token")
+REST_OPTIONS = (
+    "uri",
+    "token.provider",
+    "token",
+    "data-token.enabled",
+    "dlf.access-key-id",
+    "dlf.access-key-secret",
+    "dlf.security-token",
+    "dlf.region",
+    "dlf.token-path",
+    "dlf.token-loader",
+    "dlf.signing-algorithm",
+)
 KNOWN = (METASTORE, WAREHOUSE, f"{TABLE_DEFAULT_PREFIX}<table option>", *S3_OPTIONS)
 
 

@@ -8,7 +8,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -25,9 +25,10 @@ from lsmlake.errors import (
 )
 from lsmlake.metadata.snapshot import snapshot_from_json
 from lsmlake.metadata.snapshot_manager import SnapshotManager
-from lsmlake.metastore.rest import RestPaths, RestTableEnv
 from lsmlake.metastore.rest_client import RestClient
+from lsmlake.metastore.rest_env import RestPaths, RestTableEnv
 from lsmlake.metastore.rest_stats import PartitionNaming
+from lsmlake.metastore.rest_token import TokenSource
 from lsmlake.table import Table
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.string())])
@@ -44,6 +45,8 @@ class CommitServer:
     mode: str = "ok"
     after: int = 0
     commits: list[int] = field(default_factory=list)
+    check_base: bool = False  # refuse a commit whose baseSnapshotUuid is not the latest's, as Paimon 2.0
+    bases: list[str | None] = field(default_factory=list)
 
     def handle(self, request: BaseHTTPRequestHandler) -> None:
         body = json.loads(request.rfile.read(int(request.headers["Content-Length"])))
@@ -52,6 +55,12 @@ class CommitServer:
             self.answer(request, 500, {"message": f"Latest snapshot {latest} is not {body['fromSnapshot']}"})
             return
         snapshot = snapshot_from_json(body["snapshot"])
+        self.bases.append(body["baseSnapshotUuid"])
+        if self.check_base:
+            latest = SnapshotManager(self.table.io, self.table.root).latest()
+            if body["baseSnapshotUuid"] != (latest.uuid if latest is not None else None):
+                self.answer(request, 200, {"success": False})
+                return
         published = SnapshotManager(self.table.io, self.table.root).try_publish(snapshot)
         self.commits.append(snapshot.id)
         mode = "ok" if len(self.commits) <= self.after or not published else self.mode
@@ -174,22 +183,31 @@ def test_a_rollback_the_server_refuses_as_stale_is_a_commit_conflict(tmp_path: P
             table.catalog_env.rollback(table.root, snapshot_id=1, tag=None, from_snapshot=1)
 
 
-def test_a_branch_of_a_catalog_table_refuses_writers_before_writing(tmp_path: Path) -> None:
-    """The REST catalog commits the main branch only: a branch's writer or compaction is refused when
-    it is created, before any data file or manifest is written."""
+def test_each_commit_names_the_snapshot_it_was_built_on(tmp_path: Path) -> None:
+    """A server that refuses a commit whose baseSnapshotUuid is not its latest snapshot's (Paimon 2.0's
+    CatalogSnapshotCommit check) takes every commit: each names the uuid of the snapshot it follows."""
     with commit_server(tmp_path) as (fake, table):
-        table.write(pa.table({"id": [1], "v": ["a"]}, schema=SCHEMA))
-        branch = table.create_branch("b")
-        files_before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*") if p.is_file())
-        with pytest.raises(UnsupportedError, match="cannot commit a snapshot on a branch"):
-            branch.writer()
-        with pytest.raises(UnsupportedError, match="cannot commit a snapshot on a branch"):
-            branch.write(pa.table({"id": [2], "v": ["b"]}, schema=SCHEMA))
-        with pytest.raises(UnsupportedError, match="cannot commit a snapshot on a branch"):
-            branch.compact(full=True)
-        assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*") if p.is_file()) == files_before
-        assert fake.commits == [1]
-        table.writer().abort()  # the main branch still writes
+        fake.check_base = True
+        for i in range(3):
+            assert table.write(pa.table({"id": [i], "v": ["x"]}, schema=SCHEMA)) == i + 1
+        uuids = [table.snapshot(i).uuid for i in (1, 2)]
+        assert None not in uuids and fake.bases == [None, *uuids]
+        assert fake.commits == [1, 2, 3]
+
+
+def test_a_root_outside_the_table_is_refused_before_writing(tmp_path: Path) -> None:
+    """The REST catalog commits the table and its branches (``<table>$branch_<name>``, as the REST API
+    names a branch); a root that is neither is refused up front, before any file is written."""
+    with commit_server(tmp_path) as (fake, table):
+        env = table.catalog_env
+        assert env is not None
+        env.check_commit(table.root)
+        env.check_commit(table.root + "/branch/branch-b")
+        with pytest.raises(UnsupportedError, match="is not this table's directory"):
+            env.check_commit(str(tmp_path / "elsewhere"))
+        with pytest.raises(UnsupportedError, match="is not this table's directory"):
+            replace(table, root=str(tmp_path / "elsewhere")).writer()
+        assert fake.commits == []
 
 
 @pytest.mark.parametrize(
@@ -210,6 +228,39 @@ def test_a_listing_that_is_not_a_page_is_refused_naming_the_endpoint(listing: ob
         cat = lsmlake.Catalog(f"http://127.0.0.1:{server.server_address[1]}", options={"metastore": "rest"})
         with pytest.raises(MetastoreError, match=r"GET /v1/databases answered .*not a page of 'databases'"):
             cat.list_databases()
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.mark.parametrize(
+    ("answer", "ask", "message"),
+    [
+        ({"token": {"s3.access-key": "k"}}, "token", "not a GetTableTokenResponse"),
+        ({"token": "k", "expiresAtMillis": 1}, "token", "not a GetTableTokenResponse"),
+        ({"snapshot": {"recordCount": 1}}, "latest", "not a GetTableSnapshotResponse"),
+    ],
+)
+def test_a_malformed_token_or_latest_snapshot_answer_is_refused(
+    answer: object, ask: str, message: str
+) -> None:
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            CommitServer.answer(self, 200, answer)  # type: ignore[arg-type]
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        client = RestClient(f"http://127.0.0.1:{server.server_address[1]}", timeout=5)
+        with pytest.raises(MetastoreError, match=message):
+            if ask == "token":
+                TokenSource(client, RestPaths().token("db", "t"), "table db.t").fetch()
+            else:
+                env = RestTableEnv(client, RestPaths(), "db", "t", "id", "/wh/db.db/t", PartitionNaming())
+                env.latest_snapshot("/wh/db.db/t")
     finally:
         server.shutdown()
         server.server_close()

@@ -29,8 +29,8 @@ from lsmlake.errors import (
 from lsmlake.metadata.data_file import DataFileMeta
 from lsmlake.metadata.manifest import FileKind, ManifestEntry
 from lsmlake.metadata.stats import SimpleStats
-from lsmlake.metastore.rest import RestPaths
 from lsmlake.metastore.rest_client import http_error
+from lsmlake.metastore.rest_env import RestPaths
 from lsmlake.metastore.rest_json import change_json, table_response
 from lsmlake.metastore.rest_stats import PartitionNaming, partition_statistics
 

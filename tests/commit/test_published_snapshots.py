@@ -176,7 +176,9 @@ def always_lose(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Every snapshot publish loses the race (as if another writer took the id each time)."""
     tried: list[int] = []
 
-    def lose(self: SnapshotManager, snapshot: Snapshot, delta: object = ()) -> tuple[bool, Snapshot | None]:
+    def lose(
+        self: SnapshotManager, snapshot: Snapshot, delta: object = (), base: object = None
+    ) -> tuple[bool, Snapshot | None]:
         tried.append(snapshot.id)
         return False, None
 
@@ -244,3 +246,36 @@ def test_a_commit_that_rebased_does_not_back_off_further() -> None:
     assert retry_wait_ms(level, 10, 1_000) <= 40 * 1.2
     assert backoff_level(level, rebased=False) == 4  # a loss without a rebase backs off as before
     assert backoff_level(7, rebased=True) == 3
+
+
+@pytest.mark.parametrize("rebased", [False, True])
+def test_an_interrupt_right_after_publishing_deletes_no_referenced_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, rebased: bool
+) -> None:
+    """A KeyboardInterrupt between the snapshot landing and the commit returning (while the hints are
+    written): the files the snapshot references, rebased copies included, stay; the error names it."""
+    t = table(tmp_path, {"bucket": "1", "write-only": "true"})
+    w1, w2 = t.writer(), t.writer()
+    w1.write(rows(range(20, 25), "w1"))
+    w2.write(rows(range(30, 35), "w2"))
+    if rebased:  # w2's level-0 file must be rebased above w1's sequence numbers
+        w1.commit()
+    original = FileStoreCommit._write_hints
+
+    def interrupted(self: FileStoreCommit, snapshot_id: int, *, first: bool) -> None:
+        original(self, snapshot_id, first=first)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(FileStoreCommit, "_write_hints", interrupted)
+    with pytest.raises(KeyboardInterrupt) as raised:
+        w2.commit()
+    monkeypatch.setattr(FileStoreCommit, "_write_hints", original)
+    landed = t.latest_snapshot()
+    assert landed is not None
+    assert any(f"snapshot {landed.id}" in note for note in getattr(raised.value, "__notes__", []))
+    content = {r["k"]: r["v"] for r in t.read().to_pylist()}  # every referenced file is readable
+    assert all(content[k] == f"w2{k}" for k in range(30, 35))
+    if rebased:
+        assert all(content[k] == f"w1{k}" for k in range(20, 25))
+    t.compact(full=True)
+    assert len(t.read()) == 20 if rebased else 15

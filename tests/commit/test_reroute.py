@@ -13,6 +13,7 @@ import pyarrow as pa
 import pytest
 
 import lsmlake
+from lsmlake.commit import reroute as reroute_module
 from lsmlake.commit.rebase import FileRebaser
 from lsmlake.core.bucket import hash_rows
 from lsmlake.core.types import from_arrow_type
@@ -694,3 +695,28 @@ def test_a_failed_check_of_unplaced_deletes_leaves_no_files(
     assert sorted(t.read().to_pylist(), key=lambda r: int(r["k"])) == before
     left = t.remove_orphan_files(older_than_ms=int(time.time() * 1000) + 60_000, dry_run=True)
     assert [p for p in left if "/manifest/" not in p] == []
+
+
+def test_a_reroute_whose_files_expire_meanwhile_is_a_conflict(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A concurrent snapshot expiry deleting a HASH file the re-route reads: the commit fails as a
+    conflict (nothing published, a retry is safe), not with a bare FileNotFoundError, and leaves no
+    files behind."""
+    t = table(tmp_path, {"write-only": "true"})
+    latest = t.snapshot_manager.latest_id()
+    w1, w2 = t.writer(), t.writer()
+    w1.write(rows([60], ["w1"], [1]))
+    w2.write(rows([70], ["w2"], [2]))
+    w1.commit()
+
+    def gone(self: object, meta: object) -> object:
+        raise FileNotFoundError(2, "No such file", "index/expired-hash-file")
+
+    monkeypatch.setattr(reroute_module.DynamicReroute, "_hashes", gone)
+    with pytest.raises(
+        lsmlake.errors.CommitConflictError, match=r"concurrent snapshot expiry.*expired-hash-file"
+    ):
+        w2.commit()
+    assert t.snapshot_manager.latest_id() == (latest or 0) + 1
+    assert no_orphans(t)

@@ -10,6 +10,7 @@ import pytest
 
 from lsmlake.core.options import BY_KEY, CoreOptions, all_options, options_table, validate_create_options
 from lsmlake.errors import UnsupportedError
+from lsmlake.format.write_settings import file_settings
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "src" / "lsmlake"
@@ -50,15 +51,28 @@ def test_early_full_compaction_options_are_accepted() -> None:
 @pytest.mark.parametrize(
     ("key", "value", "message"),
     [
-        ("file.format", "avro", "cannot write them"),
-        ("file.format.per.level", "0:avro,3:parquet", "cannot write them"),
-        ("file.format.per.level.0", "AVRO", "cannot write them"),
         ("data-evolution.enabled", "true", "data-evolution"),
     ],
 )
 def test_options_lsmlake_cannot_honour_are_refused_at_create_time(key: str, value: str, message: str) -> None:
     with pytest.raises(UnsupportedError, match=f"not supported by lsmlake: .*{message}"):
         validate_create_options({key: value}, primary_key_table=True)
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"file.format": "avro"},
+        {"file.format.per.level": "0:avro,3:parquet"},
+        {"file.format.per.level.0": "AVRO"},
+    ],
+)
+def test_avro_is_accepted_for_the_table_and_per_level(options: dict[str, str]) -> None:
+    """lsmlake writes Avro data files, so neither the table's format nor a level's refuses avro (both
+    refused it while lsmlake could only read them)."""
+    validate_create_options(options, primary_key_table=True)
+    opts = CoreOptions.of(options, primary_key_table=True)
+    assert file_settings(opts, 0, primary_key_table=True).format == "avro"
 
 
 def _string_key_reads(path: Path) -> list[str]:

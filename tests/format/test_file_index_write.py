@@ -12,7 +12,7 @@ import pytest
 
 import lsmlake
 from lsmlake.core.types import DataType
-from lsmlake.errors import InvalidOptionError, UnsupportedError
+from lsmlake.errors import InvalidOptionError
 from lsmlake.format.file_index.bloom import BloomFilter, hash_values
 from lsmlake.format.file_index.container import read_container
 from lsmlake.table import Table
@@ -167,7 +167,11 @@ def lsmlake_filter(text: str) -> pc.Expression:
 @pytest.mark.parametrize(
     ("options", "error", "match"),
     [
-        ({"file-index.range-bitmap.columns": "v"}, UnsupportedError, "range-bitmap"),
+        (
+            {"file-index.range-bitmap.columns": "v", "file-index.range-bitmap.v.version": "2"},
+            InvalidOptionError,
+            "unknown table option",
+        ),
         ({"file-index.bloom-filter.name.fpp": "0.1"}, InvalidOptionError, "not listed"),
         ({"file-index.bloom-filter.columns": "name,"}, InvalidOptionError, "empty column"),
         (
@@ -191,6 +195,10 @@ def test_bad_file_index_options_are_refused_at_create(
         ({"file-index.bloom-filter.columns": "nope"}, "not a column"),
         ({"file-index.bsi.columns": "name"}, "does not support"),
         ({"file-index.bloom-filter.columns": "name", "file-index.bloom-filter.name.fpp": "2"}, "fpp"),
+        (
+            {"file-index.range-bitmap.columns": "v", "file-index.range-bitmap.v.chunk-size": "lots"},
+            "chunk-size",
+        ),
     ],
 )
 def test_bad_index_columns_fail_before_any_file(tmp_path: Path, options: dict[str, str], match: str) -> None:

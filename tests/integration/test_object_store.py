@@ -203,7 +203,9 @@ def test_a_lost_attempt_costs_only_its_base_manifest_list(
     real = SnapshotManager.publish_or_read
     tried: list[int] = []
 
-    def lose_once(self: SnapshotManager, snapshot: Snapshot, delta: object = ()) -> tuple[bool, Snapshot | None]:
+    def lose_once(
+        self: SnapshotManager, snapshot: Snapshot, delta: object = (), base: object = None
+    ) -> tuple[bool, Snapshot | None]:
         tried.append(snapshot.id)
         return (False, None) if len(tried) == 1 else real(self, snapshot)
 

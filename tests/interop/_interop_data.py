@@ -239,7 +239,7 @@ def data_files(table_dir: Path) -> set[Path]:
     return {
         p.relative_to(table_dir)
         for p in table_dir.rglob("*")
-        if p.is_file() and p.name.startswith("data-") and p.suffix in (".parquet", ".orc")
+        if p.is_file() and p.name.startswith("data-") and p.suffix in (".parquet", ".orc", ".avro")
     }
 
 

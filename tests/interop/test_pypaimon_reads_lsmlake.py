@@ -123,6 +123,19 @@ PK_CASES = (
         (DT_DATE,),
         options=(("file.format", "orc"), ("manifest.compression", "deflate")),
     ),
+    PkCase(
+        "b2-avro-dv",
+        2,
+        (("id", pa.int64()),),
+        options=(("file.format", "avro"), ("deletion-vectors.enabled", "true")),
+    ),
+    PkCase(
+        "b3-avro-snappy-part",
+        3,
+        (("k", pa.string()),),
+        (DT_STR,),
+        options=(("file.format", "avro"), ("file.compression", "snappy")),
+    ),
 )
 
 
@@ -436,6 +449,7 @@ APPEND_CASES = (
     AppendCase("unaware-part-date", {}, (DT_DATE,)),
     AppendCase("b2-bucket-key", {"bucket": "2", "bucket-key": "k"}),
     AppendCase("b2-bucket-key-part", {"bucket": "2", "bucket-key": "k"}, (DT_STR,)),
+    AppendCase("unaware-avro-part", {"file.format": "avro"}, (DT_STR,)),
 )
 
 

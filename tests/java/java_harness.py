@@ -227,6 +227,22 @@ class JavaPaimon:
         answer = self.call("read", warehouse=warehouse, table=table, options={}, equal=[column, value])
         return answer["rows"], int(answer["files"])
 
+    def read_where(
+        self, warehouse: str, table: str, where: Sequence[Any]
+    ) -> tuple[list[dict[str, Any]], int]:
+        """Rows Java reads with the filter ``[column, op, literal...]`` (op: = != < <= > >= in between
+        is_null is_not_null; literals in the JSON form ``write`` takes), and the data files its plan kept."""
+        answer = self.call("read_where", warehouse=warehouse, table=table, where=list(where))
+        return answer["rows"], int(answer["files"])
+
+    def index_eval(self, warehouse: str, table: str, where: Sequence[Any]) -> list[dict[str, Any]]:
+        """Per data file of the latest snapshot: Java's FileIndexPredicate verdict on ``where`` (``remain``,
+        and ``rows`` when the result is a bitmap of row positions)."""
+        files: list[dict[str, Any]] = self.call(
+            "index_eval", warehouse=warehouse, table=table, where=list(where)
+        )["files"]
+        return files
+
     def write(
         self,
         warehouse: str,
@@ -307,7 +323,8 @@ class JavaPaimon:
 
     def alter(self, warehouse: str, table: str, changes: Sequence[Mapping[str, str | None]]) -> None:
         """``Catalog.alterTable``: ``{"add": name, "type": sql}``, ``{"rename": name, "to": new}``, ``{"drop": name}``,
-        ``{"default": name, "value": text}`` (``updateColumnDefaultValue``)."""
+        ``{"default": name, "value": text}`` (``updateColumnDefaultValue``), ``{"set": option, "value": text}``,
+        ``{"reset": option}`` (``setOption`` / ``removeOption``)."""
         self.call("alter", warehouse=warehouse, table=table, changes=[dict(c) for c in changes])
 
     def files(self, warehouse: str, table: str) -> list[dict[str, Any]]:

@@ -33,7 +33,7 @@ pytestmark = [pytest.mark.java, pytest.mark.slow]
 
 AGG = {"merge-engine": "aggregation", "fields.price.aggregate-function": "sum"}
 # Every merge engine, deletion vectors on and off, every changelog producer, fixed / dynamic / postpone
-# buckets, partitioned or not, parquet and orc: each value in at least one kind.
+# buckets, partitioned or not, parquet, orc and avro: each value in at least one kind.
 KINDS = [
     Kind("dedup", {"bucket": "2"}),
     Kind(
@@ -65,6 +65,27 @@ KINDS = [
     Kind("first-row-lookup", {"bucket": "2", "merge-engine": "first-row", "changelog-producer": "lookup"}),
     Kind("dedup-dynamic-orc-dv", {"bucket": "-1", "file.format": "orc", "deletion-vectors.enabled": "true"}),
     Kind("dedup-postpone-part", {"bucket": "-2"}, partitioned=True),
+    Kind(
+        "dedup-avro-dv-lookup",
+        {
+            "bucket": "2",
+            "file.format": "avro",
+            "deletion-vectors.enabled": "true",
+            "changelog-producer": "lookup",
+            "changelog-file.format": "avro",
+        },
+    ),
+    Kind(
+        "partial-update-avro-part",
+        {
+            "bucket": "2",
+            "merge-engine": "partial-update",
+            "partial-update.remove-record-on-delete": "true",
+            "file.format": "avro",
+            "metadata.stats-mode": "full",
+        },
+        partitioned=True,
+    ),
 ]
 KEYS = 24
 KEY_SETS = st.lists(st.integers(0, KEYS - 1), min_size=1, max_size=6, unique=True)

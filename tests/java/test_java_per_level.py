@@ -8,6 +8,7 @@ import random
 from pathlib import Path
 from typing import Any
 
+import fastavro
 import pyarrow as pa
 import pyarrow.orc as orc
 import pyarrow.parquet as pq
@@ -40,6 +41,13 @@ PER_LEVEL = {
     "num-sorted-run.compaction-trigger": "3",
 }
 Row = dict[str, Any]
+LEVEL0_FORMATS = ("orc", "avro")  # the level-0 format of PER_LEVEL's tables in each test case
+
+
+def _per_level(level0: str) -> dict[str, str]:
+    """PER_LEVEL with ``level0`` files at level 0 (Parquet above, level 3 named explicitly for avro)."""
+    formats = "0:orc" if level0 == "orc" else "0:avro,3:parquet"
+    return {**PER_LEVEL, "file.format.per.level": formats}
 
 
 def _batch(rng: random.Random, n: int = 30) -> list[Row]:
@@ -69,9 +77,21 @@ def _live_files(table: lsmlake.Table) -> list[tuple[DataFileMeta, str]]:
     return out
 
 
+def _read_file(path: str) -> pa.Table:
+    if path.endswith(".orc"):
+        return orc.read_table(path)
+    if path.endswith(".avro"):
+        with open(path, "rb") as fh:
+            return pa.Table.from_pylist(list(fastavro.reader(fh)))
+    return pq.read_table(path)
+
+
 def _codecs(path: str) -> set[str]:
     if path.endswith(".orc"):
         return {str(orc.ORCFile(path).compression).upper()}
+    if path.endswith(".avro"):
+        with open(path, "rb") as fh:
+            return {str(fastavro.reader(fh).codec).upper()}
     meta = pq.ParquetFile(path).metadata
     return {meta.row_group(0).column(i).compression.upper() for i in range(meta.num_columns)}
 
@@ -80,13 +100,16 @@ def _stats(values: bytes, types: list[DataType]) -> list[object]:
     return list(deserialize_row(values, [t.copy(nullable=True) for t in types])) if types else []
 
 
-def _check_file(f: DataFileMeta, path: str, schema: TableSchema) -> tuple[str, int]:
+def _check_file(f: DataFileMeta, path: str, schema: TableSchema, level0: str = "orc") -> tuple[str, int]:
     """The file's format, codec and manifest stats are those of the level it was written for: level 0
-    (or a level-0 file moved up unchanged) ORC + snappy with stats of name (counts) and amount (full)
-    only; files written for levels 1-3 Parquet, gzip at level 3, every column's stats."""
-    rows = orc.read_table(path) if path.endswith(".orc") else pq.read_table(path)
-    written_for_level0 = path.endswith(".orc")
-    assert written_for_level0 or f.level > 0, f"{f.file_name} at level 0 is not ORC"
+    (or a level-0 file moved up unchanged) ``level0`` (ORC or Avro) + snappy with stats of name (counts)
+    and amount (full) only; files written for levels 1-3 Parquet, gzip at level 3, every column's stats.
+    Key stats are truncate(128) in Parquet and ORC files; an Avro file's key column takes the level's
+    mode (none at level 0), as Java's createStatsFactoriesForAvro gives it."""
+    rows = _read_file(path)
+    written_for_level0 = path.endswith("." + level0)
+    assert written_for_level0 or f.level > 0, f"{f.file_name} at level 0 is not {level0}"
+    assert written_for_level0 or path.endswith(".parquet"), path
     codecs = _codecs(path)
     if written_for_level0:
         assert codecs == {"SNAPPY"}, (f.file_name, codecs)
@@ -111,16 +134,46 @@ def _check_file(f: DataFileMeta, path: str, schema: TableSchema) -> tuple[str, i
         elif values:
             assert (mins[i], maxs[i]) == (min(values), max(values)), (f.file_name, name)
     key = rows.column("_KEY_id").to_pylist()
-    assert _stats(f.key_stats.min_values, [fields["id"]]) == [min(key)]
-    assert _stats(f.key_stats.max_values, [fields["id"]]) == [max(key)]
+    key_stats = [
+        _stats(f.key_stats.min_values, [fields["id"]]),
+        _stats(f.key_stats.max_values, [fields["id"]]),
+        list(f.key_stats.null_counts or ()),
+    ]
+    if written_for_level0 and level0 == "avro":
+        assert key_stats == [[None], [None], [None]], (f.file_name, key_stats)
+    else:
+        assert key_stats == [[min(key)], [max(key)], [0]], (f.file_name, key_stats)
     return path.rsplit(".", 1)[1], f.level
 
 
-def test_per_level_options_on_one_table_written_in_turn(java_paimon: JavaPaimon, tmp_path: Path) -> None:
+def _manifest_view(table: lsmlake.Table) -> list[tuple[str, ...]]:
+    """Each live file's level, format, rows and manifest stats (keys and values), as lsmlake reads them."""
+    return sorted(
+        tuple(
+            str(x)
+            for x in (
+                f.level,
+                f.file_name.rsplit(".", 1)[1],
+                f.row_count,
+                f.key_stats,
+                f.value_stats,
+                f.value_stats_cols,
+                f.delete_row_count,
+            )
+        )
+        for s in table.scan().splits()
+        for f in s.files
+    )
+
+
+@pytest.mark.parametrize("level0", LEVEL0_FORMATS)
+def test_per_level_options_on_one_table_written_in_turn(
+    level0: str, java_paimon: JavaPaimon, tmp_path: Path
+) -> None:
     warehouse = str(tmp_path / "warehouse")
     catalog = lsmlake.Catalog(warehouse)
     catalog.create_database("db")
-    table = catalog.create_table("db.t", schema=SCHEMA, primary_key=["id"], options=PER_LEVEL)
+    table = catalog.create_table("db.t", schema=SCHEMA, primary_key=["id"], options=_per_level(level0))
     rng = random.Random(27)
     model: dict[int, Row] = {}
     seen: set[tuple[str, int]] = set()
@@ -140,21 +193,23 @@ def test_per_level_options_on_one_table_written_in_turn(java_paimon: JavaPaimon,
         assert sort_rows(java_rows(java_paimon.read(warehouse, "db.t")), ["id"]) == expected, (
             f"Java, step {step}"
         )
-        seen |= {_check_file(f, path, table.schema) for f, path in _live_files(table)}
-    assert {("orc", 0), ("parquet", 3)} <= seen, seen
+        seen |= {_check_file(f, path, table.schema, level0) for f, path in _live_files(table)}
+    assert {(level0, 0), ("parquet", 3)} <= seen, seen
 
 
+@pytest.mark.parametrize("level0", LEVEL0_FORMATS)
 @pytest.mark.parametrize("deletion_vectors", [False, True])
 def test_twin_tables_hold_the_same_formats_and_stats_per_level(
-    deletion_vectors: bool, java_paimon: JavaPaimon, tmp_path: Path
+    deletion_vectors: bool, level0: str, java_paimon: JavaPaimon, tmp_path: Path
 ) -> None:
     """One table written by lsmlake, its twin by Java with the same batches: after every write (and its
-    compaction) Java's $files shows the same levels, formats and stats on both. With deletion vectors
-    (a lookup compaction) a level-0 file is rewritten, not moved, into a level of another format."""
+    compaction) Java's $files shows the same levels, formats and stats on both, and so do the manifests'
+    key stats and stats columns. With deletion vectors (a lookup compaction) a level-0 file is rewritten,
+    not moved, into a level of another format."""
     warehouse = str(tmp_path / "warehouse")
     catalog = lsmlake.Catalog(warehouse)
     catalog.create_database("db")
-    options = {**PER_LEVEL, "deletion-vectors.enabled": str(deletion_vectors).lower()}
+    options = {**_per_level(level0), "deletion-vectors.enabled": str(deletion_vectors).lower()}
     ours = catalog.create_table("db.ours", schema=SCHEMA, primary_key=["id"], options=options)
     catalog.create_table("db.java", schema=SCHEMA, primary_key=["id"], options=options)
     rng = random.Random(5)
@@ -174,10 +229,11 @@ def test_twin_tables_hold_the_same_formats_and_stats_per_level(
         mine = sorted(tuple(str(r[c]) for c in columns) for r in java_paimon.files(warehouse, "db.ours"))
         assert mine == theirs, f"write {g}"
         ours = catalog.get_table("db.ours")
+        assert _manifest_view(ours) == _manifest_view(catalog.get_table("db.java")), f"write {g}"
         for f, path in _live_files(ours):
-            _check_file(f, path, ours.schema)
+            _check_file(f, path, ours.schema, level0)
             if deletion_vectors:
-                assert f.level == 0 or path.endswith(".parquet"), f"{f.file_name} moved up as ORC"
+                assert f.level == 0 or path.endswith(".parquet"), f"{f.file_name} moved up as {level0}"
         expected = sort_rows(arrow_rows(ours.read()), ["id"])
         assert sort_rows(java_rows(java_paimon.read(warehouse, "db.java")), ["id"]) == expected
 

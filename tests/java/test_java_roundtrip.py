@@ -131,6 +131,20 @@ KINDS = [
         {"bucket": "2", "deletion-vectors.enabled": "true", "file.format": "orc"},
         model=_dedup,
     ),
+    Kind("dedup-avro", {"bucket": "2", "file.format": "avro"}, model=_dedup),
+    Kind(
+        "dedup-dv-avro-partitioned",
+        {"bucket": "2", "deletion-vectors.enabled": "true", "file.format": "avro"},
+        partitioned=True,
+        model=_dedup,
+    ),
+    Kind(
+        "aggregation-avro",
+        {"bucket": "2", **AGG_MAX, "file.format": "avro", "file.compression": "snappy"},
+        deletes=False,
+        sparse=True,
+        model=_aggregate_max,
+    ),
     Kind(
         "first-row-partitioned",
         {"bucket": "1", "merge-engine": "first-row"},

@@ -1,4 +1,5 @@
-"""Random upserts, deletes and compactions: reads equal a dict model; DV tables keep the LSM invariant."""
+"""Random upserts, deletes and compactions (parquet or avro files): reads equal a dict model; DV tables keep
+the LSM invariant."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from hypothesis import strategies as st
 
 import lsmlake
 from lsmlake.compact.bucket_compactor import restore_deletion_vectors
+from lsmlake.format.avro_data import read_avro
 from lsmlake.mergetree.dv_maintainer import BucketDeletionVectors
 from lsmlake.metadata.restore import RestoredState
 
@@ -39,17 +41,19 @@ def live_keys_above_level0(table: lsmlake.Table) -> Counter[int]:
         for e in entries:
             if e.file.level == 0:
                 continue
-            keys = pq.read_table(f"{table.root}/bucket-{bucket}/{e.file.file_name}", columns=["k"]).column(
-                "k"
-            )
+            path = f"{table.root}/bucket-{bucket}/{e.file.file_name}"
+            if path.endswith(".avro"):
+                keys = read_avro(table.io, path, ["k"]).column("k")
+            else:
+                keys = pq.read_table(path, columns=["k"]).column("k")
             keep = dvs.keep_mask(e.file.file_name, len(keys))
             counts.update(k for k, live in zip(keys.to_pylist(), keep, strict=False) if live)
     return counts
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(ops=OPS, dv=st.booleans(), buckets=st.sampled_from([1, 2]))
-def test_reads_equal_model(ops: list, dv: bool, buckets: int) -> None:  # type: ignore[type-arg]
+@given(ops=OPS, dv=st.booleans(), buckets=st.sampled_from([1, 2]), fmt=st.sampled_from(["parquet", "avro"]))
+def test_reads_equal_model(ops: list, dv: bool, buckets: int, fmt: str) -> None:  # type: ignore[type-arg]
     with tempfile.TemporaryDirectory() as wh:
         cat = lsmlake.Catalog(wh)
         cat.create_database("db")
@@ -61,6 +65,7 @@ def test_reads_equal_model(ops: list, dv: bool, buckets: int) -> None:  # type: 
                 "bucket": str(buckets),
                 "deletion-vectors.enabled": str(dv).lower(),
                 "num-sorted-run.compaction-trigger": "3",
+                "file.format": fmt,
             },
         )
         model: dict[int, tuple[str, int]] = {}

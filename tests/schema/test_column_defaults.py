@@ -14,8 +14,9 @@ import pytest
 import lsmlake
 from lsmlake import schema_change as sc
 from lsmlake.core.default_values import default_scalar
+from lsmlake.core.field_metadata import field_metadata
 from lsmlake.core.types import DataField, DataType, field_from_json, field_to_json, from_arrow_type
-from lsmlake.errors import SchemaChangeError, SchemaMismatchError
+from lsmlake.errors import SchemaChangeError, SchemaMismatchError, SqlError, UnsupportedError
 from lsmlake.sql.session import execute
 
 SCHEMA = pa.schema(
@@ -154,3 +155,85 @@ def test_a_key_only_delete_does_not_invent_values(tmp_path: Path) -> None:
     table.write(pa.table({"id": pa.array([1, 1], pa.int32()), "n": [5, None]}))  # the null becomes 100
     table.delete(pa.table({"id": pa.array([1], pa.int32())}))  # retracts null, not the default
     assert table.read().to_pylist() == [{"id": 1, "n": 105}]
+
+
+def test_create_table_sql_takes_spark_defaults_and_comments(tmp_path: Path) -> None:
+    catalog = lsmlake.Catalog(str(tmp_path / "wh"))
+    execute(
+        catalog,
+        "CREATE DATABASE db; CREATE TABLE db.t (id INT NOT NULL PRIMARY KEY NOT ENFORCED, "
+        "n BIGINT DEFAULT -12 NOT NULL COMMENT 'twelve', s STRING COMMENT 'text' DEFAULT 'z', "
+        "b BOOLEAN DEFAULT false, x DOUBLE) WITH ('bucket' = '1')",
+    )
+    table = catalog.get_table("db.t")
+    assert [(f["name"], f.get("defaultValue"), f.get("description")) for f in _fields(table)] == [
+        ("id", None, None),
+        ("n", "-12", "twelve"),
+        ("s", "'z'", "text"),
+        ("b", "false", None),
+        ("x", None, None),
+    ]
+    assert not table.schema.field("n").type.nullable  # NOT NULL after DEFAULT still applies
+    execute(catalog, "INSERT INTO db.t (id, n) VALUES (1, 3); INSERT INTO db.t VALUES (2, 4, NULL, NULL, NULL)")
+    assert table.read().sort_by("id").to_pylist() == [
+        {"id": 1, "n": 3, "s": "z", "b": False, "x": None},
+        {"id": 2, "n": 4, "s": "z", "b": False, "x": None},
+    ]
+
+
+def test_create_table_with_a_bad_default_is_refused_and_creates_nothing(tmp_path: Path) -> None:
+    catalog = lsmlake.Catalog(str(tmp_path / "wh"))
+    catalog.create_database("db")
+    with pytest.raises(SchemaMismatchError, match="column 'n': default value \"'abc'\" is not a INT"):
+        execute(catalog, "CREATE TABLE db.t (id INT, n INT DEFAULT 'abc')")
+    with pytest.raises(SqlError, match="DEFAULT takes a literal"):
+        execute(catalog, "CREATE TABLE db.t (id INT, n INT DEFAULT id + 1)")
+    assert catalog.list_tables("db") == []
+
+
+def test_create_table_reads_comments_and_defaults_from_arrow_field_metadata(tmp_path: Path) -> None:
+    catalog = lsmlake.Catalog(str(tmp_path / "wh"))
+    catalog.create_database("db")
+    schema = pa.schema(
+        [
+            pa.field("id", pa.int32(), nullable=False),
+            pa.field("n", pa.int64(), metadata=field_metadata("a count", "7")),
+        ]
+    )
+    table = catalog.create_table("db.t", schema=schema, primary_key=["id"], options={"bucket": "1"})
+    assert _fields(table)[1] == {"id": 1, "name": "n", "type": "BIGINT", "description": "a count", "defaultValue": "7"}
+    table.write(pa.table({"id": pa.array([1], pa.int32()), "n": pa.array([None], pa.int64())}))
+    assert table.read().column("n").to_pylist() == [7]
+    bad = pa.schema([pa.field("id", pa.int32()), pa.field("d", pa.date32(), metadata=field_metadata(None, "soon"))])
+    with pytest.raises(SchemaMismatchError, match="column 'd'"):
+        catalog.create_table("db.u", schema=bad)
+
+
+def test_flink_procedure_sets_a_default_as_given(table: lsmlake.Table) -> None:
+    catalog = lsmlake.Catalog(str(Path(table.root).parents[1]))
+    (result,) = execute(catalog, "CALL sys.alter_column_default_value('db.t', 's', 'my_value')")
+    assert result.rows == [{"result": "Success"}]
+    execute(catalog, "CALL sys.alter_column_default_value(`table` => 'db.t', `column` => 'n', default_value => '5')")
+    assert {f["name"]: f.get("defaultValue") for f in _fields(catalog.get_table("db.t"))} == {
+        "id": None,
+        "n": "5",
+        "s": "my_value",
+        "r": None,
+    }
+    with pytest.raises(UnsupportedError, match="nested column"):
+        execute(catalog, "CALL sys.alter_column_default_value('db.t', 'r.a', '1')")
+    with pytest.raises(SchemaChangeError, match="column 'n'"):
+        execute(catalog, "CALL sys.alter_column_default_value('db.t', 'n', 'many')")
+
+
+def test_insert_fills_the_default_of_a_column_it_leaves_out_even_when_not_null(tmp_path: Path) -> None:
+    catalog = lsmlake.Catalog(str(tmp_path / "wh"))
+    execute(
+        catalog,
+        "CREATE DATABASE db; CREATE TABLE db.t (id INT PRIMARY KEY NOT ENFORCED, "
+        "n INT NOT NULL DEFAULT 3, s STRING DEFAULT 'x'); INSERT INTO db.t (id) VALUES (1)",
+    )
+    assert catalog.get_table("db.t").read().to_pylist() == [{"id": 1, "n": 3, "s": "x"}]
+    # as in Spark and Java: an explicit NULL is checked against NOT NULL before any default is filled
+    with pytest.raises(SchemaMismatchError, match="NOT NULL column n"):
+        execute(catalog, "INSERT INTO db.t VALUES (2, NULL, NULL)")

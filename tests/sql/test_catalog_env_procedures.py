@@ -34,8 +34,25 @@ class RecordingEnv:
     def check_commit(self, root: str) -> None:
         pass
 
-    def commit_snapshot(self, root: str, snapshot: Snapshot, delta: Sequence[ManifestEntry]) -> bool:
+    def commit_snapshot(
+        self, root: str, snapshot: Snapshot, delta: Sequence[ManifestEntry], base_uuid: str | None = None
+    ) -> bool:
         return SnapshotManager(self.io, root).try_publish(snapshot)
+
+    def latest_snapshot(self, root: str) -> tuple[bool, Snapshot | None]:
+        return False, None  # the files say
+
+    def create_branch(self, root: str, name: str, tag: str | None) -> None:
+        raise AssertionError("not used")
+
+    def drop_branch(self, root: str, name: str) -> None:
+        raise AssertionError("not used")
+
+    def rename_branch(self, root: str, name: str, target: str) -> None:
+        raise AssertionError("not used")
+
+    def fast_forward(self, root: str, name: str) -> None:
+        raise AssertionError("not used")
 
     def rollback(self, root: str, *, snapshot_id: int | None, tag: str | None, from_snapshot: int) -> None:
         self.rollbacks.append((snapshot_id, tag, from_snapshot))

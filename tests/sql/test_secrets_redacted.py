@@ -13,8 +13,8 @@ from lsmlake.core.object_store import S3Settings
 from lsmlake.core.redact import redact_sql
 from lsmlake.errors import InvalidOptionError, LsmlakeError
 from lsmlake.metastore.jdbc_config import JdbcConfig
-from lsmlake.metastore.rest import RestPaths, RestTableEnv
 from lsmlake.metastore.rest_client import RestClient
+from lsmlake.metastore.rest_env import RestPaths, RestTableEnv
 from lsmlake.metastore.rest_stats import PartitionNaming
 from lsmlake.sql import Session
 

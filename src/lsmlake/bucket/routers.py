@@ -18,7 +18,8 @@ from lsmlake.core.fileio import FileIO
 from lsmlake.core.options import CoreOptions
 from lsmlake.core.paths import TablePaths
 from lsmlake.core.schema import TableSchema
-from lsmlake.errors import InvalidOptionError
+from lsmlake.errors import InvalidOptionError, SchemaMismatchError
+from lsmlake.format.avro_schema import data_file_schema
 from lsmlake.metadata.commit_message import CommitMessage
 from lsmlake.metadata.index_manifest import IndexFileMeta
 from lsmlake.metadata.snapshot import Snapshot
@@ -52,11 +53,19 @@ class PostponeRouter:
         return {}
 
 
-def postpone_write_options(options: CoreOptions) -> CoreOptions:
-    """Options of a postpone-bucket writer: file names carry ``-u-<user>-s-<writer>-w-`` as Java's
-    ``PostponeBucketFileStoreWrite`` names them (its compaction groups files by that writer prefix)."""
+def postpone_write_options(options: CoreOptions, schema: TableSchema) -> CoreOptions:
+    """Options of a postpone-bucket writer, as Java's ``PostponeBucketFileStoreWrite`` sets them: file names
+    carry ``-u-<user>-s-<writer>-w-`` (its compaction groups files by that writer prefix), and files are avro
+    without stats whenever Avro can hold the table's columns."""
     prefix = f"{options.data_file_prefix}-u-{uuid.uuid4()}-s-{random.randrange(2**31 - 1)}-w-"
-    return CoreOptions.of({**options.raw, CoreOptions.DATA_FILE_PREFIX.key: prefix}, primary_key_table=True)
+    raw = {**options.raw, CoreOptions.DATA_FILE_PREFIX.key: prefix}
+    try:
+        data_file_schema(schema.fields)
+    except SchemaMismatchError:
+        pass  # a type or a column name Avro cannot hold: the table's own format
+    else:
+        raw.update({CoreOptions.FILE_FORMAT.key: "avro", CoreOptions.METADATA_STATS_MODE.key: "none"})
+    return CoreOptions.of(raw, primary_key_table=True)
 
 
 def router_for(

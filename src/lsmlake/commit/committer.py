@@ -7,7 +7,7 @@ import time
 import uuid
 import warnings
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pyarrow as pa
 
@@ -26,6 +26,7 @@ from lsmlake.commit.key_overlap import KeyReader, KeysSinceBase
 from lsmlake.commit.manifest_files import DeltaLists, ManifestWriter
 from lsmlake.commit.rebase import AppendRebase, FileRebaser
 from lsmlake.commit.reroute import DynamicReroute, hash_view
+from lsmlake.commit.snapshot_ordering import stamp_snapshot_id
 from lsmlake.core import clock
 from lsmlake.core.options import CoreOptions
 from lsmlake.errors import CommitConflictError, CommitStateUnknownError
@@ -182,6 +183,9 @@ class FileStoreCommit:
         # the base snapshot's index entries once read ((True, None): unknown, its files expired)
         self._base_index_read: tuple[bool, list[IndexManifestEntry] | None] = (False, None)
         self.published: Snapshot | None = None
+        self.landed_ids: list[int] = []
+        """Every snapshot this committer published, recorded the moment it landed (before anything
+        that could raise): files an error path would clean up are referenced once their id is here."""
         """The last snapshot this committer published."""
 
     def commit(
@@ -256,18 +260,32 @@ class FileStoreCommit:
         self.rebase = AppendRebase(self.rebaser, reroute.current if reroute is not None else list(messages))
 
         def changes_for(latest: Snapshot | None) -> Changes:
-            rebase = self._rerouted(latest)
+            try:
+                rebase = self._rerouted(latest)
+            except FileNotFoundError as e:  # a snapshot expiry deleted a file the re-route reads
+                raise CommitConflictError(
+                    f"table {self.table_name}: re-routing this write's keys onto snapshot "
+                    f"{latest.id if latest else None} failed because a file it reads was deleted "
+                    f"meanwhile (a concurrent snapshot expiry: {e.filename or e}); nothing was "
+                    "published, and writing the same rows again is safe"
+                ) from e
             if not rebase.originals:  # unplaced deletes another writer's commit has made unneeded since
                 return Changes("APPEND", ())
+            if self.options.get(CoreOptions.SEQUENCE_SNAPSHOT_ORDERING):
+                # the commit stamps its snapshot id into the files: above every bucket's top already
+                return next(c for c in split_changes(rebase.current) if c.kind == "APPEND")
             self._tops = self._bucket_tops(
                 set(rebase.lowest), latest, live=reroute.targets if reroute else set()
             )
             return next(c for c in split_changes(rebase.above(self._tops)) if c.kind == "APPEND")
 
+        landed_before = len(self.landed_ids)
         try:
             sid = self._commit_changes(changes_for, identifier)
         except BaseException as e:
-            if not isinstance(e, CommitStateUnknownError):  # else the snapshot may hold the copies
+            # a snapshot that landed (an interrupt after publishing) or may have (the catalog's answer
+            # was lost) references the copies: never deleted then
+            if not isinstance(e, CommitStateUnknownError) and len(self.landed_ids) == landed_before:
                 self._discard(self.rebase.discard_copies())
                 if reroute is not None:
                     reroute.discard()
@@ -314,18 +332,11 @@ class FileStoreCommit:
         so such a row could end up live next to the key's new bucket, or outside the index."""
         base = self.base_snapshot_id
         for sid in range(base + 1 if base is not None else latest.id + 1, latest.id + 1):
-            if not self.snapshots.snapshot_exists(sid):
+            snapshot = self._snapshot_since_base(sid)  # the walk's copy even after it expired
+            if snapshot is None or snapshot.commit_kind != "OVERWRITE":
                 continue  # expired: unknown (the re-route then works from the latest index alone)
-            snapshot = self.snapshots.snapshot(sid)
-            if snapshot.commit_kind != "OVERWRITE":
-                continue
-            metas = read_manifest_list(self.io, self.paths.manifest(snapshot.delta_manifest_list))
-            hit = any(
-                e.partition in partitions
-                for m in metas
-                for e in read_manifest(self.io, self.paths.manifest(m.file_name))
-            )
-            if hit:
+            entries = self._delta_entries(sid)
+            if entries is not None and any(e.partition in partitions for e in entries):
                 raise CommitConflictError(
                     f"table {self.table_name}: snapshot {sid} overwrote a partition this dynamic-bucket "
                     f"write writes after its base snapshot {base}; the write placed its rows by the "
@@ -476,12 +487,16 @@ class FileStoreCommit:
                 rewrites = self.rebase.rewrites if self.rebase is not None else 0
                 latest = self._latest()
                 current = changes if isinstance(changes, Changes) else changes(latest)
+                if self.options.get(CoreOptions.SEQUENCE_SNAPSHOT_ORDERING) and current.kind != "COMPACT":
+                    next_id = (latest.id + 1) if latest else 1
+                    current = replace(current, entries=stamp_snapshot_id(current.entries, next_id))
                 delta, changelog = lists.prepare(current.entries, current.changelog)
                 self._check_conflicts(current, latest)
                 snapshot = self._build_snapshot(current, latest, delta, changelog, identifier, written)
-                published, holder = self.snapshots.publish_or_read(snapshot, current.entries)
+                published, holder = self.snapshots.publish_or_read(snapshot, current.entries, latest)
                 if published:
                     landed = True
+                    self.landed_ids.append(snapshot.id)
                     self.published = self._seen[snapshot.id] = snapshot
                     self._known = (True, snapshot)
                     if self.snapshots.catalog_env is None:  # a catalog that publishes keeps the hints

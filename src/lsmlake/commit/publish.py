@@ -263,8 +263,12 @@ def publish(
                     delete(path)
             publish_compaction(committer, result, messages, table_name=table.name)
     except BaseException as e:
-        if not isinstance(e, CommitStateUnknownError):  # else a snapshot may reference any of them
+        unrecorded = [i for i in committer.landed_ids if i not in result.snapshot_ids]
+        # a snapshot that landed before it was recorded (an interrupt right after publishing) may
+        # reference any written file, as may one whose answer was lost: leftovers are orphans then
+        if not unrecorded and not isinstance(e, CommitStateUnknownError):
             _discard(written, result.published, delete)
+        result.snapshot_ids += unrecorded
         error = published_error(e, result.snapshot_ids, table_name=table.name)
         if error is e:
             raise

@@ -4,6 +4,7 @@ that commit order stays sequence order, and the commit is retried instead of ref
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -20,9 +21,10 @@ from lsmlake.core.options import CoreOptions
 from lsmlake.core.paths import TablePaths, partition_directory
 from lsmlake.core.schema import TableSchema
 from lsmlake.errors import CommitConflictError
+from lsmlake.format.avro_data import read_avro
 from lsmlake.format.changelog_writer import changelog_options
 from lsmlake.format.data_file_writer import FILE_SOURCE_APPEND, DataFileWriter
-from lsmlake.mergetree.kv_layout import SEQUENCE_NUMBER
+from lsmlake.mergetree.kv_layout import SEQUENCE_NUMBER, kv_arrow_schema
 from lsmlake.metadata.commit_message import CommitMessage
 from lsmlake.metadata.data_file import DataFileMeta
 
@@ -52,6 +54,8 @@ def file_prefix(name: str) -> str:
 def read_whole_file(io: FileIO, path: str, size: int | None = None) -> pa.Table:
     """Every column of one data file, as stored (system columns included); ``size``: its size in bytes,
     when known (a small file is then one GET)."""
+    if path.endswith(".avro"):
+        return read_avro(io, path, None)
     with io.open_input_file(path, size) as source:
         if path.endswith(".orc"):
             return orc.ORCFile(source).read()
@@ -86,7 +90,10 @@ class FileRebaser:
                 f"cannot rebase {meta.file_name}: written with schema {meta.schema_id} "
                 f"(the commit's is {self.schema.id})"
             )
-        return read_whole_file(self.io, self.path_of(directory, meta), meta.file_size)
+        rows = read_whole_file(self.io, self.path_of(directory, meta), meta.file_size)
+        if meta.file_name.endswith(".avro"):  # Avro's types (int for TINYINT, ...) back to the file layout's
+            rows = rows.cast(kv_arrow_schema(self.schema))
+        return rows
 
     def path_of(self, directory: str, meta: DataFileMeta) -> str:
         """Where ``meta`` (a file of the bucket in ``directory``) is: under an external root or ``directory``."""
@@ -104,11 +111,20 @@ class FileRebaser:
         self, directory: str, meta: DataFileMeta, rows: pa.Table, *, changelog: bool
     ) -> list[DataFileMeta]:
         """``rows`` (sorted, file layout) written into ``directory`` as ``meta`` was: same name prefix,
-        level and file source, a data or an input changelog file."""
+        format, level and file source, a data or an input changelog file."""
         options = changelog_options(self.options) if changelog else self.options
+        fmt = posixpath.splitext(meta.file_name)[1].lstrip(".")
         writer = DataFileWriter(
             self.io, self.paths, self.schema, options, directory, file_prefix=file_prefix(meta.file_name)
         )
+        if fmt != writer.settings(meta.level).format:
+            # as written: a postpone-bucket file is avro in a parquet table (whatever its level's format says)
+            per_level = CoreOptions.FILE_FORMAT_PER_LEVEL.key  # in either of its forms
+            raw = {k: v for k, v in options.raw.items() if not (k == per_level or k.startswith(per_level + "."))}
+            options = CoreOptions.of({**raw, CoreOptions.FILE_FORMAT.key: fmt}, primary_key_table=True)
+            writer = DataFileWriter(
+                self.io, self.paths, self.schema, options, directory, file_prefix=file_prefix(meta.file_name)
+            )
         return writer.write(rows, level=meta.level, file_source=meta.file_source or FILE_SOURCE_APPEND)
 
 

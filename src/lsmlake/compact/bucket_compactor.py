@@ -13,6 +13,7 @@ from lsmlake.compact.bucket_files import BucketFiles, combine_results, restore_d
 from lsmlake.compact.changelog import FULL, LOOKUP, CompactionChangelog
 from lsmlake.compact.lookup_rewriter import LEVEL_COLUMN, LookupRewriter
 from lsmlake.compact.record_expire import RecordExpire
+from lsmlake.core.clock import local_now
 from lsmlake.core.external_paths import index_file_path, located_path
 from lsmlake.core.fileio import FileIO
 from lsmlake.core.options import CoreOptions
@@ -20,12 +21,18 @@ from lsmlake.core.paths import TablePaths
 from lsmlake.core.schema import TableSchema, read_schema, schema_file_name
 from lsmlake.core.types import DataType
 from lsmlake.expr import Predicate
-from lsmlake.format.data_file_writer import FILE_SOURCE_COMPACT, DataFileWriter, local_wall_clock_millis
+from lsmlake.format.data_file_writer import (
+    FILE_SOURCE_COMPACT,
+    STREAMED_FORMATS,
+    DataFileWriter,
+    local_wall_clock_millis,
+)
 from lsmlake.mergetree.compact_strategy import (
     CompactUnit,
     EarlyFullCompaction,
     ForceUpLevel0Compaction,
     GentleTrigger,
+    OffPeakHours,
     UniversalCompaction,
     drop_delete,
     gentle_max_interval,
@@ -148,13 +155,18 @@ class BucketCompactor:
         if full:
             with_dv = frozenset(n for n, dv in self.state.deletion_vectors.vectors.items() if not dv.is_empty)
             return pick_full_compaction(
-                self.levels.num_levels, runs, files_with_deletion_vectors=with_dv, expired=self._expired
+                self.levels.num_levels,
+                runs,
+                files_with_deletion_vectors=with_dv,
+                expired=self._expired,
+                force_rewrite_all=self._force_rewrite,
             )
         universal = UniversalCompaction(
             max_size_amp=self.options.get(CoreOptions.COMPACTION_MAX_SIZE_AMPLIFICATION_PERCENT),
             size_ratio=self.options.get(CoreOptions.COMPACTION_SIZE_RATIO),
             run_trigger=self.options.get(CoreOptions.NUM_SORTED_RUN_COMPACTION_TRIGGER),
             early_full=self._early_full(),
+            off_peak_ratio=self._off_peak_ratio(),
         )
         strategy = ForceUpLevel0Compaction(universal, self._gentle) if self.lookup else universal
         unit = strategy.pick(self.levels.num_levels, runs)
@@ -169,6 +181,20 @@ class BucketCompactor:
         return GentleTrigger(
             gentle_max_interval(self.options.get(CoreOptions.LOOKUP_COMPACT_MAX_INTERVAL), trigger)
         )
+
+    @property
+    def _force_rewrite(self) -> bool:
+        return self.options.get(CoreOptions.COMPACTION_FORCE_REWRITE_ALL_FILES)
+
+    def _off_peak_ratio(self) -> int:
+        """The size ratio off-peak hours add at this hour of the local clock (Paimon: LocalDateTime.now())."""
+        o = self.options
+        hours = OffPeakHours.of(
+            o.get(CoreOptions.COMPACTION_OFFPEAK_START_HOUR),
+            o.get(CoreOptions.COMPACTION_OFFPEAK_END_HOUR),
+            o.get(CoreOptions.COMPACTION_OFFPEAK_RATIO),
+        )
+        return 0 if hours is None else hours.extra_ratio(local_now().hour)
 
     def _early_full(self) -> EarlyFullCompaction | None:
         o = self.options
@@ -219,6 +245,7 @@ class BucketCompactor:
             self.position_lookup,
             expired=self._expired,
             level_format=lambda level: self._writer.settings(level).format,
+            force_rewrite=self._force_rewrite,
         )
         before: list[DataFileMeta] = []
         after: list[DataFileMeta] = []
@@ -352,10 +379,10 @@ class BucketCompactor:
 
     def _pieces(self, files: list[DataFileMeta], output_level: int | None = None) -> list[Predicate | None]:
         """Key ranges that bound the memory of merging ``files`` (one piece when they are small): Parquet
-        files only, written into Parquet at ``output_level`` (when given)."""
+        files only, written at ``output_level`` (when given) into a format written chunk by chunk."""
         if any(not f.file_name.endswith(".parquet") or not self._on_table_storage(f) for f in files):
             return [None]  # pieces read Parquet footers through the table's FileIO
-        if output_level is not None and self._writer.settings(output_level).format != "parquet":
+        if output_level is not None and self._writer.settings(output_level).format not in STREAMED_FORMATS:
             return [None]
         paths = [self._path_of(f.file_name, (f,)) for f in files]
         pieces = section_pieces(self.io, self.schema, paths, files, base=None, max_rows=MERGE_PIECE_ROWS)

@@ -101,7 +101,7 @@ class CompactionChangelog:
         self._level = level
 
     def _add(self, kv: pa.Table) -> None:
-        if self.writer.settings(self._level).format != "parquet":
+        if not self.writer.streams(self._level):
             self._pending.append(kv)
             return
         if self._rolling is None:

@@ -7,6 +7,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -76,13 +77,48 @@ def _truncate_max(value: str | bytes, n: int) -> str | bytes | None:
     return None
 
 
+def java_float_order(value: Any) -> tuple[bool, float, bool]:
+    """Sort key of Java's Float/Double.compareTo: -0.0 before 0.0, NaN (any bits) after everything."""
+    if math.isnan(value):
+        return (True, 0.0, False)
+    return (False, value, math.copysign(1.0, value) > 0)
+
+
+def _java_float_min_max(column: pa.ChunkedArray | pa.Array) -> tuple[object, object]:
+    """Min and max of a float column in Java's compareTo order (Paimon's per-record collectors)."""
+    values = np.asarray(pc.drop_null(column).to_numpy(zero_copy_only=False), dtype=np.float64)
+    nan = np.isnan(values)
+    # Java keeps the first NaN it meets (its bits): every NaN compares equal
+    first_nan = float(values[nan][0]) if nan.any() else math.nan
+    if nan.all():
+        return first_nan, first_nan
+    finite = values[~nan]
+    lo, hi = float(finite.min()), float(finite.max())
+    zeros = np.signbit(finite[finite == 0.0])
+    if lo == 0.0:
+        lo = -0.0 if zeros.any() else 0.0
+    if hi == 0.0:
+        hi = 0.0 if not zeros.all() else -0.0
+    return lo, (first_nan if nan.any() else hi)
+
+
 def _column_min_max(
-    column: pa.ChunkedArray | pa.Array, t: DataType, mode: str
+    column: pa.ChunkedArray | pa.Array, t: DataType, mode: str, *, per_record: bool = False
 ) -> tuple[object, object] | None:
-    """Exact (untruncated) min and max of a column; None when unknown or not collected."""
+    """Exact (untruncated) min and max of a column; None when unknown or not collected.
+
+    ``per_record``: the bounds Java's per-record collectors find (Avro files): no INT96 gap, binary values
+    have none (Java's byte[] is not Comparable), floats order as Java's compareTo (NaN is the maximum)."""
     if t.root in _NO_MIN_MAX_ROOTS or mode in ("none", "counts"):
         return None
-    if t.root in ("TIMESTAMP", "TIMESTAMP_LTZ") and (t.precision or 0) > 6:
+    if per_record:
+        if t.is_binary:
+            return None
+        if len(column) == column.null_count:
+            return None
+        if t.root in ("FLOAT", "DOUBLE"):
+            return _java_float_min_max(column)
+    elif t.root in ("TIMESTAMP", "TIMESTAMP_LTZ") and (t.precision or 0) > 6:
         return None  # INT96 in Parquet: Java collects no min/max either
     if len(column) == column.null_count:
         return None
@@ -101,11 +137,19 @@ class StatsAccumulator:
     its mode says only at the end, so the bounds stay valid.
     """
 
-    def __init__(self, names: Sequence[str], types: Sequence[DataType], *, mode: str | Sequence[str]) -> None:
+    def __init__(
+        self,
+        names: Sequence[str],
+        types: Sequence[DataType],
+        *,
+        mode: str | Sequence[str],
+        per_record: bool = False,
+    ) -> None:
         self.names, self.types = list(names), list(types)
         self.modes = [mode] * len(self.names) if isinstance(mode, str) else list(mode)
         if len(self.modes) != len(self.names):
             raise ValueError(f"{len(self.modes)} stats modes for {len(self.names)} columns")
+        self.per_record = per_record
         self._bounds: list[tuple[object, object] | None] = [None] * len(self.names)
         self._unknown = [False] * len(self.names)
         self._nulls = [0] * len(self.names)
@@ -118,16 +162,22 @@ class StatsAccumulator:
             self._nulls[i] += column.null_count
             if self._unknown[i] or len(column) == column.null_count:
                 continue
-            bounds = _column_min_max(column, t, self.modes[i])
+            bounds = _column_min_max(column, t, self.modes[i], per_record=self.per_record)
             if bounds is None:
                 self._unknown[i] = True
                 continue
             old = self._bounds[i]
             new_lo: Any = bounds[0]
             new_hi: Any = bounds[1]
-            lo = new_lo if old is None else min(old[0], new_lo)
-            hi = new_hi if old is None else max(old[1], new_hi)
-            self._bounds[i] = (lo, hi)
+            if old is None:
+                self._bounds[i] = (new_lo, new_hi)
+            elif self.per_record and t.root in ("FLOAT", "DOUBLE"):
+                self._bounds[i] = (
+                    min(old[0], new_lo, key=java_float_order),
+                    max(old[1], new_hi, key=java_float_order),
+                )
+            else:
+                self._bounds[i] = (min(old[0], new_lo), max(old[1], new_hi))
 
     def _column(self, i: int) -> tuple[object, object, int | None]:
         """Column ``i``'s (min, max, null count), truncated as its mode says; all None for mode none."""
@@ -140,6 +190,8 @@ class StatsAccumulator:
         if truncate and isinstance(lo, (str, bytes)) and isinstance(hi, (str, bytes)):
             n = int(truncate.group(1))
             lo, hi = _truncate_min(lo, n), _truncate_max(hi, n)
+            if hi is None:  # no upper bound fits: Paimon's truncate collector keeps neither bound
+                lo = None
         return lo, hi, self._nulls[i]
 
     def result(self) -> SimpleStats:

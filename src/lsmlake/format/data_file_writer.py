@@ -1,4 +1,4 @@
-"""Write sorted Arrow rows as Paimon data files (Parquet or ORC), rolling at the target size."""
+"""Write sorted Arrow rows as Paimon data files (Parquet, Avro or ORC), rolling at the target size."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import contextlib
 import datetime as dt
 import posixpath
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import numpy as np
 import pyarrow as pa
@@ -19,15 +20,20 @@ from lsmlake.core.fileio import FileIO, OutputFile
 from lsmlake.core.options import CoreOptions
 from lsmlake.core.paths import TablePaths
 from lsmlake.core.schema import TableSchema
+from lsmlake.core.types import DataField
 from lsmlake.errors import UnsupportedError
+from lsmlake.format.avro_schema import avro_codec, data_file_schema
+from lsmlake.format.avro_write import AvroFileSink
 from lsmlake.format.column_codecs import parquet_compression
 from lsmlake.format.column_stats import StatsAccumulator
 from lsmlake.format.file_index.writer import FileIndexBuilder, FileIndexSpec
 from lsmlake.format.write_settings import FileSettings, file_settings
-from lsmlake.mergetree.kv_layout import SEQUENCE_NUMBER, VALUE_KIND, is_retract, key_fields
+from lsmlake.mergetree.kv_layout import SEQUENCE_NUMBER, VALUE_KIND, is_retract, key_fields, kv_fields
 from lsmlake.metadata.data_file import DataFileMeta
 from lsmlake.metadata.stats import EMPTY_STATS
 
+# Formats written a chunk at a time (rolling to a new file at the target size); ORC is written whole.
+STREAMED_FORMATS = ("parquet", "avro")
 FILE_SOURCE_APPEND = 0
 FILE_SOURCE_COMPACT = 1
 # Rows per Parquet row group. Readers prune by row group (pyarrow has no page-index filtering), so a
@@ -114,13 +120,15 @@ class DataFileWriter:
         if rows.num_rows == 0:
             return []
         fmt = self.settings(level).format
-        if fmt == "parquet":
-            return self._write_parquet(rows, level, file_source, first_sequence)
+        if fmt in STREAMED_FORMATS:
+            writer = self.rolling(level=level, file_source=file_source, first_sequence=first_sequence)
+            writer.write(rows)
+            return writer.close()
         if fmt == "orc":
             return [self._write_orc(rows, level, file_source, first_sequence)]
         raise UnsupportedError(
-            f"table format {fmt!r} for level {level} (file.format / file.format.per.level): lsmlake reads "
-            "such data files but writes only parquet and orc"
+            f"table format {fmt!r} for level {level} (file.format / file.format.per.level): lsmlake writes "
+            "parquet, avro and orc data files"
         )
 
     def settings(self, level: int) -> FileSettings:
@@ -137,20 +145,22 @@ class DataFileWriter:
         uri, path = self.external.choose(relative, name)
         return name, path, uri
 
-    def _write_parquet(
-        self, rows: pa.Table, level: int, file_source: int, first_sequence: int
-    ) -> list[DataFileMeta]:
-        writer = self.rolling(level=level, file_source=file_source, first_sequence=first_sequence)
-        writer.write(rows)
-        return writer.close()
+    def streams(self, level: int) -> bool:
+        """Whether files written for ``level`` are written chunk by chunk (see ``rolling``): Parquet and Avro."""
+        return self.settings(level).format in STREAMED_FORMATS
+
+    @property
+    def file_fields(self) -> list[DataField]:
+        """The columns of the files written: the key-value layout for primary-key tables."""
+        return kv_fields(self.schema) if self.primary_key_table else list(self.schema.fields)
 
     def rolling(
         self, *, level: int = 0, file_source: int = FILE_SOURCE_APPEND, first_sequence: int = 0
     ) -> RollingWriter:
-        """A Parquet writer for a stream of sorted tables, rolling to a new file at ``target-file-size``."""
-        fmt = self.settings(level).format
-        if fmt != "parquet":
-            raise UnsupportedError(f"file.format={fmt!r} (level {level}): streaming writes need parquet")
+        """A Parquet or Avro writer for a stream of sorted tables, rolling to a new file at ``target-file-size``."""
+        if not self.streams(level):
+            fmt = self.settings(level).format
+            raise UnsupportedError(f"file.format={fmt!r} (level {level}): streaming writes need parquet or avro")
         return RollingWriter(self, level, file_source, first_sequence)
 
     def _compression_level(self, codec: str) -> int | None:
@@ -164,6 +174,25 @@ class DataFileWriter:
         builder = FileMetaBuilder(self, first_sequence, self.settings(level))
         builder.add(rows)
         return builder.finish(name, path, level, file_source, external=external)
+
+
+class _FileSink(Protocol):
+    """One open data file taking sorted chunks."""
+
+    def write(self, rows: pa.Table) -> None: ...
+
+    def close(self) -> None: ...
+
+
+class _ParquetSink:
+    def __init__(self, writer: pq.ParquetWriter) -> None:
+        self.writer = writer
+
+    def write(self, rows: pa.Table) -> None:
+        self.writer.write_table(rows, row_group_size=ROW_GROUP_ROWS)
+
+    def close(self) -> None:
+        self.writer.close()
 
 
 class FileMetaBuilder:
@@ -185,8 +214,14 @@ class FileMetaBuilder:
         if settings.format == "parquet":
             # Java takes Parquet stats from the footer, which has none for a nested column: it has no stats
             value_modes = ["none" if f.type.root in _NESTED else m for f, m in zip(schema.fields, value_modes, strict=True)]
-        self.keys = StatsAccumulator(self.key_names, self.key_types, mode=modes[: len(self.key_names)])
-        self.values = StatsAccumulator(schema.field_names, [f.type for f in schema.fields], mode=value_modes)
+        # Avro files have no footer: Paimon collects their stats record by record (Java's compareTo order)
+        per_record = settings.format == "avro"
+        self.keys = StatsAccumulator(
+            self.key_names, self.key_types, mode=modes[: len(self.key_names)], per_record=per_record
+        )
+        self.values = StatsAccumulator(
+            schema.field_names, [f.type for f in schema.fields], mode=value_modes, per_record=per_record
+        )
         self.dense = writer.options.get(CoreOptions.METADATA_STATS_DENSE_STORE)
         self.first_key: list[object] | None = None
         self.last_key: list[object] = []
@@ -261,7 +296,7 @@ class FileMetaBuilder:
 
 
 class RollingWriter:
-    """Writes sorted chunks into Parquet files of about ``target-file-size``; ``close()`` lists them."""
+    """Writes sorted chunks into Parquet or Avro files of about ``target-file-size``; ``close()`` lists them."""
 
     def __init__(self, writer: DataFileWriter, level: int, file_source: int, first_sequence: int) -> None:
         self.writer, self.level, self.file_source = writer, level, file_source
@@ -269,8 +304,16 @@ class RollingWriter:
         self.target = writer.options.target_file_size
         self.settings = writer.settings(level)
         FileIndexSpec.of(writer.schema, writer.options)  # a bad file-index option fails before any file
+        self.avro: tuple[str, int | None] | None = None
+        if self.settings.format == "avro":  # so do a codec or a column name Avro does not have
+            data_file_schema(writer.file_fields)
+            self.avro = avro_codec(
+                compression=self.settings.compression,
+                avro_codec_option=writer.options.get(CoreOptions.AVRO_CODEC),
+                zstd_level=writer.options.zstd_level,
+            )
         self.metas: list[DataFileMeta] = []
-        self._open: tuple[str, str, OutputFile, pq.ParquetWriter, FileMetaBuilder] | None = None
+        self._open: tuple[str, str, OutputFile, _FileSink, FileMetaBuilder] | None = None
         self._external: dict[str, str] = {}  # external path of each file started outside the bucket directory
         self._paths: list[str] = []  # every file started, and each finished one's extra files
 
@@ -279,21 +322,25 @@ class RollingWriter:
             chunk = rows.slice(start, WRITE_PIECE_ROWS)
             if self._open is None:
                 self._open = self._start(chunk)
-            _, _, out, pw, builder = self._open
-            pw.write_table(chunk, row_group_size=ROW_GROUP_ROWS)
+            _, _, out, sink, builder = self._open
+            sink.write(chunk)
             builder.add(chunk)
             self.next_sequence += chunk.num_rows
             if out.stream.tell() >= self.target:
                 self._finish()
 
-    def _start(self, first: pa.Table) -> tuple[str, str, OutputFile, pq.ParquetWriter, FileMetaBuilder]:
+    def _start(self, first: pa.Table) -> tuple[str, str, OutputFile, _FileSink, FileMetaBuilder]:
         """Open the next file; its encodings are chosen from its ``first`` rows."""
         w = self.writer
-        name, path, external = w._new_path("parquet")
+        name, path, external = w._new_path(self.settings.format)
         if external is not None:
             self._external[name] = external
         self._paths.append(path)
         out = w.io.create_output(path)
+        if self.avro is not None:
+            avro_name, avro_level = self.avro
+            avro = AvroFileSink(out.stream, w.file_fields, codec=avro_name, level=avro_level)
+            return name, path, out, avro, FileMetaBuilder(w, self.next_sequence, self.settings)
         codec = self.settings.compression
         compression, level = parquet_compression(first, codec, w._compression_level(codec))
         pw = pq.ParquetWriter(
@@ -306,14 +353,14 @@ class RollingWriter:
             write_statistics=True,
             store_schema=False,
         )
-        return name, path, out, pw, FileMetaBuilder(w, self.next_sequence, self.settings)
+        return name, path, out, _ParquetSink(pw), FileMetaBuilder(w, self.next_sequence, self.settings)
 
     def _finish(self) -> None:
         assert self._open is not None
-        name, path, out, pw, builder = self._open
+        name, path, out, sink, builder = self._open
         self._open = None
         try:
-            pw.close()
+            sink.close()
         except BaseException:
             out.abort()
             raise
@@ -330,9 +377,9 @@ class RollingWriter:
     def abort(self) -> list[str]:
         """Close without metadata; the paths of every file started (for the caller to delete)."""
         if self._open is not None:
-            _, _, out, pw, _ = self._open
+            _, _, out, sink, _ = self._open
             self._open = None
             with contextlib.suppress(OSError):
-                pw.close()
+                sink.close()
             out.abort()
         return list(self._paths)

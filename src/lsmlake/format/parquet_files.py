@@ -338,15 +338,20 @@ def iter_row_groups(
     positions: bool = True,
     file_size: int | None = None,
     max_rows: int | None = None,
+    dropped: np.ndarray[Any, Any] | None = None,
 ) -> Iterator[tuple[pa.Table, np.ndarray[Any, Any] | None]]:
     """:func:`read_row_groups` in pieces of consecutive matching row groups of about ``max_rows`` rows
     (a row group is never split; all of them at once without ``max_rows``), the file opened once.
-    At least one piece (maybe empty); positions are None only when one piece is every row group."""
+    At least one piece (maybe empty); positions are None only when one piece is every row group.
+    ``dropped`` (a boolean per row of the file): row groups whose rows are all dropped are not read."""
     # a small object-store file is fetched whole once, for its footer and its rows
     whole = io.open_input_file(path, file_size) if io.fetches_whole(file_size) else None
     entry = _footer(io, path, file_size, whole)
     meta = entry.meta
     groups = matching_row_groups(entry, predicate)
+    if dropped is not None and len(dropped) == entry.row_starts[-1]:
+        starts = entry.row_starts
+        groups = [g for g in groups if not dropped[starts[g] : starts[g + 1]].all()]
     chunks = _chunks(groups, np.diff(entry.row_starts), max_rows)
     everything = len(groups) == meta.num_row_groups and len(chunks) == 1
     filled = {}

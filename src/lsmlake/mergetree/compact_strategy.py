@@ -11,10 +11,12 @@ from lsmlake.metadata.data_file import DataFileMeta
 
 @dataclass(frozen=True)
 class CompactUnit:
-    """Files to merge together and the level their result goes to."""
+    """Files to merge together and the level their result goes to; a ``file_rewrite`` unit rewrites each
+    file on its own (Paimon's FileRewriteCompactTask: a full compaction of a bucket already at the top)."""
 
     output_level: int
     files: tuple[DataFileMeta, ...]
+    file_rewrite: bool = False
 
     @staticmethod
     def of_runs(output_level: int, runs: Sequence[LevelSortedRun]) -> CompactUnit:
@@ -53,6 +55,29 @@ class EarlyFullCompaction:
 
 
 @dataclass(frozen=True)
+class OffPeakHours:
+    """Hours of the local day in which universal compaction merges with a larger size ratio (Paimon's
+    OffPeakHours): ``start`` inclusive, ``end`` exclusive, wrapping past midnight when ``end < start``."""
+
+    start: int  # compaction.offpeak.start.hour
+    end: int  # compaction.offpeak.end.hour
+    ratio: int  # compaction.offpeak-ratio
+
+    @staticmethod
+    def of(start: int, end: int, ratio: int) -> OffPeakHours | None:
+        """None when off-peak hours are off: either hour is -1, or they are equal."""
+        if start == -1 or end == -1 or start == end:
+            return None
+        return OffPeakHours(start, end, ratio)
+
+    def extra_ratio(self, hour: int) -> int:
+        """The ratio added to ``compaction.size-ratio`` at ``hour`` (0 outside off-peak hours)."""
+        if self.start <= self.end:
+            return self.ratio if self.start <= hour < self.end else 0
+        return self.ratio if hour < self.end or self.start <= hour else 0
+
+
+@dataclass(frozen=True)
 class UniversalCompaction:
     """RocksDB-style universal compaction as Paimon configures it."""
 
@@ -60,6 +85,8 @@ class UniversalCompaction:
     size_ratio: int = 1  # compaction.size-ratio
     run_trigger: int = 5  # num-sorted-run.compaction-trigger
     early_full: EarlyFullCompaction | None = None
+    off_peak_ratio: int = 0
+    """What ``OffPeakHours.extra_ratio`` gave for the hour of this pick (the caller reads the clock)."""
 
     def pick(self, num_levels: int, runs: Sequence[LevelSortedRun]) -> CompactUnit | None:
         max_level = num_levels - 1
@@ -91,7 +118,9 @@ class UniversalCompaction:
         size = sum(r.total_size for r in runs[:count])
         triggered = force or count > 1
         for run in runs[count:]:
-            if size * (100 + self.size_ratio) / 100 < run.total_size and (not triggered or run.level > 1):
+            # Java's double arithmetic, step by step (the same rounding at any size)
+            bound = float(size) * (100.0 + self.size_ratio + self.off_peak_ratio) / 100.0
+            if bound < float(run.total_size) and (not triggered or run.level > 1):
                 break
             size += run.total_size
             count += 1
@@ -168,9 +197,11 @@ def pick_full_compaction(
     *,
     files_with_deletion_vectors: frozenset[str] = frozenset(),
     expired: Callable[[DataFileMeta], bool] | None = None,
+    force_rewrite_all: bool = False,
 ) -> CompactUnit | None:
-    """Everything to the max level; a lone max-level run only rewrites its files that carry deletion
-    vectors or rows record-level expiry drops (``expired``)."""
+    """Everything to the max level; a lone max-level run only rewrites, file by file, its files that carry
+    deletion vectors or rows record-level expiry drops (``expired``), or all of them with
+    ``force_rewrite_all`` (``compaction.force-rewrite-all-files``)."""
     max_level = num_levels - 1
     if not runs:
         return None
@@ -178,9 +209,11 @@ def pick_full_compaction(
         files = tuple(
             f
             for f in runs[0].files
-            if f.file_name in files_with_deletion_vectors or (expired is not None and expired(f))
+            if force_rewrite_all
+            or (expired is not None and expired(f))
+            or f.file_name in files_with_deletion_vectors
         )
-        return CompactUnit(max_level, files) if files else None
+        return CompactUnit(max_level, files, file_rewrite=True) if files else None
     return CompactUnit.of_runs(max_level, runs)
 
 

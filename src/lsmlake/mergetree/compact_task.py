@@ -62,8 +62,12 @@ class TaskPlanner:
     level_format: Callable[[int], str] | None = None
     """The format of files written for a level (``file.format.per.level``): a lookup compaction rewrites a
     level-0 file instead of moving it to a level of another format (Paimon's lookup rewriter)."""
+    force_rewrite: bool = False
+    """``compaction.force-rewrite-all-files``: a file that would move up (or stay) is rewritten on its own."""
 
     def plan(self, unit: CompactUnit) -> list[Step]:
+        if unit.file_rewrite:
+            return [Rewrite((((f,),),)) for f in unit.files]
         steps: list[Step] = []
         candidate: list[Section] = []
         for section in partition_files(list(unit.files), self.key_types):
@@ -90,8 +94,10 @@ class TaskPlanner:
         candidate.clear()
 
     def _upgrade(self, f: DataFileMeta, output_level: int) -> list[Step]:
-        if (output_level == self.max_level and may_contain_deletes(f)) or (
-            self.expired is not None and self.expired(f)
+        if (
+            (output_level == self.max_level and may_contain_deletes(f))
+            or self.force_rewrite
+            or (self.expired is not None and self.expired(f))
         ):
             return [Rewrite((((f,),),))]
         kind = self.upgrade_kind(f, output_level)

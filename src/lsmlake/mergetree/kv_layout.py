@@ -46,13 +46,19 @@ def key_fields(schema: TableSchema) -> list[DataField]:
     return out
 
 
+def kv_fields(schema: TableSchema) -> list[DataField]:
+    """The columns of a primary-key data file (Paimon's KeyValue schema): keys, sequence, kind, values."""
+    return [
+        *key_fields(schema),
+        DataField(SEQUENCE_NUMBER_ID, SEQUENCE_NUMBER, DataType("BIGINT", False)),
+        DataField(VALUE_KIND_ID, VALUE_KIND, DataType("TINYINT", False)),
+        *schema.fields,
+    ]
+
+
 def kv_arrow_schema(schema: TableSchema) -> pa.Schema:
     """Arrow schema of a primary-key data file, with Parquet field ids."""
-    fields = [to_arrow_field(f) for f in key_fields(schema)]
-    fields.append(to_arrow_field(DataField(SEQUENCE_NUMBER_ID, SEQUENCE_NUMBER, DataType("BIGINT", False))))
-    fields.append(to_arrow_field(DataField(VALUE_KIND_ID, VALUE_KIND, DataType("TINYINT", False))))
-    fields.extend(to_arrow_field(f) for f in schema.fields)
-    return pa.schema(fields)
+    return pa.schema([to_arrow_field(f) for f in kv_fields(schema)])
 
 
 def to_kv_table(rows: pa.Table, kinds: np.ndarray, sequence: np.ndarray, schema: TableSchema) -> pa.Table:

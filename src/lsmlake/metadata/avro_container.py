@@ -11,7 +11,7 @@ import lzma
 import secrets
 import struct
 import zlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -32,6 +32,9 @@ AVRO_MAGIC = b"Obj\x01"
 ORC_MAGIC = b"ORC"
 PARQUET_MAGIC = b"PAR1"
 _DEFAULT_ZSTD_LEVEL = 1
+# the container header's metadata keys
+_SCHEMA_KEY = "avro.schema"
+_CODEC_KEY = "avro.codec"
 
 
 def java_schema_json(schema: Any) -> str:
@@ -39,21 +42,21 @@ def java_schema_json(schema: Any) -> str:
     return json.dumps(schema, separators=(",", ":"), ensure_ascii=False)
 
 
-def _strip_logical_types(schema: Any) -> Any:
+def strip_logical_types(schema: Any) -> Any:
     """Drop logicalType annotations so timestamp-millis values stay raw ints."""
     if isinstance(schema, list):
-        return [_strip_logical_types(s) for s in schema]
+        return [strip_logical_types(s) for s in schema]
     if isinstance(schema, dict):
-        out = {k: _strip_logical_types(v) for k, v in schema.items() if k != "logicalType"}
+        out = {k: strip_logical_types(v) for k, v in schema.items() if k != "logicalType"}
         if "fields" in schema:
-            out["fields"] = [dict(f, type=_strip_logical_types(f["type"])) for f in schema["fields"]]
+            out["fields"] = [dict(f, type=strip_logical_types(f["type"])) for f in schema["fields"]]
         return out
     return schema
 
 
 @lru_cache(maxsize=64)
 def _parsed(schema_json: str) -> Any:
-    return fastavro.parse_schema(_strip_logical_types(json.loads(schema_json)))
+    return fastavro.parse_schema(strip_logical_types(json.loads(schema_json)))
 
 
 FunctionCache("parsed avro schemas", _parsed)
@@ -182,15 +185,31 @@ def encode_avro_container(
     for rec in records:
         fastavro.schemaless_writer(body, parsed, rec)
         count += 1
+    out = avro_header(schema_json, codec, sync)
+    if count:
+        out += avro_block(count, body.getvalue(), codec=codec, level=level, sync_marker=sync)
+    return out
+
+
+def avro_header(schema_json: str, codec: str, sync_marker: bytes) -> bytes:
+    """An Avro container's header (magic, schema and codec metadata in Java's order, sync marker)."""
     out = bytearray(AVRO_MAGIC)
     out += _zigzag(2)
-    for key, value in (("avro.schema", schema_json.encode()), ("avro.codec", codec.encode())):
+    for key, value in ((_SCHEMA_KEY, schema_json.encode()), (_CODEC_KEY, codec.encode())):
         out += _zigzag(len(key)) + key.encode() + _zigzag(len(value)) + value
-    out += _zigzag(0) + sync
-    if count:
-        block = _compress(codec, body.getvalue(), level)
-        out += _zigzag(count) + _zigzag(len(block)) + block + sync
+    out += _zigzag(0) + sync_marker
     return bytes(out)
+
+
+def avro_block(count: int, raw: bytes, *, codec: str, level: int | None, sync_marker: bytes) -> bytes:
+    """One data block of ``count`` encoded records, compressed with ``codec``, closed by the sync marker."""
+    block = _compress(codec, raw, level)
+    return _zigzag(count) + _zigzag(len(block)) + block + sync_marker
+
+
+def read_avro_long(data: bytes | memoryview, pos: int) -> tuple[int, int]:
+    """A zig-zag varint at ``pos``: its value and the position after it."""
+    return _read_long(memoryview(data), pos)
 
 
 @dataclass(frozen=True)
@@ -203,8 +222,30 @@ class AvroContents:
     records: list[Any]
 
 
-def decode_avro_container(data: bytes, *, name: str) -> AvroContents:
-    """Parse an Avro container; timestamp-millis values come back as raw ints."""
+_DECODE_ERRORS = (
+    ValueError,
+    KeyError,
+    IndexError,
+    EOFError,
+    zstandard.ZstdError,
+    lzma.LZMAError,
+    zlib.error,
+    OSError,
+    pa.ArrowException,
+)
+
+
+@dataclass(frozen=True)
+class AvroHeader:
+    """An Avro container's header: its schema text, codec, sync marker and where the first block starts."""
+
+    schema_json: str
+    codec: str
+    sync_marker: bytes
+    end: int
+
+
+def decode_avro_header(data: bytes, *, name: str) -> AvroHeader:
     buf = memoryview(data)
     try:
         if bytes(buf[:4]) != AVRO_MAGIC:
@@ -225,35 +266,40 @@ def decode_avro_container(data: bytes, *, name: str) -> AvroContents:
         pos += 16
         if len(sync) != 16:
             raise ValueError("truncated header")
-        schema_json = meta["avro.schema"].decode()
-        codec = meta.get("avro.codec", b"null").decode()
-        parsed = _parsed(schema_json)
-        records: list[Any] = []
+        return AvroHeader(meta[_SCHEMA_KEY].decode(), meta.get(_CODEC_KEY, b"null").decode(), sync, pos)
+    except _DECODE_ERRORS as e:
+        raise CorruptFileError(f"cannot decode Avro file {name}: {e}") from e
+
+
+def iter_avro_blocks(data: bytes, header: AvroHeader, *, name: str) -> Iterator[list[Any]]:
+    """The records of each data block in turn (timestamp-millis values as raw ints); only one block's
+    records are held at a time."""
+    buf = memoryview(data)
+    pos = header.end
+    try:
+        parsed = _parsed(header.schema_json)
         while pos < len(buf):
             count, pos = _read_long(buf, pos)
             size, pos = _read_long(buf, pos)
             if size < 0 or pos + size + 16 > len(buf):
                 raise ValueError("truncated data block")
-            block = _decompress(codec, bytes(buf[pos : pos + size]))
+            block = _decompress(header.codec, bytes(buf[pos : pos + size]))
             pos += size
-            if bytes(buf[pos : pos + 16]) != sync:
+            if bytes(buf[pos : pos + 16]) != header.sync_marker:
                 raise ValueError("sync marker mismatch")
             pos += 16
             stream = io.BytesIO(block)
-            records.extend(fastavro.schemaless_reader(stream, parsed, None) for _ in range(count))
-    except (
-        ValueError,
-        KeyError,
-        IndexError,
-        EOFError,
-        zstandard.ZstdError,
-        lzma.LZMAError,
-        zlib.error,
-        OSError,
-        pa.ArrowException,
-    ) as e:
+            records = [fastavro.schemaless_reader(stream, parsed, None) for _ in range(count)]
+            yield records
+    except _DECODE_ERRORS as e:
         raise CorruptFileError(f"cannot decode Avro file {name}: {e}") from e
-    return AvroContents(schema_json, codec, sync, records)
+
+
+def decode_avro_container(data: bytes, *, name: str) -> AvroContents:
+    """Parse an Avro container; timestamp-millis values come back as raw ints."""
+    header = decode_avro_header(data, name=name)
+    records = [r for block in iter_avro_blocks(data, header, name=name) for r in block]
+    return AvroContents(header.schema_json, header.codec, header.sync_marker, records)
 
 
 _EPOCH = dt.datetime(1970, 1, 1)

@@ -16,10 +16,31 @@ class CatalogEnvironment(Protocol):
     through its FileIO, but the catalog publishes each new snapshot and schema. Implementations are
     plain picklable data (a table handle travels to Ray workers)."""
 
-    def commit_snapshot(self, root: str, snapshot: Snapshot, delta: Sequence[ManifestEntry]) -> bool:
+    def commit_snapshot(
+        self, root: str, snapshot: Snapshot, delta: Sequence[ManifestEntry], base_uuid: str | None = None
+    ) -> bool:
         """Publish ``snapshot`` of the table (or branch) stored under ``root``, whose delta manifests
-        hold ``delta`` (for the catalog's per-partition statistics); False when its id was taken by
+        hold ``delta`` (for the catalog's per-partition statistics), built on the snapshot of uuid
+        ``base_uuid`` (None: no snapshot, or one without a uuid); False when its id was taken by
         another commit (the committer then rebases and retries)."""
+        ...
+
+    def latest_snapshot(self, root: str) -> tuple[bool, Snapshot | None]:
+        """The catalog's latest snapshot of the table (or branch) stored under ``root``: (True, the
+        snapshot or None when it has none), or (False, None) when the catalog keeps no record of it
+        (the table's files then say)."""
+        ...
+
+    def create_branch(self, root: str, name: str, tag: str | None) -> None:
+        """Create branch ``name`` of the table (or branch) stored under ``root``, from ``tag`` or empty."""
+        ...
+
+    def drop_branch(self, root: str, name: str) -> None: ...
+
+    def rename_branch(self, root: str, name: str, target: str) -> None: ...
+
+    def fast_forward(self, root: str, name: str) -> None:
+        """Make the main table equal to branch ``name``."""
         ...
 
     def check_commit(self, root: str) -> None:

@@ -74,8 +74,16 @@ class SnapshotManager:
         return sorted(ids)
 
     def latest_id(self) -> int | None:
-        """The LATEST hint when no `snapshot-<hint+1>` exists, else the largest listed id (on S3: a GET
-        and a HEAD when the hint is current, no LIST)."""
+        """The latest snapshot's id: the catalog's record when the table's catalog keeps one (the REST
+        catalog, as Java's SnapshotLoader reads it), else the LATEST hint when no `snapshot-<hint+1>`
+        exists, else the largest listed id (on S3: a GET and a HEAD when the hint is current, no LIST)."""
+        if self.catalog_env is not None:  # a catalog that publishes the commits knows the latest
+            known, snapshot = self.catalog_env.latest_snapshot(self.table_root)
+            if known:
+                return None if snapshot is None else snapshot.id
+        return self._latest_id_of_files()
+
+    def _latest_id_of_files(self) -> int | None:
         hint = self._read_hint(LATEST)
         if hint is not None and hint > 0 and not self.io.is_file(self.snapshot_path(hint + 1)):
             return hint
@@ -140,7 +148,11 @@ class SnapshotManager:
         keeps at least one snapshot, and writes LATEST at or above the EARLIEST it moves to before
         it deletes anything, so a stale LATEST never points below EARLIEST at a snapshot whose
         successor an expiry deleted)."""
-        sid = self.latest_id()
+        if self.catalog_env is not None:
+            known, snapshot = self.catalog_env.latest_snapshot(self.table_root)
+            if known:
+                return snapshot
+        sid = self._latest_id_of_files()
         return None if sid is None else self.snapshot(sid, expired=True)
 
     def read_if_present(self, snapshot_id: int) -> Snapshot | None:
@@ -236,23 +248,27 @@ class SnapshotManager:
         return None
 
     # -- publishing
-    def try_publish(self, snapshot: Snapshot, delta: Sequence[ManifestEntry] = ()) -> bool:
+    def try_publish(
+        self, snapshot: Snapshot, delta: Sequence[ManifestEntry] = (), base: Snapshot | None = None
+    ) -> bool:
         """Create `snapshot-<id>` only if absent; False when another commit claimed the id first.
 
         As in Java's RenamingSnapshotCommit, an existing file whose bytes equal this snapshot
         (a retried publish of the same commit) counts as success. A table whose catalog publishes
         its commits (``catalog_env``, the REST catalog) sends the snapshot there instead, with the
-        snapshot's ``delta`` entries (the catalog keeps per-partition statistics from them).
+        snapshot's ``delta`` entries (the catalog keeps per-partition statistics from them) and the
+        uuid of ``base``, the latest snapshot the commit was built on.
         """
-        return self.publish_or_read(snapshot, delta)[0]
+        return self.publish_or_read(snapshot, delta, base)[0]
 
     def publish_or_read(
-        self, snapshot: Snapshot, delta: Sequence[ManifestEntry] = ()
+        self, snapshot: Snapshot, delta: Sequence[ManifestEntry] = (), base: Snapshot | None = None
     ) -> tuple[bool, Snapshot | None]:
         """``try_publish``, and when the id was taken, the snapshot that holds it (None if it is gone
         again, or the catalog published it): the GET that compares the bytes reads it anyway."""
         if self.catalog_env is not None:
-            return self.catalog_env.commit_snapshot(self.table_root, snapshot, delta), None
+            base_uuid = base.uuid if base is not None else None
+            return self.catalog_env.commit_snapshot(self.table_root, snapshot, delta, base_uuid), None
         path = self.snapshot_path(snapshot.id)
         data = encode_snapshot(snapshot).encode("utf-8")
         if self.io.write_if_absent(path, data):

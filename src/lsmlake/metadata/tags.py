@@ -234,7 +234,7 @@ def rename_tag(table: TableHandle, name: str, target: str) -> None:
 
 def _snapshot_to_tag(table: TableHandle, snapshot_id: int | None, what: str) -> Snapshot:
     """Snapshot ``snapshot_id`` (an expired one from a tag that holds it), or the latest."""
-    manager = SnapshotManager(table.io, table.root)
+    manager = table.snapshot_manager
     if snapshot_id is not None:
         if manager.snapshot_exists(snapshot_id):
             return manager.snapshot(snapshot_id)

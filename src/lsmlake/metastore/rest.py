@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import posixpath
-import re
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Mapping
 
 from lsmlake.catalog_options import REST_HEADER_PREFIX, TABLE_DEFAULT_PREFIX, WAREHOUSE, CatalogOptions
 from lsmlake.core.fileio import FileIO
@@ -14,7 +11,6 @@ from lsmlake.core.options import CoreOptions
 from lsmlake.core.schema import TableSchema, schema_file_name
 from lsmlake.errors import (
     AlreadyExistsError,
-    CommitConflictError,
     InvalidOptionError,
     MetastoreError,
     NoSuchDatabaseError,
@@ -22,140 +18,40 @@ from lsmlake.errors import (
     NoSuchTableError,
     UnsupportedError,
 )
-from lsmlake.metadata.manifest import ManifestEntry
-from lsmlake.metadata.snapshot import Snapshot, snapshot_to_json
 from lsmlake.metastore import rest_json as rj
-from lsmlake.metastore.rest_client import RestClient, encode, unknown_commit
-from lsmlake.metastore.rest_stats import PartitionNaming, partition_statistics
-from lsmlake.schema_change.changes import CHANGE_TYPES
+from lsmlake.metastore.rest_client import RestClient
+from lsmlake.metastore.rest_dlf import DlfSigner, dlf_signer
+from lsmlake.metastore.rest_env import RestPaths, RestTableEnv
+from lsmlake.metastore.rest_stats import PartitionNaming
+from lsmlake.metastore.rest_token import TokenFileIO, TokenSource
 from lsmlake.table import Table
 
 PREFIX = "prefix"  # RESTCatalogInternalOptions.PREFIX: the server's path prefix, from /v1/config
 DATA_TOKEN_ENABLED = "data-token.enabled"
 BEARER = "bear"  # Paimon's token.provider for a bearer token
-_LATEST_MOVED = re.compile(r"Latest snapshot \S+ is not \S+")
+DLF = "dlf"  # Paimon's token.provider for DLF-signed requests
 
 
-@dataclass(frozen=True)
-class RestPaths:
-    """Paimon's ResourcePaths: ``/v1/<prefix>/databases/<db>/tables/<table>/...``, segments encoded."""
-
-    prefix: str = ""
-
-    def _join(self, *parts: str) -> str:
-        return "/" + "/".join(p for p in ("v1", encode(self.prefix) if self.prefix else "", *parts) if p)
-
-    def databases(self) -> str:
-        return self._join("databases")
-
-    def database(self, db: str) -> str:
-        return self._join("databases", encode(db))
-
-    def tables(self, db: str) -> str:
-        return self._join("databases", encode(db), "tables")
-
-    def table(self, db: str, table: str) -> str:
-        return self._join("databases", encode(db), "tables", encode(table))
-
-    def commit(self, db: str, table: str) -> str:
-        return self._join("databases", encode(db), "tables", encode(table), "commit")
-
-    def rollback(self, db: str, table: str) -> str:
-        return self._join("databases", encode(db), "tables", encode(table), "rollback")
-
-    def rename_table(self) -> str:
-        return self._join("tables", "rename")
-
-
-@dataclass(frozen=True)
-class RestTableEnv:
-    """A REST catalog table's commit environment (a CatalogEnvironment): snapshots go to the server's
-    commit endpoint, schema changes to its alter endpoint; both for the main branch only."""
-
-    client: RestClient
-    paths: RestPaths
-    database: str
-    table: str
-    table_id: str
-    root: str
-    partitions: PartitionNaming
-
-    @property
-    def name(self) -> str:
-        return f"{self.database}.{self.table}"
-
-    def _check_root(self, root: str, action: str) -> None:
-        if root.rstrip("/") != self.root.rstrip("/"):
-            raise UnsupportedError(
-                f"table {self.name}: the REST catalog client cannot {action} on a branch ({root}): the "
-                "server's commit and alter endpoints are used for the main branch only"
-            )
-
-    def check_commit(self, root: str) -> None:
-        self._check_root(root, "commit a snapshot")
-
-    def commit_snapshot(self, root: str, snapshot: Snapshot, delta: Sequence[ManifestEntry]) -> bool:
-        self.check_commit(root)
-        body = {
-            "tableId": self.table_id,
-            "snapshot": snapshot_to_json(snapshot),
-            "statistics": partition_statistics(delta, self.partitions),
-        }
-        answer = self.client.post(
-            self.paths.commit(self.database, self.table), body, what=f"table {self.name}", commit=True
-        )
-        if not isinstance(answer, Mapping) or not isinstance(answer.get("success"), bool):
-            raise unknown_commit(f"table {self.name}", f"the commit answer is malformed: {answer!r}")
-        return bool(answer["success"])
-
-    def rollback(self, root: str, *, snapshot_id: int | None, tag: str | None, from_snapshot: int) -> None:
-        self._check_root(root, "roll back")
-        instant = (
-            {"type": "tag", "tagName": tag}
-            if tag is not None
-            else {"type": "snapshot", "snapshotId": snapshot_id}
-        )
-        body = {"instant": instant, "fromSnapshot": from_snapshot}
-        try:
-            self.client.post(self.paths.rollback(self.database, self.table), body, what=f"table {self.name}")
-        except MetastoreError as e:
-            # the server checks fromSnapshot against its latest (RollbackTableRequest) and says
-            # "Latest snapshot X is not Y" when another commit landed since
-            if not _LATEST_MOVED.search(str(e)):
-                raise
-            raise CommitConflictError(
-                f"table {self.name}: another commit landed after snapshot {from_snapshot} while rolling "
-                f"back ({e}); nothing was rolled back, retry"
-            ) from None
-
-    def alter_table(self, root: str, changes: Sequence[Any]) -> TableSchema:
-        self._check_root(root, "alter the schema")
-        bad = [c for c in changes if not isinstance(c, CHANGE_TYPES)]
-        if bad:
-            raise TypeError(f"table {self.name}: not schema changes: {bad!r}")
-        body = {"changes": [rj.change_json(c) for c in changes]}
-        self.client.post(self.paths.table(self.database, self.table), body, what=f"table {self.name}")
-        answer = self.client.get(self.paths.table(self.database, self.table), what=f"table {self.name}")
-        return rj.table_response(answer, name=self.name)[2]
-
-
-def _auth_headers(own: Mapping[str, str]) -> dict[str, str]:
+def _auth(uri: str, own: Mapping[str, str]) -> tuple[dict[str, str], DlfSigner | None]:
+    """The fixed auth headers (a bearer token) or the signer of every request (DLF)."""
     provider = own.get("token.provider")
     token = own.get("token")
     if provider is None:
         if token is None:
-            return {}
+            return {}, None
         provider = BEARER
+    if provider.strip().lower() == DLF:
+        return {}, dlf_signer(uri, own)
     if provider.strip().lower() != BEARER:
         raise UnsupportedError(
             f"catalog option 'token.provider' = {provider!r}: lsmlake's REST client offers 'bear' (a bearer "
-            "token in the option 'token') only"
+            "token in the option 'token') and 'dlf' (requests signed with a DLF access key) only"
         )
     if not token:
         raise InvalidOptionError(
             "catalog option 'token.provider' is 'bear' but the option 'token' is not set"
         )
-    return {"Authorization": f"Bearer {token}"}
+    return {"Authorization": f"Bearer {token}"}, None
 
 
 def _prefixed(options: Mapping[str, str], prefix: str) -> dict[str, str]:
@@ -180,8 +76,9 @@ class RestCatalogClient:
             raise InvalidOptionError(f"catalog option 'uri' is {uri!r}, but the catalog opens {warehouse!r}")
         # Catalog("http://server", options={"warehouse": name, ...}) or Catalog(name, {"uri": ...})
         self.warehouse = own.get(WAREHOUSE) or (None if positional_uri else warehouse)
-        headers = {**_prefixed(own, REST_HEADER_PREFIX), **_auth_headers(own)}
-        client = RestClient(uri, tuple(sorted(headers.items())))
+        auth, signer = _auth(uri, own)
+        headers = {**_prefixed(own, REST_HEADER_PREFIX), **auth}
+        client = RestClient(uri, tuple(sorted(headers.items())), signer=signer)
         query = {WAREHOUSE: self.warehouse} if self.warehouse else {}
         try:
             config = client.get("/v1/config", query, what=f"warehouse {self.warehouse!r}")
@@ -258,12 +155,10 @@ class RestCatalogClient:
         name = f"{database}.{table}"
         answer = self.client.get(self.paths.table(database, table), what=f"table {name}")
         table_id, path, schema = rj.table_response(answer, name=name)
-        if self.data_token:
-            raise UnsupportedError(
-                f"table {name}: the REST catalog serves data tokens (data-token.enabled), which lsmlake's "
-                "client does not use yet"
-            )
         io, root = FileIO.for_uri(path, self.storage)
+        if self.data_token:  # the table's files are reached with the server's credentials for it
+            source = TokenSource(self.client, self.paths.token(database, table), f"table {name}")
+            io = TokenFileIO(path, self.storage, source)
         if not io.is_file(posixpath.join(root, "schema", schema_file_name(schema.id))):
             # reading a directory without the table would silently give no rows
             raise NoSuchTableError(

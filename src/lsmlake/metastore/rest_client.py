@@ -9,7 +9,7 @@ import urllib.parse
 import urllib.request
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lsmlake.errors import (
     AlreadyExistsError,
@@ -25,6 +25,9 @@ from lsmlake.errors import (
     NotAuthorizedError,
     UnsupportedError,
 )
+
+if TYPE_CHECKING:
+    from lsmlake.metastore.rest_dlf import DlfSigner
 
 TIMEOUT_S = 60.0
 _NOT_FOUND: dict[str, type[LsmlakeError]] = {
@@ -46,21 +49,24 @@ def encode(segment: str) -> str:
 
 @dataclass(frozen=True, repr=False)
 class RestClient:
-    """Requests to one REST catalog server (``uri``) with fixed headers (auth and ``header.*``).
-    Plain data: a table's commit environment carries it to other processes."""
+    """Requests to one REST catalog server (``uri``) with fixed headers (auth and ``header.*``), each
+    signed by ``signer`` when given (DLF). Plain data: a table's commit environment carries it to other
+    processes."""
 
     uri: str
     headers: tuple[tuple[str, str], ...] = ()
     timeout: float = TIMEOUT_S
+    signer: DlfSigner | None = None
 
     def __repr__(self) -> str:  # header values carry credentials: names only
         names = ", ".join(name for name, _ in self.headers)
-        return f"RestClient({self.uri!r}, headers=[{names}] (values hidden), timeout={self.timeout})"
+        signed = f", signer={self.signer!r}" if self.signer is not None else ""
+        return f"RestClient({self.uri!r}, headers=[{names}] (values hidden), timeout={self.timeout}{signed})"
 
     def with_headers(self, headers: Mapping[str, str]) -> RestClient:
         merged = dict(self.headers)
         merged.update(headers)
-        return RestClient(self.uri, tuple(sorted(merged.items())), self.timeout)
+        return RestClient(self.uri, tuple(sorted(merged.items())), self.timeout, self.signer)
 
     def get(self, path: str, query: Mapping[str, str] | None = None, *, what: str = "") -> Any:
         return self.request("GET", path, query=query, what=what)
@@ -92,6 +98,10 @@ class RestClient:
         headers = dict(self.headers)
         if data is not None:
             headers["Content-Type"] = "application/json"
+        if self.signer is not None:  # signs the path as sent, the query unencoded, the body's exact text
+            headers.update(
+                self.signer.headers(method, path, query, None if data is None else data.decode("utf-8"))
+            )
         req = urllib.request.Request(url, data=data, method=method, headers=headers)
         try:
             with urllib.request.urlopen(req, timeout=self.timeout) as response:
@@ -152,7 +162,7 @@ def http_error(status: int, text: str, method: str, path: str, what: str) -> Lsm
     if status == 401:
         return NotAuthorizedError(
             f"REST catalog refused the credentials (HTTP 401) for {request}: check the catalog options "
-            f"'token' and 'token.provider'{f' ({message})' if body else ''}"
+            f"'token' and 'token.provider' (for DLF the 'dlf.*' key){f' ({message})' if body else ''}"
         )
     if status == 403:
         return NotAuthorizedError(

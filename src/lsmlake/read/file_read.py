@@ -13,13 +13,16 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
+from pyroaring import BitMap
 
 from lsmlake.core.caches import MB, ByteLRU, FunctionCache
 from lsmlake.core.fileio import FileIO
+from lsmlake.core.options import CoreOptions
 from lsmlake.core.types import DataField, to_arrow_type
 from lsmlake.errors import CorruptFileError, UnsupportedError
 from lsmlake.expr import Predicate, filter_table
-from lsmlake.format.avro_data import read_avro
+from lsmlake.format.avro_data import iter_avro
+from lsmlake.format.data_file_writer import FILE_SOURCE_APPEND
 from lsmlake.format.parquet_files import iter_row_groups
 from lsmlake.mergetree.kv_layout import SEQUENCE_NUMBER, VALUE_KIND
 from lsmlake.metadata.data_file import DataFileMeta
@@ -145,6 +148,21 @@ def _decode_mask(
     return mask
 
 
+def unselected(split: Split, f: DataFileMeta, deleted: Any) -> Any:
+    """``deleted`` (a drop mask, or None) widened by the rows outside the file's index row selection."""
+    data = dict(split.row_selections).get(f.file_name)
+    if data is None:
+        return deleted
+    rows = np.asarray(BitMap.deserialize(data).to_array(), dtype=np.int64)
+    if len(rows) and rows[-1] >= f.row_count:
+        raise CorruptFileError(
+            f"row selection of data file {f.file_name} names row {rows[-1]} of {f.row_count}"
+        )
+    drop = np.ones(f.row_count, dtype=bool)
+    drop[rows] = False
+    return drop if deleted is None else drop | deleted
+
+
 _TRUE = pa.array(["t", "true", "y", "yes", "1"])
 _FALSE = pa.array(["f", "false", "n", "no", "0"])
 
@@ -173,8 +191,8 @@ def read_physical(
     max_rows: int | None = None,
 ) -> Iterator[pa.Table]:
     """Read ``columns`` of a file, in pieces of about ``max_rows`` rows (Parquet: whole row groups;
-    ORC: record batches; all at once without it); drop rows marked in the deletion mask, then rows
-    failing ``pushed`` (whose fields are file columns of the table's types). Parquet row groups are
+    ORC: record batches; Avro: whole blocks; all at once without it); drop rows marked in the deletion
+    mask, then rows failing ``pushed`` (whose fields are file columns of the table's types). Parquet row groups are
     pruned by ``pushed``; in a file sorted by the column ``sorted_by``, a range of it is cut out as a
     slice. Yields at least one table (maybe empty)."""
     fmt = posixpath.splitext(path)[1].lstrip(".").lower()
@@ -189,9 +207,10 @@ def read_physical(
             positions=deleted is not None,
             file_size=f.file_size,
             max_rows=max_rows,
+            dropped=deleted,
         )
     elif fmt == "avro":
-        pieces = iter([(read_avro(io, path, columns), None)])
+        pieces = iter_avro(io, path, columns, max_rows)
     elif fmt in _FORMATS:
         pieces = _format_batches(_FORMATS[fmt].make_fragment(path, filesystem=io.fs), columns, max_rows)
     else:
@@ -321,14 +340,20 @@ def read_file_pieces(
     system: bool,
     sequence: bool = True,
     max_rows: int | None = None,
+    selected: bool = False,
 ) -> Iterator[pa.Table]:
     """:func:`read_file` in pieces of about ``max_rows`` rows before filtering, in file order (at
     least one, maybe empty; one without ``max_rows``). A Parquet row group is never split, so a piece
-    may hold more rows than ``max_rows`` when the file's row groups do: callers slice."""
+    may hold more rows than ``max_rows`` when the file's row groups do: callers slice. ``selected``:
+    only the rows of the split's file-index row selection for the file are read (raw reads, where
+    ``push`` is the whole filter and every row stands alone)."""
     f = split.files[index]
     plan = file_plan(ctx, f, names, push, system, sequence)
     io, path = io_for(ctx, data_file_path(split, f), bool(f.external_path), f"data file {f.file_name}")
     deleted = deletion_mask(ctx, split.deletion_files[index], f)
+    stamped = file_sequence(ctx, f) if SEQUENCE_NUMBER in plan.system_columns else None
+    if selected:
+        deleted = unselected(split, f, deleted)
     pushed = push if plan.pushable else None
     raws = read_physical(
         io, path, plan.file_columns, pushed, deleted, f, ctx.decode_threads, plan.sorted_by, max_rows
@@ -342,17 +367,37 @@ def read_file_pieces(
             raise CorruptFileError(f"cannot read data file {path}: {e}") from e
         if raw is None:
             return
-        yield in_layout(plan, raw, push)
+        yield in_layout(plan, raw, push, stamped)
 
 
-def in_layout(plan: _FilePlan, raw: pa.Table, push: Predicate | None) -> pa.Table:
-    """Rows read from a file in the table's layout and types, the part of ``push`` not pushed applied."""
+def file_sequence(ctx: ReadContext, f: DataFileMeta) -> int | None:
+    """Under ``sequence.snapshot-ordering``, the sequence number every row of an appended file has: the
+    snapshot id its commit stamped into the file's metadata (the numbers on disk are the writer's, not
+    ordered across writers); None for other files, whose rows keep their own."""
+    if not ctx.options.get(CoreOptions.SEQUENCE_SNAPSHOT_ORDERING):
+        return None
+    if f.file_source is None:
+        raise UnsupportedError(
+            f"data file {f.file_name}: sequence.snapshot-ordering needs data files that record their source "
+            "(APPEND or COMPACT); files of older writers cannot be ordered by their commit's snapshot id"
+        )
+    return f.min_sequence_number if f.file_source == FILE_SOURCE_APPEND else None
+
+
+def in_layout(plan: _FilePlan, raw: pa.Table, push: Predicate | None, sequence: int | None = None) -> pa.Table:
+    """Rows read from a file in the table's layout and types, the part of ``push`` not pushed applied;
+    ``sequence`` (see :func:`file_sequence`) replaces every row's ``_SEQUENCE_NUMBER``."""
     if not plan.schema:
         return raw if plan.pushable else filter_table(raw, push)
     arrays: list[pa.Array | pa.ChunkedArray] = []
     for t in plan.targets:
         col = raw.column(t.source) if t.source is not None else pa.nulls(raw.num_rows, t.arrow_type)
         arrays.append(_cast(col, t.arrow_type))
-    arrays += [_cast(raw.column(name), arrow_type) for name, arrow_type in plan.system_columns.items()]
+    arrays += [
+        pa.array(np.full(raw.num_rows, sequence, dtype=np.int64))
+        if name == SEQUENCE_NUMBER and sequence is not None
+        else _cast(raw.column(name), arrow_type)
+        for name, arrow_type in plan.system_columns.items()
+    ]
     table = pa.Table.from_arrays(arrays, schema=plan.schema)
     return table if plan.pushable else filter_table(table, push)

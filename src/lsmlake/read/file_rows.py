@@ -18,7 +18,15 @@ from lsmlake.format.parquet_files import column_ranges, row_group_layout
 from lsmlake.mergetree.lookup import KEY_CACHE, LOOKUP_CACHE_DEFAULT_BYTES, cached_keys, key_cache_key
 from lsmlake.metadata.data_file import DataFileMeta
 from lsmlake.read.context import ReadContext
-from lsmlake.read.file_read import data_file_path, deletion_mask, file_plan, in_layout, io_for, read_physical
+from lsmlake.read.file_read import (
+    data_file_path,
+    deletion_mask,
+    file_plan,
+    file_sequence,
+    in_layout,
+    io_for,
+    read_physical,
+)
 from lsmlake.read.lookup_files import LookupFiles
 from lsmlake.scan.split import Split
 
@@ -122,7 +130,7 @@ def rows_at(
     wanted = np.unique(groups).tolist()
     if len(wanted) > LOCAL_FILE_GROUPS:  # a batch over much of the file: decode it once, to a local file
         whole = LOOKUP_FILES.get_or_build((io, path, columns), lambda: _physical(io, path, f, list(columns)))
-        return in_layout(plan, whole.take(pa.array(positions)), None)
+        return in_layout(plan, whole.take(pa.array(positions)), None, file_sequence(ctx, f))
     parts = []
     for g in wanted:
 
@@ -136,7 +144,7 @@ def rows_at(
         else:
             parts.append(decoded.take(pa.array(local)))
     raw = pa.concat_tables(parts) if len(parts) != 1 else parts[0]
-    return in_layout(plan, raw, None)
+    return in_layout(plan, raw, None, file_sequence(ctx, f))
 
 
 def _weight(table: pa.Table) -> int:
@@ -163,7 +171,8 @@ def read_all_rows(
     f = split.files[index]
     plan = file_plan(ctx, f, names, None, system, True)
     io, path = io_for(ctx, data_file_path(split, f), bool(f.external_path), f"data file {f.file_name}")
-    return in_layout(plan, _physical(io, path, f, plan.file_columns), None)
+    sequence = file_sequence(ctx, f) if system else None
+    return in_layout(plan, _physical(io, path, f, plan.file_columns), None, sequence)
 
 
 def _physical(io: FileIO, path: str, f: DataFileMeta, columns: list[str]) -> pa.Table:

@@ -82,7 +82,7 @@ def lookup_plan(table: TableHandle, options: CoreOptions, snapshot: Snapshot | N
             lambda: _build(table, options, snapshot),
             _weight,
         )
-    manager = SnapshotManager(table.io, table.root)
+    manager = SnapshotManager(table.io, table.root, catalog_env=table.catalog_env)
     sid = manager.latest_id()
     if sid is None:
         return None

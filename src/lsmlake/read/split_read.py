@@ -78,7 +78,7 @@ def read_raw(ctx: ReadContext, split: Split) -> Iterator[pa.Table]:
         guard = bool(ctx.key_names) and f.level == 0 and not ctx.keep_row_kind
         system = guard or (ctx.keep_row_kind and bool(ctx.key_names))
         pieces = read_file_pieces(
-            ctx, split, i, names, push=ctx.filters.full, system=system, max_rows=ctx.batch_rows
+            ctx, split, i, names, push=ctx.filters.full, system=system, max_rows=ctx.batch_rows, selected=True
         )
         for table in pieces:
             if guard:

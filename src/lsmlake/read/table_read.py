@@ -169,7 +169,9 @@ class Scan:
     ``to_arrow()``, ``plan``, ...), once. ``snapshot`` pins the snapshot (it may be a tag's whose file
     has expired); else ``options`` or the table's time-travel options name one, which is read with its
     own schema (then ``table``, filter and columns are bound on first use too); else the latest. A filter
-    or column the table lacks fails at once when no past snapshot is named."""
+    or column the table lacks fails at once when no past snapshot is named. ``all_levels``: the rows of
+    every committed file, level-0 files a batch read skips included, and no `scan.fallback-branch` rows
+    (what a DELETE or UPDATE changes)."""
 
     def __init__(
         self,
@@ -178,8 +180,10 @@ class Scan:
         *,
         snapshot: Snapshot | None = None,
         threads: int = MAX_READ_THREADS,
+        all_levels: bool = False,
     ) -> None:
         self.options = options
+        self.all_levels = all_levels
         self.limit = options.limit
         self.threads = threads
         self._source = table
@@ -211,9 +215,19 @@ class Scan:
                 b = self._binding()
                 t = b.table
                 snapshot = (
-                    b.snapshot if b.snapshot is not None else resolve_snapshot(t.io, t.root, None, t.options)
+                    b.snapshot
+                    if b.snapshot is not None
+                    else resolve_snapshot(t.io, t.root, None, t.options, t.catalog_env)
                 )
-                plan = plan_scan(t.io, t.root, t.schema, t.options, predicate=b.predicate, snapshot=snapshot)
+                plan = plan_scan(
+                    t.io,
+                    t.root,
+                    t.schema,
+                    t.options,
+                    predicate=b.predicate,
+                    snapshot=snapshot,
+                    all_levels=self.all_levels,
+                )
                 self._planned = (snapshot, plan)
             return self._planned
 
@@ -279,7 +293,7 @@ class Scan:
         """The `scan.fallback-branch` branch whose extra partitions this read adds (None: none, or a
         past snapshot is read)."""
         b = self._binding()
-        return None if b.snapshot is not None else fallback_table(b.table)
+        return None if b.snapshot is not None or self.all_levels else fallback_table(b.table)
 
     def _fallback_tables(self, streaming: bool) -> Iterator[pa.Table]:
         """The rows of the partitions only the `scan.fallback-branch` branch has (latest reads only)."""

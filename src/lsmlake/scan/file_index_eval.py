@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 from pyroaring import BitMap
 
 from lsmlake.core.types import DataType
@@ -16,8 +18,9 @@ from lsmlake.format.file_index.bloom import BLOOM_FILTER, BloomFilter, hash_valu
 from lsmlake.format.file_index.bsi import BSI, BsiIndex
 from lsmlake.format.file_index.container import IndexBlob
 from lsmlake.format.file_index.keys import FLOAT_ROOTS, TIMESTAMP_ROOTS, literal_key
+from lsmlake.format.file_index.range_bitmap import RANGE_BITMAP, RangeBitmapIndex
 
-Index = BloomFilter | BitmapIndex | BsiIndex | None
+Index = BloomFilter | BitmapIndex | BsiIndex | RangeBitmapIndex | None
 """A parsed index; None stands for an empty index (the writer saw no non-null value)."""
 _WIDEN = {"<": "<=", ">": ">="}
 
@@ -38,7 +41,7 @@ def parse_indexes(
     out: dict[str, list[tuple[str, Index]]] = {}
     for b in blobs:
         t = types.get(b.column)
-        if t is None or b.index_type not in (BLOOM_FILTER, BITMAP, BSI):
+        if t is None or b.index_type not in (BLOOM_FILTER, BITMAP, BSI, RANGE_BITMAP):
             continue
         index: Index = None
         if b.data is not None:
@@ -46,6 +49,8 @@ def parse_indexes(
                 index = BloomFilter(b.data, source=source)
             elif b.index_type == BITMAP:
                 index = BitmapIndex(b.data, t, source=source)
+            elif b.index_type == RANGE_BITMAP:
+                index = RangeBitmapIndex(b.data, t, source=source)
             else:
                 index = BsiIndex(b.data, source=source)
         out.setdefault(b.column, []).append((b.index_type, index))
@@ -83,6 +88,8 @@ def _leaf(p: Predicate, kind: str, index: Index, ix: FileIndexes) -> BitMap | No
         return _bloom(p, index, t)
     if isinstance(index, BitmapIndex):
         return _bitmap(p, index, t, ix.row_count)
+    if isinstance(index, RangeBitmapIndex):
+        return _range_bitmap(p, index, t)
     return _bsi(p, index, t)
 
 
@@ -151,3 +158,48 @@ def _bsi(p: Predicate, index: BsiIndex, t: DataType) -> BitMap | None:
         if t.root in TIMESTAMP_ROOTS and op == "!=":
             return None
     return BitMap(np.flatnonzero(mask & index.present).astype(np.uint32))
+
+
+_ARROW_OPS = {
+    "=": pc.equal,
+    "!=": pc.not_equal,
+    "<": pc.less,
+    "<=": pc.less_equal,
+    ">": pc.greater,
+    ">=": pc.greater_equal,
+}
+_NUMPY_OPS = {
+    "=": np.equal,
+    "!=": np.not_equal,
+    "<": np.less,
+    "<=": np.less_equal,
+    ">": np.greater,
+    ">=": np.greater_equal,
+}
+
+
+def _range_bitmap(p: Predicate, index: RangeBitmapIndex, t: DataType) -> BitMap | None:
+    """Rows from the dictionary keys the predicate holds for (compared as SQL does: -0.0 = 0.0)."""
+    if isinstance(p, IsNull):
+        return index.null_rows()
+    if isinstance(p, IsNotNull):
+        return index.live_rows()
+    assert isinstance(p, (Compare, In))
+    keys = _keys(p, t)
+    if keys is None:
+        return None
+    strings = isinstance(index.keys, pa.Array)
+    if isinstance(p, In):
+        if strings:
+            mask = pc.is_in(index.keys, value_set=pa.array(keys, pa.binary())).to_numpy(zero_copy_only=False)
+        else:
+            mask = np.isin(index.keys, np.asarray(keys))
+        return index.rows(mask)
+    op = _WIDEN.get(p.op, p.op) if t.root in TIMESTAMP_ROOTS else p.op  # index units truncate
+    if t.root in TIMESTAMP_ROOTS and op == "!=":
+        return None
+    if strings:
+        held = _ARROW_OPS[op](index.keys, pa.scalar(keys[0], pa.binary())).to_numpy(zero_copy_only=False)
+    else:
+        held = _NUMPY_OPS[op](index.keys, keys[0])
+    return index.rows(held)

@@ -67,6 +67,10 @@ class FileIndexPruner:
         self._dv_files: dict[str, bytes] = {}
         self.pruned: list[tuple[str, str]] = []
         """(data file, the index types that pruned it)."""
+        self.selections: dict[str, bytes] = {}
+        """Serialized candidate rows of the files kept with fewer candidates than rows."""
+        self.selected: list[tuple[str, int, int]] = []
+        """(data file, live candidate rows, live rows) of each file in ``selections``."""
 
     def _blobs(self, f: DataFileMeta, bucket_path: str) -> tuple[list[IndexBlob], str] | None:
         return file_index_blobs(self.io, f, bucket_path)
@@ -79,22 +83,37 @@ class FileIndexPruner:
             data = self._dv_files[dv.path] = self.io.read_bytes(dv.path)
         return BitMap(read_deletion_vector(data, dv.offset, dv.length, name=dv.path).positions)
 
-    def may_match(self, f: DataFileMeta, bucket_path: str, dv: DeletionFile | None) -> bool:
-        """False when the file's indexes leave no live candidate row (True for a file of an older schema
-        in which a column of the filter had another name or type)."""
+    def candidates(self, f: DataFileMeta, bucket_path: str) -> tuple[BitMap, list[IndexBlob]] | None:
+        """The rows of ``f`` its indexes say may satisfy the filter (a superset of those that do) and the
+        blobs that said so; None when they cannot tell (no index, or a file of an older schema in which a
+        column of the filter had another name or type)."""
         if self.predicate is None:
-            return True
+            return None
         if f.schema_id != self.schema.id:  # an older file: usable while the filter's columns are unchanged
             older = self.evolution.file_schema(f.schema_id) if self.evolution is not None else None
             if not columns_unchanged(self.schema, older, self.predicate.fields()):
-                return True
+                return None
         found = self._blobs(f, bucket_path)
         if found is None:
-            return True
+            return None
         blobs, source = found
         rows = candidate_rows(self.predicate, parse_indexes(blobs, self.types, f.row_count, source=source))
-        if rows is None or (rows and not rows.issubset(self._deleted(dv))):
+        return None if rows is None else (rows, blobs)
+
+    def may_match(self, f: DataFileMeta, bucket_path: str, dv: DeletionFile | None) -> bool:
+        """False when the file's indexes leave no live candidate row. A file kept with fewer candidate
+        rows than it has gets them in ``selections`` (a row mask for reading it raw)."""
+        found = self.candidates(f, bucket_path)
+        if found is None:
             return True
+        rows, blobs = found
+        deleted = self._deleted(dv)
+        if rows and not rows.issubset(deleted):
+            if len(rows) < f.row_count:
+                self.selections[f.file_name] = rows.serialize()
+                self.selected.append((f.file_name, len(rows - deleted), f.row_count - len(deleted)))
+            return True
+        assert self.predicate is not None
         kinds = sorted({b.index_type for b in blobs if b.column in self.predicate.fields()})
         self.pruned.append((f.file_name, ",".join(kinds)))
         return False

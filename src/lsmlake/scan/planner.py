@@ -20,6 +20,7 @@ from lsmlake.expr import (
     split_by_fields,
 )
 from lsmlake.mergetree.interval_partition import KeyBounds
+from lsmlake.metadata.catalog_env import CatalogEnvironment
 from lsmlake.metadata.data_file import DataFileMeta
 from lsmlake.metadata.index_manifest import DELETION_VECTORS_INDEX, read_index_manifest
 from lsmlake.metadata.manifest import FileKind, ManifestEntry, live_files, read_manifest
@@ -86,6 +87,8 @@ class PruneCounts:
     by_bucket_value_stats: int = 0
     by_file_index: list[tuple[str, str]] = field(default_factory=list)
     """(data file, index types) of each file its file indexes pruned."""
+    rows_by_file_index: list[tuple[str, int, int]] = field(default_factory=list)
+    """(data file, live rows its indexes select, live rows) of each file read raw with a row mask."""
 
 
 @dataclass(frozen=True)
@@ -112,8 +115,15 @@ class ScanPlan:
     skip_level0: bool = False
 
 
-def resolve_snapshot(io: FileIO, root: str, snapshot_id: int | None, options: CoreOptions) -> Snapshot | None:
-    """The snapshot to read: ``snapshot_id``, else option ``scan.snapshot-id``, else the latest."""
+def resolve_snapshot(
+    io: FileIO,
+    root: str,
+    snapshot_id: int | None,
+    options: CoreOptions,
+    catalog_env: CatalogEnvironment | None = None,
+) -> Snapshot | None:
+    """The snapshot to read: ``snapshot_id``, else option ``scan.snapshot-id``, else the latest (the
+    catalog's record of it when the table's catalog keeps one: ``catalog_env``)."""
     for key in UNSUPPORTED_SCAN_OPTIONS:
         if options.get(key) is not None:
             raise UnsupportedError(
@@ -123,7 +133,7 @@ def resolve_snapshot(io: FileIO, root: str, snapshot_id: int | None, options: Co
     mode = options.get(CoreOptions.SCAN_MODE)
     if mode not in BATCH_SCAN_MODES:
         raise UnsupportedError(f"scan.mode={mode!r} is not supported for batch reads (table {root})")
-    manager = SnapshotManager(io, root)
+    manager = SnapshotManager(io, root, catalog_env=catalog_env)
     if snapshot_id is None:
         snapshot_id = options.get(CoreOptions.SCAN_SNAPSHOT_ID)
     if snapshot_id is None:
@@ -346,6 +356,7 @@ def plan_scan(
     bounds = KeyBounds([f.type for f in planner.key_fields])
     index_pruner = FileIndexPruner(io, schema, predicate, planner.evolution)
     index_pruner.pruned = planner.counts.by_file_index
+    index_pruner.selected = planner.counts.rows_by_file_index
     use_indexes = (
         predicate is not None
         and options.get(CoreOptions.FILE_INDEX_READ_ENABLED)
@@ -380,7 +391,10 @@ def plan_scan(
         path = planner.bucket_path(partition, bucket)
         total = bucket_entries[0].total_buckets
         splits.extend(
-            _to_split(g, partition, values, bucket, path, total, snapshot.id, bucket_dvs) for g in groups
+            _to_split(
+                g, partition, values, bucket, path, total, snapshot.id, bucket_dvs, index_pruner.selections
+            )
+            for g in groups
         )
         rules = tuple(dict.fromkeys(g.rule for g in groups))
         raw = sum(1 for g in groups if g.raw_convertible)
@@ -416,7 +430,9 @@ def _to_split(
     total: int,
     snapshot_id: int,
     dvs: Mapping[str, DeletionFile],
+    selections: Mapping[str, bytes],
 ) -> Split:
+    chosen = tuple((f.file_name, selections[f.file_name]) for f in g.files if f.file_name in selections)
     return Split(
         partition=partition,
         partition_values=values,
@@ -429,4 +445,5 @@ def _to_split(
         total_buckets=total,
         snapshot_id=snapshot_id,
         rule=g.rule,
+        row_selections=chosen if g.raw_convertible else (),
     )

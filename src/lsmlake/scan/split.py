@@ -40,6 +40,9 @@ class Split:
     total_buckets: int = -1
     snapshot_id: int | None = None
     rule: str = ""
+    row_selections: tuple[tuple[str, bytes], ...] = ()
+    """(data file, serialized roaring bitmap) for files whose file indexes select only some rows for the
+    filter: a raw read skips the others (a superset of the matching rows; the filter is still applied)."""
 
     def __post_init__(self) -> None:
         if len(self.deletion_files) != len(self.files):
@@ -49,6 +52,8 @@ class Split:
             )
         if not self.raw_convertible and self.sections is None:
             raise ValueError(f"merge split of bucket {self.bucket} needs its sections")
+        if self.row_selections and not self.raw_convertible:
+            raise ValueError(f"merge split of bucket {self.bucket}: row selections apply to raw reads only")
 
     @property
     def row_count(self) -> int:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping, Sequence
 
+from lsmlake.core.format_types import check_format_types
 from lsmlake.core.options import CoreOptions, is_known_option, validate_create_options
 from lsmlake.core.schema import CURRENT_VERSION, TableSchema
 from lsmlake.errors import InvalidOptionError, LsmlakeError
@@ -65,6 +66,7 @@ def validate_schema(s: TableSchema, table: str, *, previous: Mapping[str, str] |
     except InvalidOptionError as e:
         raise InvalidOptionError(f"table {table}: {e}") from None
     opts = CoreOptions.of(s.options, primary_key_table=pk_table)
+    check_format_types(s.fields, opts, table=table)
     bucket = opts.bucket
     if pk_table and bucket > 0 and not set(s.partition_keys) <= set(s.primary_keys):
         raise InvalidOptionError(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from lsmlake.core.options import validate_dynamic_options
+from lsmlake.core.options import CoreOptions, validate_dynamic_options
 from lsmlake.core.schema import TableSchema
 from lsmlake.errors import InvalidOptionError, UnsupportedError
 from lsmlake.schema_change.changes import RemoveOption, SetOption
@@ -56,8 +56,11 @@ def _bool(value: str | None, default: bool) -> bool:
     return default if value is None else value.strip().lower() == "true"
 
 
-def _check_option_change(st: SchemaState, key: str, old: str | None, new: str | None) -> None:
-    """Paimon's checkAlterTableOption / checkResetTableOption, plus lsmlake's fixed options."""
+def _check_option_change(
+    st: SchemaState, key: str, old: str | None, new: str | None, *, before: Mapping[str, str] | None = None
+) -> None:
+    """Paimon's checkAlterTableOption / checkResetTableOption, plus lsmlake's fixed options; ``before`` are
+    the options in force before the change (default: the schema's)."""
     table = st.table
     if key == "type":
         raise UnsupportedError(f"table {table}: changing option 'type' is not supported")
@@ -75,10 +78,16 @@ def _check_option_change(st: SchemaState, key: str, old: str | None, new: str | 
             f"table {table}: option {key!r} cannot change once the table has data: "
             f"{LSMLAKE_FIXED_OPTIONS[key]}"
         )
-    if key == "deletion-vectors.enabled" and _bool(old, False) != _bool(new, False):
+    dv, modifiable = CoreOptions.DELETION_VECTORS_ENABLED, CoreOptions.DELETION_VECTORS_MODIFIABLE
+    if (
+        key == dv.key
+        and _bool(old, dv.default) != _bool(new, dv.default)
+        and not _bool((st.old_options if before is None else before).get(modifiable.key), modifiable.default)
+    ):
         raise UnsupportedError(
-            f"table {table}: cannot change deletion vectors mode from {_bool(old, False)} to "
-            f"{_bool(new, False)} once the table has data (it could make rows appear twice)"
+            f"table {table}: cannot change deletion vectors mode from {_bool(old, dv.default)} to "
+            f"{_bool(new, dv.default)} once the table has data (without a full compaction rows could read twice "
+            f"or deleted rows come back); set {modifiable.key}=true first to allow it"
         )
     if key in _BOOL_ONE_WAY and _bool(old, False) and not _bool(new, False):
         raise UnsupportedError(f"table {table}: cannot change {key} from true to false")
@@ -103,7 +112,7 @@ def check_dynamic_options(
         if old == new or (key in declared and normalized_keys(new) == declared[key]):
             continue
         try:
-            _check_option_change(st, key, old, new)
+            _check_option_change(st, key, old, new, before={**st.old_options, **current})
         except UnsupportedError as e:
             raise UnsupportedError(f"dynamic option {key}={new!r} refused: {e}") from None
 

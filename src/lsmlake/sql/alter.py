@@ -37,7 +37,7 @@ from lsmlake.schema_change import (
     update_comment,
 )
 from lsmlake.schema_change.changes import UpdateColumnType
-from lsmlake.sql.common import Result
+from lsmlake.sql.common import Result, default_literal
 from lsmlake.sql.context import SqlContext
 from lsmlake.sql.partitions import drop_partition_result, parse_drop_partitions
 from lsmlake.table import Table
@@ -178,7 +178,7 @@ def _alter_column(cur: Cursor) -> list[SchemaChange]:
     if position:
         return [update_column_position(name, **position)]  # type: ignore[arg-type]
     if cur.accept("SET", "DEFAULT"):
-        return [update_column_default_value(name, _literal_text(cur))]
+        return [update_column_default_value(name, default_literal(cur, "SET DEFAULT"))]
     if cur.accept("DROP", "DEFAULT"):
         return [update_column_default_value(name, None)]
     raise cur.error(
@@ -187,15 +187,6 @@ def _alter_column(cur: Cursor) -> list[SchemaChange]:
     )
 
 
-def _literal_text(cur: Cursor) -> str:
-    """A default value's SQL text as Spark hands it to Paimon: a string literal keeps its quotes."""
-    sign = "-" if cur.accept("-") else ""
-    tok = cur.next()
-    if tok.kind == "string" and not sign:
-        return "'" + tok.value + "'"
-    if tok.kind == "number" or (tok.is_word("TRUE", "FALSE") and not sign):
-        return sign + tok.value
-    raise cur.error("SET DEFAULT takes a literal: a number, a 'string', TRUE or FALSE")
 
 
 def parse_alter(cur: Cursor, table: Table) -> list[SchemaChange] | None:

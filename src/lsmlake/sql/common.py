@@ -8,8 +8,21 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
+from lsmlake.core.sql_lexer import Cursor
 from lsmlake.core.types import DataType, timestamp_unit
 from lsmlake.errors import SqlError
+
+
+def default_literal(cur: Cursor, clause: str = "DEFAULT") -> str:
+    """A column default's SQL text as Spark hands it to Paimon: a number, TRUE/FALSE, or a string literal
+    with its quotes (Paimon drops one pair of enclosing quotes when it casts the text to the column type)."""
+    sign = "-" if cur.accept("-") else ""
+    tok = cur.next()
+    if tok.kind == "string" and not sign:
+        return "'" + tok.value + "'"
+    if tok.kind == "number" or (tok.is_word("TRUE", "FALSE") and not sign):
+        return sign + tok.value
+    raise cur.error(f"{clause} takes a literal: a number, a 'string', TRUE or FALSE")
 
 
 @dataclass(frozen=True)

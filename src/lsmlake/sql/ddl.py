@@ -7,11 +7,12 @@ from dataclasses import dataclass, field
 
 import pyarrow as pa
 
+from lsmlake.core.field_metadata import field_metadata
 from lsmlake.core.sql_lexer import Cursor, Statement, parse_key_values, rewrite_for_sqlglot
 from lsmlake.core.type_parser import parse_type
 from lsmlake.core.types import DataType, to_arrow_type
 from lsmlake.errors import NoSuchDatabaseError, SqlError, UnsupportedError
-from lsmlake.sql.common import Result, type_sql
+from lsmlake.sql.common import Result, default_literal, type_sql
 from lsmlake.sql.context import DEFAULT_DATABASE, SqlContext
 from lsmlake.sql.query import QueryEngine, parse_query
 from lsmlake.system.registry import read_system_table
@@ -25,6 +26,9 @@ class TableSpec:
     name: list[str]
     if_not_exists: bool = False
     columns: list[tuple[str, DataType, str | None]] = field(default_factory=list)
+    """(name, type, comment) of each column."""
+    defaults: dict[str, str] = field(default_factory=dict)
+    """Column -> its DEFAULT literal's SQL text (as Paimon's Spark catalog stores it)."""
     primary_key: list[str] | None = None
     partition_keys: list[str] = field(default_factory=list)
     options: dict[str, str] = field(default_factory=dict)
@@ -68,6 +72,10 @@ def _column_list(cur: Cursor, spec: TableSpec) -> None:
                     _set_primary_key(spec, cur, [name])
                 elif cur.accept("COMMENT"):
                     comment = cur.string("a column comment")
+                elif cur.accept("DEFAULT"):  # Spark's column default: c INT DEFAULT 5
+                    spec.defaults[name] = default_literal(cur)
+                elif cur.accept("NOT", "NULL"):
+                    dtype = dtype.copy(nullable=False)
                 elif cur.accept("METADATA"):
                     raise UnsupportedError(f"CREATE TABLE: metadata column {name!r} is not supported")
                 else:
@@ -150,7 +158,12 @@ def create_table(ctx: SqlContext, stmt: Statement) -> Result:
     else:
         if not spec.columns:
             raise SqlError(f"CREATE TABLE {name}: no columns")
-        schema = pa.schema([pa.field(n, to_arrow_type(t), t.nullable) for n, t, _ in spec.columns])
+        schema = pa.schema(
+            [
+                pa.field(n, to_arrow_type(t), t.nullable, metadata=field_metadata(c, spec.defaults.get(n)))
+                for n, t, c in spec.columns
+            ]
+        )
     ctx.ensure_database(name.database)
     existed = spec.if_not_exists and ctx.catalog.table_exists(name.identifier)
     table = ctx.catalog.create_table(

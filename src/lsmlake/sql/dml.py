@@ -6,8 +6,10 @@ from collections.abc import Mapping, Sequence
 
 import duckdb
 import pyarrow as pa
+import pyarrow.compute as pc
 from sqlglot import exp
 
+from lsmlake.core.default_values import default_scalar
 from lsmlake.core.options import CoreOptions
 from lsmlake.core.sql_lexer import strip_hint
 from lsmlake.errors import SchemaMismatchError, SqlError, UnsupportedError
@@ -81,7 +83,9 @@ def shape_rows(
     constants: Mapping[str, str] | None = None,
 ) -> pa.Table:
     """Rows of the table's schema from ``data`` (positional ``columns``), cast with SQL semantics by
-    DuckDB, then to the exact Arrow types; missing columns are NULL, ``constants`` are SQL literals.
+    DuckDB, then to the exact Arrow types; missing columns are NULL, or their default value (as Spark fills
+    a column an INSERT leaves out, so a NOT NULL column with a default may be left out), ``constants`` are
+    SQL literals.
     ROW values are matched to the column's fields by position, as Flink's ``ROW(...)`` is."""
     constants = constants or {}
     if data.num_columns != len(columns):
@@ -101,6 +105,12 @@ def shape_rows(
         fit_column(shaped.column(i), f.type, path=f.name, rules=rules)
         for i, f in enumerate(table.schema.fields)
     ]
+    for i, f in enumerate(table.schema.fields):
+        if f.default_value is not None and f.name not in columns and f.name not in constants:
+            try:
+                arrays[i] = pc.fill_null(arrays[i], default_scalar(f.type, f.default_value))
+            except ValueError as e:
+                raise SchemaMismatchError(f"{what}: column {f.name}: {e}") from None
     return pa.Table.from_arrays(arrays, names=table.schema.field_names)
 
 
@@ -220,7 +230,7 @@ def update(ctx: SqlContext, stmt: str, tree: exp.Update, hints: Hints) -> Result
     where = tree.args.get("where")
     if where is not None:
         select = select.where(where.this.copy())
-    with QueryEngine(ctx, hints) as engine:
+    with QueryEngine(ctx, hints, changing=name) as engine:
         data = engine.run(select)
         rows = shape_rows(engine, table, data, table.schema.field_names, what=f"{what} {name}")
     sid = None
@@ -242,7 +252,7 @@ def delete(ctx: SqlContext, stmt: str, tree: exp.Delete, hints: Hints) -> Result
     where = tree.args.get("where")
     if where is not None:
         select = select.where(where.this.copy())
-    with QueryEngine(ctx, hints) as engine:
+    with QueryEngine(ctx, hints, changing=name) as engine:
         keys = engine.run(select)
     keys = keys.rename_columns(table.primary_keys)
     sid = table.delete(keys) if keys.num_rows else None

@@ -146,7 +146,7 @@ def merge(ctx: SqlContext, stmt: str, tree: exp.Merge, hints: Hints) -> Result:
     }
     upserts: list[pa.Table] = []
     deletes: list[pa.Table] = []
-    with QueryEngine(ctx, hints) as engine:
+    with QueryEngine(ctx, hints, changing=name) as engine:
         for scope, build in queries.items():
             group = [c for c in clauses if c.scope == scope]
             if not group:

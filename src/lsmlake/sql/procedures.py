@@ -15,6 +15,7 @@ from lsmlake.errors import SqlError, UnsupportedError
 from lsmlake.maintenance import create_tag, delete_tag, expire_snapshots, remove_orphan_files, rollback_to
 from lsmlake.maintenance.auto_tags import create_auto_tags, expire_tags
 from lsmlake.metadata.tags import create_tag_from_timestamp, rename_tag, replace_tag
+from lsmlake.schema_change import update_column_default_value
 from lsmlake.sql.common import Result, parse_time_millis
 from lsmlake.sql.context import SqlContext, open_data_table
 from lsmlake.sql.partitions import drop_partition_call, expire_partitions_call, specs_from_text
@@ -378,6 +379,22 @@ def _remove_unexisting_files(ctx: SqlContext, args: Args) -> tuple[pa.Table, str
     return pa.table({"result": pa.array(paths, pa.string())}), f"{len(paths)} data file(s) {verb}"
 
 
+def _alter_column_default_value(ctx: SqlContext, args: Args) -> tuple[pa.Table, str]:
+    """Flink's way to set a default (its DDL has none): the text is stored as given, as Java's procedure does."""
+    table = _table(ctx, args)
+    column = _name(args, "column", "alter_column_default_value")
+    if "." in column:
+        raise UnsupportedError(
+            f"CALL sys.alter_column_default_value: {column!r} is a nested column; lsmlake sets defaults of "
+            "top-level columns only"
+        )
+    value = args.get("default_value")
+    if not isinstance(value, str):
+        raise SqlError("CALL sys.alter_column_default_value: 'default_value' must be a string, e.g. '5'")
+    table.alter(update_column_default_value(column, value))
+    return pa.table({"result": ["Success"]}), f"set the default value of {table.name}.{column} to {value}"
+
+
 def _rescale(ctx: SqlContext, args: Args) -> tuple[pa.Table, str]:
     """Paimon's rescale(table, bucket_num, partition); the parallelism arguments only shape Flink's job."""
     table = _table(ctx, args)
@@ -450,6 +467,7 @@ PROCEDURES: dict[str, Procedure] = {
     "drop_partition": Procedure(("table", "partitions"), _drop_partition),
     "mark_partition_done": Procedure(("table", "partitions"), _mark_partition_done),
     "rewrite_file_index": Procedure(("table", "partitions"), _rewrite_file_index),
+    "alter_column_default_value": Procedure(("table", "column", "default_value"), _alter_column_default_value),
     "rescale": Procedure(
         ("table", "bucket_num", "partition", "scan_parallelism", "sink_parallelism"),
         _rescale,

@@ -141,6 +141,8 @@ class TableRef:
     filter: str | None = None
     columns: list[str] | None = None
     limit: int | None = None
+    changed: bool = False
+    """The target of an UPDATE, DELETE or MERGE: read as `Table.rows_to_change` reads."""
 
     @property
     def snapshot_id(self) -> int | None:
@@ -161,18 +163,21 @@ class TableRef:
             self.filter,
             cols,
             self.limit,
+            self.changed,
         )
 
     def read(self) -> pa.Table:
         if self.name.system:
             out = read_system_table(self.table, self.name.system)
             return out if self.columns is None else out.select(self.columns)
+        if self.changed:
+            return self.table.rows_to_change(self.filter, self.columns)
         return self.table.read(filter=self.filter, columns=self.columns, limit=self.limit)
 
     def read_stream(self) -> pa.Table | pa.RecordBatchReader:
         """The rows as a one-shot stream of `read.batch-size` batches where a read can stream them
         (a data table, not an incremental read); else :meth:`read`."""
-        if self.name.system or is_incremental(self.table):
+        if self.name.system or self.changed or is_incremental(self.table):
             return self.read()
         scan = self.table.scan(filter=self.filter, columns=self.columns, limit=self.limit)
         scan.plan  # noqa: B018 - planning errors (a missing snapshot, a bad filter) raise here, not in DuckDB
@@ -304,9 +309,17 @@ def _needed_columns(tree: exp.Expr, fields: list[str], primary_keys: list[str]) 
 class QueryEngine:
     """Runs queries for one statement; every table it reads is read once and shared."""
 
-    def __init__(self, ctx: SqlContext, hints: Mapping[str, Mapping[str, str]] | None = None) -> None:
+    def __init__(
+        self,
+        ctx: SqlContext,
+        hints: Mapping[str, Mapping[str, str]] | None = None,
+        *,
+        changing: TableName | None = None,
+    ) -> None:
+        """``changing``: the table an UPDATE, DELETE or MERGE changes (its rows are read over every level)."""
         self.ctx = ctx
         self.hints = hints or {}
+        self.changing = changing
         self.con = duckdb.connect()
         self.con.execute("SET enable_progress_bar = false")  # DuckDB would draw it on stdout, amid the rows
         self._views: dict[tuple[object, ...], str] = {}
@@ -361,6 +374,7 @@ class QueryEngine:
             base = self.ctx.table(name)
             table, travel = travelled(base, options, node.args.get("version"))
             ref = TableRef(node, name, table, node.alias or raw, travel)
+            ref.changed = travel is None and name == self.changing
             if not name.system:
                 ref.filter = _where_filter(ref)
                 ref.columns = _needed_columns(tree, ref.schema.field_names, table.primary_keys)

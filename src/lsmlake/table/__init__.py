@@ -17,6 +17,7 @@ from lsmlake.core.path_guard import table_root_of
 from lsmlake.core.schema import TableSchema
 from lsmlake.errors import (
     ImmutableColumnError,
+    InvalidIdentifierError,
     NoSuchColumnError,
     NoSuchSnapshotError,
     UnsupportedError,
@@ -152,7 +153,7 @@ class Table(TableHandle):
         """Delete rows in one commit: by primary keys (a table of key columns) or a filter (SQL WHERE
         text or a ``pyarrow.compute.Expression``)."""
         if isinstance(keys, (str, pc.Expression)):
-            keys = self.read(filter=keys, columns=self.primary_keys or None)
+            keys = self.rows_to_change(keys, self.primary_keys or None)
             if keys.num_rows == 0:
                 return None
         with self.writer() as w:
@@ -171,7 +172,7 @@ class Table(TableHandle):
                 raise ImmutableColumnError(
                     f"table {self.name}: update may not change {what} column(s) {protected}"
                 )
-        rows = self.read(filter=where)
+        rows = self.rows_to_change(where, None)
         if rows.num_rows == 0:
             return None
         for name, value in values.items():
@@ -183,6 +184,17 @@ class Table(TableHandle):
         with self.writer() as w:
             w.update(rows)
         return w.snapshot_ids[-1] if w.snapshot_ids else None
+
+    def rows_to_change(self, where: FilterInput, columns: Sequence[str] | None = None) -> pa.Table:
+        """The live rows a DELETE or UPDATE by ``where`` changes: the latest snapshot whatever the table's
+        time-travel or incremental options, merged over every level (level-0 rows a deletion-vector or
+        first-row batch read skips included: a newer version there is the one changed), and only this
+        table's own rows (a `scan.fallback-branch` branch's rows are not this table's to change)."""
+        snapshot = self.latest_snapshot()
+        options = ReadOptions(filter=where, columns=columns)
+        if snapshot is None:  # still checks the filter and columns
+            return Scan(self, options).context.output_schema.empty_table()
+        return Scan(self, options, snapshot=snapshot, all_levels=True).to_arrow()
 
     # -- reading
     def scan(
@@ -545,7 +557,10 @@ class Table(TableHandle):
     def create_branch(self, name: str, tag: str | None = None) -> Table:
         """Create branch ``name`` from ``tag`` (its snapshot and schemas), or empty (the latest schema);
         returns the branch, which reads and writes like a table (``db.t$branch_<name>``)."""
-        create_branch(self, name, tag)
+        if self.catalog_env is not None:  # the server creates it (and records it for its commits)
+            self.catalog_env.create_branch(self.root, name, tag)
+        else:
+            create_branch(self, name, tag)
         return open_branch(self, name)
 
     def branch(self, name: str) -> Table:
@@ -554,7 +569,10 @@ class Table(TableHandle):
 
     def delete_branch(self, name: str) -> None:
         """Delete a branch's metadata; files only it used are left to orphan cleaning."""
-        delete_branch(self, name)
+        if self.catalog_env is not None:
+            self.catalog_env.drop_branch(self.root, name)
+        else:
+            delete_branch(self, name)
 
     def list_branches(self) -> list[str]:
         """The names of the table's branches (not ``main``), sorted."""
@@ -562,21 +580,21 @@ class Table(TableHandle):
 
     def rename_branch(self, name: str, target: str) -> None:
         """Rename branch ``name`` to ``target``."""
-        rename_branch(self, name, target)
+        if self.catalog_env is not None:
+            self.catalog_env.rename_branch(self.root, name, target)
+        else:
+            rename_branch(self, name, target)
 
     def fast_forward(self, name: str) -> None:
         """Make the main table equal to branch ``name`` (Paimon's fast-forward)."""
-        self._refuse_in_rest_catalog("fast_forward")
-        fast_forward(self, name)
-
-    def _refuse_in_rest_catalog(self, verb: str) -> None:
-        """Verbs that replace the latest snapshot in place: a REST catalog's server records the latest
-        snapshot from its commits, so doing them on the files would leave it pointing elsewhere."""
-        if self.catalog_env is not None:
-            raise UnsupportedError(
-                f"table {self.name}: {verb} is not available for a table of a REST catalog (its server keeps "
-                "the latest snapshot; lsmlake's client does not call its endpoint for this yet)"
-            )
+        if self.catalog_env is not None:  # the server keeps the latest snapshot: it fast-forwards
+            if table_root_of(self.root) != self.root:
+                raise InvalidIdentifierError(
+                    f"fast-forward runs on the main table, not on branch {self.name}"
+                )
+            self.catalog_env.fast_forward(self.root, name)
+        else:
+            fast_forward(self, name)
 
     # -- snapshots
     def latest_snapshot(self) -> Snapshot | None:

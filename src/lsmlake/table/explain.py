@@ -76,6 +76,8 @@ def explain_table(
         lines.extend(f"      {rule}" for rule in b.rules)
     for name, kinds in plan.counts.by_file_index:
         lines.append(f"  {name}: pruned by file index ({kinds})")
+    for name, kept, live in plan.counts.rows_by_file_index:
+        lines.append(f"  {name}: file index selects {kept} of {live} live rows (only those are returned)")
     s = scan.plan_summary
     lines.append(
         f"  {s['splits']} splits ({s['raw_splits']} raw, {s['merge_splits']} merge) over {s['files']} files; "

@@ -111,7 +111,7 @@ class FileStoreWrite:
         # dynamic (-1) and postpone (-2) primary-key tables assign buckets through a router
         self._router = router_for(io, table_root, schema, options, lambda: self.restored.snapshot)
         if pk and self.num_buckets == POSTPONE_BUCKET:
-            self.options = postpone_write_options(options)
+            self.options = postpone_write_options(options, schema)
         validate_write_buffer(self.options)
         self.pool = WriteBufferPool(
             options.get(CoreOptions.WRITE_BUFFER_SIZE), options.get(CoreOptions.PAGE_SIZE)

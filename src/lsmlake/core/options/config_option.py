@@ -11,6 +11,9 @@ from lsmlake.errors import InvalidOptionError
 
 T = TypeVar("T")
 
+NO_EFFECT = "Accepted; no effect in lsmlake"
+"""How the description of an option lsmlake accepts and ignores begins; the reason follows in parentheses."""
+
 _NUMBER_UNIT = re.compile(r"^\s*(\d+)\s*([a-zA-Z]*)\s*$")
 _SIZE_UNITS = {
     **dict.fromkeys(("", "b", "bytes"), 1),
@@ -55,6 +58,13 @@ def parse_int(key: str, text: str) -> int:
     if not re.fullmatch(r"\s*-?\d+\s*", text):
         raise InvalidOptionError(f"option {key!r}: {text!r} is not an integer")
     return int(text.strip())
+
+
+def parse_double(key: str, text: str) -> float:
+    try:
+        return float(text.strip())
+    except ValueError:
+        raise InvalidOptionError(f"option {key!r}: {text!r} is not a number") from None
 
 
 def parse_string(key: str, text: str) -> str:
@@ -118,6 +128,10 @@ def optional_int(key: str, description: str, *, fallback: tuple[str, ...] = ()) 
     return _option(key, "integer", parse_int, None, description, fallback)
 
 
+def double_option(key: str, default: float, description: str) -> ConfigOption[float]:
+    return _option(key, "double", parse_double, repr(default), description, ())
+
+
 def memory_option(key: str, default: str, description: str) -> ConfigOption[int]:
     return _option(key, "memory size", parse_memory_size, default, description, ())
 
@@ -143,9 +157,11 @@ def optional_string(key: str, description: str, *, fallback: tuple[str, ...] = (
     return _option(key, "string", parse_string, None, description, fallback)
 
 
-def enum_option(key: str, default: str, choices: tuple[str, ...], description: str) -> ConfigOption[str]:
+def enum_option(
+    key: str, default: str, choices: tuple[str, ...], description: str, *, fallback: tuple[str, ...] = ()
+) -> ConfigOption[str]:
     """One of ``choices``, read lower-cased."""
-    return _option(key, "enum", parse_lower, default, description, (), choices)
+    return _option(key, "enum", parse_lower, default, description, fallback, choices)
 
 
 def lower_option(key: str, default: str, description: str) -> ConfigOption[str]:

@@ -6,9 +6,11 @@ from dataclasses import replace
 from typing import Any
 
 from lsmlake.core.options.config_option import (
+    NO_EFFECT,
     ConfigOption,
     _option,
     bool_option,
+    double_option,
     duration_option,
     enum_option,
     int_option,
@@ -20,12 +22,12 @@ from lsmlake.core.options.config_option import (
     optional_string,
     string_option,
 )
+from lsmlake.core.options.engine_tuning import EngineTuningDeclarations
 from lsmlake.core.options.map_option import map_option
 from lsmlake.core.partition_time import check_formatter
 from lsmlake.core.tag_period import FORMATTERS as FORMATTER_NAMES
 from lsmlake.core.tag_period import PERIODS, parse_zone
 
-NO_EFFECT = "Accepted; no effect in lsmlake"
 PERIODS_NAMES = tuple(PERIODS)
 READ_BATCH_SIZE_DEFAULT = 16_384
 """Chosen by measurement (issue 22, 1M rows, 2 cores): streaming a compacted table in 1024-row batches
@@ -46,8 +48,9 @@ SCAN_MODES = (
 )
 
 
-class OptionDeclarations:
-    """The declarations, read as ``options.get(CoreOptions.BUCKET)`` (``CoreOptions`` inherits them)."""
+class OptionDeclarations(EngineTuningDeclarations):
+    """The declarations, read as ``options.get(CoreOptions.BUCKET)`` (``CoreOptions`` inherits them, and these
+    inherit the engine-tuning options lsmlake accepts with no effect)."""
 
     # -- layout: buckets, partitions, files
     BUCKET = int_option("bucket", -1, "Bucket count: a fixed number, -1 dynamic, -2 postpone.")
@@ -65,7 +68,9 @@ class OptionDeclarations:
         "dynamic-bucket.max-buckets", -1, "Most buckets per partition in dynamic-bucket mode (-1: no limit)."
     )
     DYNAMIC_BUCKET_ASSIGNER_PARALLELISM = optional_int(
-        "dynamic-bucket.assigner-parallelism", "Number of bucket assigners (default: initial buckets)."
+        "dynamic-bucket.assigner-parallelism",
+        f"{NO_EFFECT} (a Flink parallelism: lsmlake has one assigner, which keeps every key in the bucket "
+        "the index gives it).",
     )
     CROSS_PARTITION_UPSERT_INDEX_TTL = optional_duration(
         "cross-partition-upsert.index-ttl", f"{NO_EFFECT} (a Flink state TTL)."
@@ -85,7 +90,9 @@ class OptionDeclarations:
     POSTPONE_BATCH_WRITE_FIXED_BUCKET = bool_option(
         "postpone.batch-write-fixed-bucket", True, f"{NO_EFFECT} (batch writes to postpone tables)."
     )
-    POSTPONE_MERGE_ON_READ = bool_option("postpone.merge-on-read", False, f"{NO_EFFECT}.")
+    POSTPONE_MERGE_ON_READ = bool_option(
+        "postpone.merge-on-read", False, f"{NO_EFFECT} (reads never see postponed rows before a compaction)."
+    )
     PARTITION_DEFAULT_NAME = string_option(
         "partition.default-name", "__DEFAULT_PARTITION__", "Directory name of a null partition value."
     )
@@ -132,18 +139,27 @@ class OptionDeclarations:
         "How a partition is marked done: success-file (a _SUCCESS file in its directory; the only action lsmlake has).",
     )
     PATH = optional_string("path", "The table's location (set by the catalog).")
-    FILE_FORMAT = lower_option("file.format", "parquet", "Data file format: parquet or orc (avro is read only).")
+    FILE_FORMAT = lower_option("file.format", "parquet", "Data file format: parquet, orc or avro.")
+    AVRO_CODEC = optional_string(
+        "avro.codec",
+        "Avro codec of avro data files (null, deflate, snappy, bzip2, xz, zstandard); default: from file.compression.",
+    )
     FILE_COMPRESSION = lower_option("file.compression", "zstd", "Data file compression codec.")
     FILE_COMPRESSION_ZSTD_LEVEL = int_option("file.compression.zstd-level", 1, "zstd level of data files.")
-    FILE_SUFFIX_INCLUDE_COMPRESSION = bool_option("file.suffix.include.compression", False, f"{NO_EFFECT}.")
+    FILE_SUFFIX_INCLUDE_COMPRESSION = bool_option(
+        "file.suffix.include.compression",
+        False,
+        f"{NO_EFFECT} (data file names carry no compression suffix; files are found through the manifests).",
+    )
     TARGET_FILE_SIZE = optional_memory(
         "target-file-size", "Data file size to roll at (128 mb for primary-key tables, 256 mb for append tables)."
     )
     DATA_FILE_PREFIX = string_option("data-file.prefix", "data-", "File name prefix of data files.")
     FILE_FORMAT_PER_LEVEL = map_option(
         "file.format.per.level",
-        "Primary-key tables: the format of the data files written for a level, e.g. '0:orc,5:parquet' (other "
-        "levels: file.format; changelog files: changelog-file.format when set). A file moved up a level "
+        "Primary-key tables: the format (parquet, orc or avro) of the data files written for a level, e.g. "
+        "'0:avro,5:parquet' (other levels: file.format; changelog files: changelog-file.format when set). A "
+        "file moved up a level "
         "unchanged keeps its format, except that a lookup compaction rewrites a level-0 file whose "
         "format differs from its output level's.",
     )
@@ -183,7 +199,11 @@ class OptionDeclarations:
     DATA_FILE_PATH_DIRECTORY = optional_string(
         "data-file.path-directory", "Directory under the table root that holds the data files."
     )
-    DATA_FILE_THIN_MODE = bool_option("data-file.thin-mode", False, f"{NO_EFFECT}.")
+    DATA_FILE_THIN_MODE = bool_option(
+        "data-file.thin-mode",
+        False,
+        f"{NO_EFFECT} (lsmlake writes the key columns into every data file, as Paimon does without it).",
+    )
     INDEX_FILE_IN_DATA_FILE_DIR = bool_option(
         "index-file-in-data-file-dir", False, "Index files live in the bucket directories."
     )
@@ -191,10 +211,14 @@ class OptionDeclarations:
         "metadata.stats-mode",
         "truncate(16)",
         "Column stats kept per data file: none, counts, truncate(N), full; a column's "
-        "fields.<column>.stats-mode wins over it. Key stats (_KEY_ columns) are truncate(128).",
+        "fields.<column>.stats-mode wins over it. Key stats (_KEY_ columns) are truncate(128), except in Avro "
+        "files, where every column takes the mode (Java's createStatsFactoriesForAvro).",
     )
     METADATA_STATS_DENSE_STORE = bool_option(
-        "metadata.stats-dense-store", True, "Stats of only the columns that have them."
+        "metadata.stats-dense-store",
+        True,
+        "Stats of only the columns that have them (listed in _VALUE_STATS_COLS); false: every column's, "
+        "null for a column of stats mode none.",
     )
     METADATA_STATS_KEEP_FIRST_N_COLUMNS = int_option(
         "metadata.stats-keep-first-n-columns",
@@ -220,7 +244,13 @@ class OptionDeclarations:
         "deletion-vector.index-file.target-size", "2 mb", f"{NO_EFFECT} (one index file per bucket)."
     )
     # -- manifests
-    MANIFEST_FORMAT = optional_string("manifest.format", "Manifest file format (avro).")
+    MANIFEST_FORMAT = enum_option(
+        "manifest.format",
+        "avro",
+        ("avro",),
+        f"{NO_EFFECT} (manifests are Avro, Paimon's default and the only format lsmlake writes; other values are "
+        "refused).",
+    )
     MANIFEST_COMPRESSION = lower_option("manifest.compression", "zstd", "Manifest file compression codec.")
     MANIFEST_TARGET_FILE_SIZE = memory_option("manifest.target-file-size", "8 mb", "Size of a merged manifest file.")
     MANIFEST_MERGE_MIN_COUNT = int_option(
@@ -247,7 +277,9 @@ class OptionDeclarations:
         "9223372036854775807 b",
         "Local disk a writer's spilled runs may use; beyond it buffers flush to data files.",
     )
-    WRITE_BUFFER_FOR_APPEND = bool_option("write-buffer-for-append", False, f"{NO_EFFECT}.")
+    WRITE_BUFFER_FOR_APPEND = bool_option(
+        "write-buffer-for-append", False, f"{NO_EFFECT} (a Java append writer's memory; the rows are the same)."
+    )
     PAGE_SIZE = memory_option("page-size", "64 kb", "Unit in which the write buffer budget is counted.")
     SORT_SPILL_THRESHOLD = optional_int(
         "sort-spill-threshold",
@@ -257,7 +289,9 @@ class OptionDeclarations:
     WRITE_SEQUENCE_NUMBER_INIT_MODE = enum_option(
         "write.sequence-number-init-mode", "scan", ("scan", "timestamp"), f"{NO_EFFECT} (numbers continue the scan)."
     )
-    WRITE_ONLY = bool_option("write-only", False, "Skip compaction and expiry after a write.")
+    WRITE_ONLY = bool_option(
+        "write-only", False, "Skip compaction and expiry after a write.", fallback=("write.compaction-skip",)
+    )
     MERGE_ENGINE = lower_option(
         "merge-engine", "deduplicate", "deduplicate, first-row, partial-update or aggregation."
     )
@@ -272,6 +306,13 @@ class OptionDeclarations:
     SEQUENCE_FIELD = optional_string("sequence.field", "Columns that order versions of a key.")
     SEQUENCE_FIELD_SORT_ORDER = lower_option(
         "sequence.field.sort-order", "ascending", "ascending: the highest sequence wins; descending: the lowest."
+    )
+    SEQUENCE_SNAPSHOT_ORDERING = bool_option(
+        "sequence.snapshot-ordering",
+        False,
+        "Paimon 2.x: rows of a later snapshot win a key (each commit stamps its snapshot id into its new files' "
+        "sequence numbers, and reads order an appended file's rows by it); needs a primary key, write-only=true "
+        "(compact with table.compact) and no sequence.field.",
     )
     PARTIAL_UPDATE_REMOVE_RECORD_ON_DELETE = bool_option(
         "partial-update.remove-record-on-delete", False, "A delete removes the whole row (partial-update)."
@@ -289,6 +330,13 @@ class OptionDeclarations:
     DELETION_VECTORS_MERGE_ON_READ = bool_option(
         "deletion-vectors.merge-on-read", False, "Merge level-0 files on read although vectors are on."
     )
+    DELETION_VECTORS_MODIFIABLE = bool_option(
+        "deletion-vectors.modifiable",
+        False,
+        "Lets an ALTER (or a dynamic option) turn deletion-vectors.enabled on or off on a table holding data "
+        "(checked against the table's options before the change); as in Paimon, reads may then show duplicate or "
+        "deleted rows until a full compaction.",
+    )
     DELETION_VECTORS_BITMAP64 = bool_option("deletion-vectors.bitmap64", False, "64-bit deletion vector bitmaps.")
     DATA_EVOLUTION_ENABLED = replace(
         bool_option("data-evolution.enabled", False, "Row-tracking data evolution."),
@@ -304,7 +352,12 @@ class OptionDeclarations:
         "changelog-producer.row-deduplicate-ignore-fields", "Columns ignored by row-deduplicate."
     )
     LOOKUP_WAIT = bool_option(
-        "lookup-wait", True, f"{NO_EFFECT} (commits always wait).", fallback=("changelog-producer.lookup-wait",)
+        "lookup-wait",
+        True,
+        f"{NO_EFFECT}: Paimon reads it only in Flink's streaming sink (whether a checkpoint's commit waits for "
+        "the lookup compaction or takes its result in a later commit); Paimon's batch writes and a Flink batch "
+        "job's last commit always wait, as every lsmlake commit does.",
+        fallback=("changelog-producer.lookup-wait",),
     )
     FORCE_LOOKUP = bool_option("force-lookup", False, "Compact with lookups as the lookup producer does.")
     LOOKUP_COMPACT = enum_option(
@@ -346,6 +399,29 @@ class OptionDeclarations:
         "compaction.max-size-amplification-percent", 200, "Size amplification that triggers a full compaction."
     )
     COMPACTION_SIZE_RATIO = int_option("compaction.size-ratio", 1, "Size ratio (percent) that merges runs.")
+    COMPACTION_OFFPEAK_START_HOUR = int_option(
+        "compaction.offpeak.start.hour", -1, "First off-peak hour (0-23, local time; -1: no off-peak hours)."
+    )
+    COMPACTION_OFFPEAK_END_HOUR = int_option(
+        "compaction.offpeak.end.hour",
+        -1,
+        "Hour off-peak time ends, exclusive (0-23, local time; -1 or equal to the start: no off-peak hours).",
+    )
+    COMPACTION_OFFPEAK_RATIO = int_option(
+        "compaction.offpeak-ratio", 0, "Added to compaction.size-ratio during off-peak hours."
+    )
+    COMPACTION_FORCE_REWRITE_ALL_FILES = bool_option(
+        "compaction.force-rewrite-all-files",
+        False,
+        "Compactions rewrite every file they pick instead of moving it up a level, and a full compaction of a "
+        "bucket already at the top level rewrites all its files.",
+    )
+    COMPACTION_DELETE_RATIO_THRESHOLD = double_option(
+        "compaction.delete-ratio-threshold",
+        0.2,
+        f"{NO_EFFECT}: Paimon reads it only in append-table compaction (a file whose deletion vector covers more "
+        "than this share of its rows is rewritten), and lsmlake does not compact append tables.",
+    )
     COMPACTION_MIN_FILE_NUM = int_option("compaction.min.file-num", 5, f"{NO_EFFECT} (append compaction).")
     COMPACTION_OPTIMIZATION_INTERVAL = optional_duration(
         "compaction.optimization-interval", "A full compaction when this long has passed since the last one."
@@ -478,7 +554,9 @@ class OptionDeclarations:
         "scan.fallback-branch", "A batch read takes the partitions the table lacks from this branch."
     )
     SCAN_WATERMARK = optional_int("scan.watermark", "Read the first snapshot with at least this watermark.")
-    SCAN_PLAN_SORT_PARTITION = bool_option("scan.plan-sort-partition", False, f"{NO_EFFECT}.")
+    SCAN_PLAN_SORT_PARTITION = bool_option(
+        "scan.plan-sort-partition", False, f"{NO_EFFECT} (the order of a Flink stream's splits; the rows are the same)."
+    )
     READ_BATCH_SIZE = int_option(
         "read.batch-size",
         READ_BATCH_SIZE_DEFAULT,
@@ -514,8 +592,8 @@ class OptionDeclarations:
 
 
 def all_options() -> tuple[ConfigOption[Any], ...]:
-    """Every declaration, in declaration order."""
-    return tuple(v for v in vars(OptionDeclarations).values() if isinstance(v, ConfigOption))
+    """Every declaration, in declaration order (the registry's, then the engine-tuning ones it inherits)."""
+    return tuple(v for cls in OptionDeclarations.__mro__ for v in vars(cls).values() if isinstance(v, ConfigOption))
 
 
 BY_KEY: dict[str, ConfigOption[Any]] = {o.key: o for o in all_options()}

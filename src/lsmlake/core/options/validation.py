@@ -9,19 +9,20 @@ from collections.abc import Mapping
 from lsmlake.core.options.core_options import FIELDS_PREFIX, STATS_MODE_SUFFIX, CoreOptions
 from lsmlake.core.options.external_path_options import validate_external_paths
 from lsmlake.core.options.file_index_options import file_index_columns, file_index_refusal, is_file_index_key
-from lsmlake.core.options.map_option import check_stats_mode, map_entries
+from lsmlake.core.options.map_option import check_stats_mode
+from lsmlake.core.options.paimon_refusals import refused_paimon_key
 from lsmlake.core.options.registry import BY_KEY, FALLBACK_KEYS, MAP_OPTIONS
 from lsmlake.errors import InvalidOptionError, UnsupportedError
 
-WRITTEN_FORMATS = ("parquet", "orc")
-"""Data file formats lsmlake writes (it reads avro too)."""
+WRITTEN_FORMATS = ("parquet", "avro", "orc")
+"""Data file formats lsmlake writes."""
 WRITTEN_COMPRESSIONS = {
     "parquet": ("zstd", "snappy", "lz4", "gzip", "brotli", "uncompressed", "none"),
     "orc": ("zstd", "snappy", "lz4", "zlib", "none", "uncompressed"),
+    "avro": ("zstd", "null", "deflate", "snappy", "bzip2", "xz", "zstandard"),
 }
-"""Codecs a per-level compression may name, by the level's format (Java's Parquet and ORC codec names;
-ORC has no gzip, Parquet no zlib)."""
-_AVRO_WRITE = "it reads Avro data files but cannot write them"
+"""Codecs a per-level compression may name, by the level's format (Java's Parquet and ORC codec names,
+ORC has no gzip, Parquet no zlib; Avro's codec names or zstd, unless ``avro.codec`` overrides them)."""
 
 
 def map_option_of(key: str) -> str | None:
@@ -50,20 +51,10 @@ def refusal(key: str, value: str) -> str | None:
     declared = BY_KEY.get(key)
     if declared is not None and declared.refused is not None:
         return f"option {key!r} is not supported by lsmlake: {declared.refused}"
+    if declared is None and key not in FALLBACK_KEYS and (paimon := refused_paimon_key(key)) is not None:
+        return f"option {key!r} is not supported by lsmlake: {paimon[1]}"
     if (reason := file_index_refusal(key)) is not None:
         return reason
-    per_level = CoreOptions.FILE_FORMAT_PER_LEVEL.key
-    if key == per_level or map_option_of(key) == per_level:
-        try:
-            formats = (
-                map_entries(CoreOptions.FILE_FORMAT_PER_LEVEL, {per_level: value}).values()
-                if key == per_level
-                else [value]
-            )
-        except InvalidOptionError:
-            return None  # malformed: the value check says so
-        if any(f.strip().lower() == "avro" for f in formats):
-            return f"option {key!r}={value!r} is not supported by lsmlake: {_AVRO_WRITE}"
     if key == CoreOptions.PARTITION_MARK_DONE_ACTION.key:
         others = [a.strip() for a in value.split(",") if a.strip() and a.strip() != "success-file"]
         if others:
@@ -71,8 +62,6 @@ def refusal(key: str, value: str) -> str | None:
                 f"option 'partition.mark-done-action'={value!r} is not supported by lsmlake: only success-file "
                 "(done-partition and mark-event need a Hive metastore; http-report and custom are not available)"
             )
-    if key == CoreOptions.FILE_FORMAT.key and value.strip().lower() == "avro":
-        return f"option 'file.format'='avro' is not supported by lsmlake: {_AVRO_WRITE}"
     return None
 
 
@@ -97,11 +86,15 @@ def _check_entries(options: Mapping[str, str], *, what: str) -> None:
         check_option_value(key, value)
 
 
-def validate_create_options(options: Mapping[str, str], *, primary_key_table: bool) -> None:
-    """Reject unknown, refused and malformed options before a table is created."""
+def validate_create_options(
+    options: Mapping[str, str], *, primary_key_table: bool, dynamic_keys: frozenset[str] = frozenset()
+) -> None:
+    """Reject unknown, refused and malformed options before a table is created (``dynamic_keys``: the
+    keys a read or write gives on top of the table's, which some checks leave alone, as Paimon does)."""
     _check_entries(options, what="table option")
     file_index_columns(options)
     opts = CoreOptions.of(options, primary_key_table=primary_key_table)
+    _validate_snapshot_ordering(opts, primary_key_table=primary_key_table, dynamic_keys=dynamic_keys)
     bucket = opts.bucket
     if bucket == 0 or bucket < -2:
         raise InvalidOptionError(f"option 'bucket': {bucket} is not a bucket count (>0, -1 or -2)")
@@ -128,12 +121,14 @@ def _validate_file_settings(opts: CoreOptions) -> None:
     for level, fmt in opts.per_level(CoreOptions.FILE_FORMAT_PER_LEVEL).items():
         if fmt.strip().lower() not in WRITTEN_FORMATS:
             raise InvalidOptionError(
-                f"option 'file.format.per.level': level {level} format {fmt!r} is not {' or '.join(WRITTEN_FORMATS)}"
+                f"option 'file.format.per.level': level {level} format {fmt!r} is not {', '.join(WRITTEN_FORMATS)}"
             )
     formats = opts.per_level(CoreOptions.FILE_FORMAT_PER_LEVEL)
     for level, codec in opts.per_level(CoreOptions.FILE_COMPRESSION_PER_LEVEL).items():
         fmt = formats.get(level, opts.file_format).strip().lower()
         known = WRITTEN_COMPRESSIONS.get(fmt, ())
+        if fmt == "avro" and opts.get(CoreOptions.AVRO_CODEC) is not None:
+            known = ()  # Java's Avro writer takes avro.codec over the level's compression
         if known and codec.strip().lower() not in known:
             raise InvalidOptionError(
                 f"option 'file.compression.per.level': level {level} compression {codec!r} is not one of "
@@ -149,6 +144,29 @@ def _validate_file_settings(opts: CoreOptions) -> None:
     for key, value in opts.raw.items():
         if key.startswith(FIELDS_PREFIX) and key.endswith(suffix):
             check_stats_mode(key, value)
+
+
+def _validate_snapshot_ordering(opts: CoreOptions, *, primary_key_table: bool, dynamic_keys: frozenset[str]) -> None:
+    """Paimon 2.x's checks of sequence.snapshot-ordering; write-only may be turned off dynamically (by a
+    dedicated compaction)."""
+    key = CoreOptions.SEQUENCE_SNAPSHOT_ORDERING.key
+    if not opts.get(CoreOptions.SEQUENCE_SNAPSHOT_ORDERING):
+        return
+    if not primary_key_table:
+        raise InvalidOptionError(
+            f"{key} = true requires a primary-key table; append-only tables cannot use snapshot-based sequence "
+            "ordering"
+        )
+    if opts.sequence_fields:
+        raise InvalidOptionError(
+            f"{key} = true is mutually exclusive with sequence.field; the snapshot id is the sole tiebreaker"
+        )
+    write_only = CoreOptions.WRITE_ONLY.key
+    if write_only not in dynamic_keys and not opts.get(CoreOptions.WRITE_ONLY):
+        raise InvalidOptionError(
+            f"{key} = true requires {write_only} = true: rows are ordered by the snapshot id their commit "
+            "stamps, and a compaction inside a write runs before that id exists (compact with table.compact)"
+        )
 
 
 def validate_write_buffer(opts: CoreOptions) -> None:
@@ -255,7 +273,9 @@ def validate_dynamic_options(
     _check_entries(dynamic, what="dynamic option")
     base = {k: v for k, v in table_options.items() if is_known_option(k) and refusal(k, v) is None}
     try:
-        validate_create_options({**base, **dynamic}, primary_key_table=primary_key_table)
+        validate_create_options(
+            {**base, **dynamic}, primary_key_table=primary_key_table, dynamic_keys=frozenset(dynamic)
+        )
     except InvalidOptionError:
         try:
             validate_create_options(base, primary_key_table=primary_key_table)

@@ -11,6 +11,7 @@ import pyarrow as pa
 
 from lsmlake.core.fileio import FileIO
 from lsmlake.core.options import CoreOptions
+from lsmlake.core.options.config_option import parse_memory_size
 from lsmlake.core.options.file_index_options import file_index_columns
 from lsmlake.core.schema import TableSchema
 from lsmlake.core.types import DataType
@@ -28,8 +29,20 @@ from lsmlake.format.file_index.bloom import (
 from lsmlake.format.file_index.bsi import BSI, bsi_supported, write_bsi
 from lsmlake.format.file_index.container import INDEX_SUFFIX, write_container
 from lsmlake.format.file_index.keys import array_keys, distinct_live
+from lsmlake.format.file_index.range_bitmap import (
+    CHUNK_SIZE,
+    RANGE_BITMAP,
+    default_chunk_size,
+    range_bitmap_supported,
+    write_range_bitmap,
+)
 
-_SUPPORTED = {"bloom-filter": bloom_supported, "bitmap": bitmap_supported, "bsi": bsi_supported}
+_SUPPORTED = {
+    "bloom-filter": bloom_supported,
+    "bitmap": bitmap_supported,
+    "bsi": bsi_supported,
+    RANGE_BITMAP: range_bitmap_supported,
+}
 
 
 @dataclass(frozen=True)
@@ -64,6 +77,8 @@ class FileIndexSpec:
                     raise InvalidOptionError(
                         f"file index bitmap of {column!r}: lsmlake writes version 2 only"
                     )
+                if kind == RANGE_BITMAP:
+                    _chunk_size(settings, column, t)  # validates it
         return FileIndexSpec(columns, types, options.get(CoreOptions.FILE_INDEX_IN_MANIFEST_THRESHOLD))
 
 
@@ -79,6 +94,14 @@ def _fpp(settings: Mapping[str, str], column: str) -> float:
         return float(settings.get("fpp", DEFAULT_FPP))
     except ValueError:
         raise InvalidOptionError(f"file index bloom-filter of {column!r}: fpp must be a number") from None
+
+
+def _chunk_size(settings: Mapping[str, str], column: str, t: DataType) -> int:
+    key = f"file-index.{RANGE_BITMAP}.{column}.{CHUNK_SIZE}"
+    size = parse_memory_size(key, settings.get(CHUNK_SIZE, default_chunk_size(t)))
+    if size > 2**31 - 1:
+        raise InvalidOptionError(f"option {key!r}: a chunk of {size} bytes is larger than Paimon allows")
+    return size
 
 
 class FileIndexBuilder:
@@ -108,6 +131,8 @@ class FileIndexBuilder:
                     out[BLOOM_FILTER] = write_bloom(hashes, _items(settings, column), _fpp(settings, column))
                 elif kind == "bitmap":
                     out[BITMAP] = write_bitmap(keys, nulls, t)
+                elif kind == RANGE_BITMAP:
+                    out[RANGE_BITMAP] = write_range_bitmap(keys, nulls, t, _chunk_size(settings, column, t))
                 elif not (~nulls & (np.asarray(keys) == np.iinfo(np.int64).min)).any():  # |MIN| overflows
                     out[BSI] = write_bsi(np.asarray(keys), nulls)
         return write_container(indexes)

@@ -154,6 +154,10 @@ public final class Harness {
                 return rollback(command);
             case "snapshots":
                 return snapshots(command);
+            case "read_where":
+                return readWhere(command);
+            case "index_eval":
+                return indexEval(command);
             default:
                 throw new IllegalArgumentException("unknown op: " + op);
         }
@@ -228,6 +232,18 @@ public final class Harness {
             return readAll(table, p);
         }
         return readAll(table, null);
+    }
+
+    /** Rows Java reads with a ["column", op, literal...] filter (file indexes may skip files and rows). */
+    private JsonObject readWhere(JsonObject command) throws Exception {
+        Table table = table(command, "");
+        return readAll(table, FileIndexCheck.predicate(table.rowType(), command.getAsJsonArray("where")));
+    }
+
+    private JsonObject indexEval(JsonObject command) throws Exception {
+        FileStoreTable table = (FileStoreTable) table(command, "");
+        return FileIndexCheck.evaluate(
+                table, FileIndexCheck.predicate(table.rowType(), command.getAsJsonArray("where")));
     }
 
     private JsonObject systemTable(JsonObject command, String name) throws Exception {
@@ -376,7 +392,7 @@ public final class Harness {
 
     /**
      * Schema changes: [{"add": name, "type": sql}, {"rename": name, "to": new}, {"drop": name},
-     * {"default": name, "value": text or null}].
+     * {"default": name, "value": text or null}, {"set": option, "value": text}, {"reset": option}].
      */
     private JsonObject alter(JsonObject command) throws Exception {
         List<SchemaChange> changes = new ArrayList<>();
@@ -400,6 +416,11 @@ public final class Harness {
                         SchemaChange.updateColumnDefaultValue(
                                 new String[] {c.get("default").getAsString()},
                                 value == null || value.isJsonNull() ? null : value.getAsString()));
+            } else if (c.has("set")) {
+                // a table option: {"set": key, "value": text}
+                changes.add(SchemaChange.setOption(c.get("set").getAsString(), c.get("value").getAsString()));
+            } else if (c.has("reset")) {
+                changes.add(SchemaChange.removeOption(c.get("reset").getAsString()));
             } else {
                 throw new IllegalArgumentException("unknown schema change: " + c);
             }
@@ -597,7 +618,7 @@ public final class Harness {
         return out;
     }
 
-    private static Object fromJson(JsonElement value, DataType type) {
+    static Object fromJson(JsonElement value, DataType type) {
         if (value == null || value.isJsonNull()) {
             return null;
         }

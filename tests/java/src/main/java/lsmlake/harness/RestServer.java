@@ -8,6 +8,8 @@ import com.google.gson.JsonParser;
 
 import org.apache.paimon.catalog.Identifier;
 import org.apache.paimon.rest.RESTCatalogServer;
+import org.apache.paimon.rest.RESTToken;
+import org.apache.paimon.rest.auth.AuthProvider;
 import org.apache.paimon.rest.auth.BearTokenAuthProvider;
 import org.apache.paimon.rest.responses.ConfigResponse;
 
@@ -21,11 +23,16 @@ import java.util.Map;
  * Runs Paimon's own REST catalog server (RESTCatalogServer from the paimon-core tests jar, on okhttp's
  * MockWebServer) on loopback, a free port, for the tests. Argument: one JSON object with "data_path" (the
  * warehouse directory the server keeps tables in), "warehouse" (the catalog name clients ask /v1/config
- * for), "token" (the bearer token it accepts), "defaults" and "overrides" (its config answer). Prints
+ * for), "token" (the bearer token it accepts), or "dlf" (an object with "access_key_id",
+ * "access_key_secret", optional "security_token", "region": the server then accepts only requests DLF-
+ * signed with that key, checked by DlfCheckingAuth), "defaults" and "overrides" (its config answer),
+ * "server_fixes" (default true: RestServerDispatcher's workarounds of the server's bugs). Prints
  * {"url": ...} once listening; then each line on stdin is a command, answered by one line of JSON:
  * "headers" (the headers of every request received so far, names lower-cased as the server records
- * them), "deny-database NAME" and "deny-table DB.TABLE" (the server answers 403 for them from then on).
- * It stops when its stdin closes.
+ * them), "requests" (every request so far: method, path, body), "deny-database NAME" and "deny-table
+ * DB.TABLE" (the server answers 403 for them from then on), "data-token DB.TABLE EXPIRE_MILLIS JSON"
+ * (the data token the server serves for the table from then on: JSON is its map of options). It stops
+ * when its stdin closes.
  */
 public final class RestServer {
 
@@ -37,12 +44,13 @@ public final class RestServer {
         Map<String, String> defaults = strings(spec, "defaults");
         defaults.putIfAbsent("warehouse", warehouse);
         ConfigResponse config = new ConfigResponse(defaults, strings(spec, "overrides"));
+        AuthProvider auth = auth(spec);
         RESTCatalogServer server =
-                new RESTCatalogServer(
-                        spec.get("data_path").getAsString(),
-                        new BearTokenAuthProvider(spec.get("token").getAsString()),
-                        config,
-                        warehouse);
+                new RESTCatalogServer(spec.get("data_path").getAsString(), auth, config, warehouse);
+        boolean fixes = !spec.has("server_fixes") || spec.get("server_fixes").getAsBoolean();
+        RestServerDispatcher dispatcher =
+                RestServerDispatcher.install(
+                        server, server.initDispatcher(auth), defaults.get("prefix"), fixes);
         server.start();
         JsonObject out = new JsonObject();
         out.addProperty("url", server.getUrl());
@@ -52,7 +60,19 @@ public final class RestServer {
         String line;
         while ((line = in.readLine()) != null) {
             String[] words = line.trim().split(" ");
-            if (words.length == 2 && words[0].equals("deny-database")) {
+            if (words.length >= 4 && words[0].equals("data-token")) {
+                String json = line.trim().split(" ", 4)[3];
+                server.setDataToken(
+                        Identifier.fromString(words[1]),
+                        new RESTToken(
+                                strings(JsonParser.parseString("{\"t\":" + json + "}").getAsJsonObject(), "t"),
+                                Long.parseLong(words[2])));
+                System.out.println("{}");
+                System.out.flush();
+            } else if (line.trim().equals("requests")) {
+                System.out.println(new Gson().toJson(dispatcher.requests()));
+                System.out.flush();
+            } else if (words.length == 2 && words[0].equals("deny-database")) {
                 server.addNoPermissionDatabase(words[1]);
                 System.out.println("{}");
                 System.out.flush();
@@ -72,6 +92,18 @@ public final class RestServer {
             }
         }
         server.shutdown();
+    }
+
+    private static AuthProvider auth(JsonObject spec) {
+        if (!spec.has("dlf")) {
+            return new BearTokenAuthProvider(spec.get("token").getAsString());
+        }
+        JsonObject dlf = spec.getAsJsonObject("dlf");
+        return new DlfCheckingAuth(
+                dlf.get("access_key_id").getAsString(),
+                dlf.get("access_key_secret").getAsString(),
+                dlf.has("security_token") ? dlf.get("security_token").getAsString() : null,
+                dlf.get("region").getAsString());
     }
 
     private static Map<String, String> strings(JsonObject spec, String key) {
