@@ -710,7 +710,7 @@ def test_a_reroute_whose_files_expire_meanwhile_is_a_conflict(
     w2.write(rows([70], ["w2"], [2]))
     w1.commit()
 
-    def gone(self: object, meta: object) -> object:
+    def gone(self: object, meta: object, partition: bytes, bucket: int) -> object:
         raise FileNotFoundError(2, "No such file", "index/expired-hash-file")
 
     monkeypatch.setattr(reroute_module.DynamicReroute, "_hashes", gone)

@@ -40,9 +40,11 @@ def _declared_names() -> dict[str, str]:
 @cache
 def _reads_outside_options() -> tuple[frozenset[str], frozenset[str]]:
     """(attribute names, exact string constants) used by src/lsmlake outside the options package; a CoreOptions
-    property or method used outside adds the declarations it reads (``opts.bucket`` reads ``BUCKET``)."""
+    property or method used outside adds the declarations it reads (``opts.bucket`` reads ``BUCKET``), and so
+    does a function of the options package imported outside (``external_roots`` reads the external-path keys)."""
     attrs: set[str] = set()
     strings: set[str] = set()
+    imported: set[str] = set()
     for path in PACKAGE.rglob("*.py"):
         if path.is_relative_to(OPTIONS_PACKAGE):
             continue
@@ -51,11 +53,18 @@ def _reads_outside_options() -> tuple[frozenset[str], frozenset[str]]:
                 attrs.add(node.attr)
             elif isinstance(node, ast.Constant) and isinstance(node.value, str):
                 strings.add(node.value)
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("lsmlake.core.options"):
+                imported |= {a.name for a in node.names}
     tree = ast.parse((OPTIONS_PACKAGE / "core_options.py").read_text())
     view = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "CoreOptions")
     for member in view.body:
         if isinstance(member, ast.FunctionDef) and member.name in attrs:
             attrs |= {n.attr for n in ast.walk(member) if isinstance(n, ast.Attribute)}
+    # validation's checks run at create time for every table: they decide nothing about reading or writing
+    for path in sorted(set(OPTIONS_PACKAGE.glob("*.py")) - {OPTIONS_PACKAGE / "validation.py"}):
+        for node in ast.parse(path.read_text()).body:
+            if isinstance(node, ast.FunctionDef) and node.name in imported and not node.name.startswith("validate"):
+                attrs |= {n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute)}
     return frozenset(attrs), frozenset(strings)
 
 

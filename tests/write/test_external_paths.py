@@ -136,6 +136,38 @@ def test_file_indexes_are_read_from_the_roots(tmp_path: Path) -> None:
     assert table.read(filter="v = 'v105'").to_pylist() == [{"id": 105, "v": "v105"}]
 
 
+def test_deletion_vectors_under_the_roots_are_read_when_indexes_prune(tmp_path: Path) -> None:
+    """With index-file-in-data-file-dir the deletion vector index files lie under the roots, named by their
+    URI: planning reads them there when file indexes select rows of a file with deletions (it handed the
+    URI to the FileIO)."""
+    ext = tmp_path / "ext"
+    table = _table(
+        tmp_path,
+        {
+            "data-file.external-paths": f"file://{ext}",
+            "data-file.external-paths.strategy": "round-robin",
+            "deletion-vectors.enabled": "true",
+            "index-file-in-data-file-dir": "true",
+            "file-index.bitmap.columns": "v",
+            "file-index.in-manifest-threshold": "1 b",
+            "num-sorted-run.compaction-trigger": "3",
+            "num-levels": "6",
+        },
+    )
+    table.write(_rows(0, 5000))
+    table.compact(full=True)
+    for i in (5, 7, 9):  # three small runs: merged into a level below the big file, whose rows get deleted
+        table.write(pa.table({"id": pa.array([i], pa.int32()), "v": [f"new{i}"]}))
+    table.compact(full=False)
+    table = lsmlake.Catalog(str(tmp_path / "wh")).get_table("db.t")
+    levels = sorted(f.level for s in table.scan().splits() for f in s.files)
+    assert levels[-1] == 5 and len(levels) > 1, levels  # the big file kept, with a deletion vector
+    assert list(ext.rglob("index-*")), "no deletion vector index file under the root"
+    assert table.read(filter="v = 'v5'").num_rows == 0  # deleted by the deletion vector
+    assert table.read(filter="v = 'v6'").to_pylist() == [{"id": 6, "v": "v6"}]
+    assert table.read(filter="v = 'new7'").to_pylist() == [{"id": 7, "v": "new7"}]
+
+
 def test_orphans_under_the_roots_are_cleaned_and_drop_deletes_the_roots(tmp_path: Path) -> None:
     roots = [tmp_path / "ext1", tmp_path / "ext2"]
     table = _table(

@@ -9,6 +9,7 @@ from pyroaring import BitMap
 
 from lsmlake.core.external_paths import located_path
 from lsmlake.core.fileio import FileIO
+from lsmlake.core.path_guard import split_location
 from lsmlake.core.schema import TableSchema
 from lsmlake.expr.tree import Predicate
 from lsmlake.format.file_index.container import INDEX_SUFFIX, IndexBlob, read_container
@@ -80,7 +81,10 @@ class FileIndexPruner:
             return BitMap()
         data = self._dv_files.get(dv.path)
         if data is None:
-            data = self._dv_files[dv.path] = self.io.read_bytes(dv.path)
+            # a DV index file under an external root is named by its URI (the roots are on the table's storage)
+            found = split_location(dv.path, local=self.io.local)
+            path = found[1] if isinstance(found, tuple) else dv.path
+            data = self._dv_files[dv.path] = self.io.read_bytes(path)
         return BitMap(read_deletion_vector(data, dv.offset, dv.length, name=dv.path).positions)
 
     def candidates(self, f: DataFileMeta, bucket_path: str) -> tuple[BitMap, list[IndexBlob]] | None:
