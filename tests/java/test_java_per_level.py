@@ -217,7 +217,10 @@ def test_per_level_options_on_one_table_written_in_turn(
             f"Java, step {step}"
         )
         seen |= {_check_file(f, path, table.schema, level0) for f, path in _live_files(table)}
-    assert {(level0, 0), ("parquet", 3)} <= seen, seen
+    if deletion_vectors:  # a write's lookup compaction rewrites its level-0 files before the commit
+        assert {fmt for fmt, _ in seen} == {"parquet"}, seen
+    else:
+        assert {(level0, 0), ("parquet", 3)} <= seen, seen
 
 
 @pytest.mark.parametrize("level0", LEVEL0_FORMATS)
@@ -261,7 +264,10 @@ def test_twin_tables_hold_the_same_formats_and_stats_per_level(
                 assert f.level == 0 or path.endswith(".parquet"), f"{f.file_name} moved up as {level0}"
         expected = sort_rows(arrow_rows(ours.read()), ["id"])
         assert sort_rows(java_rows(java_paimon.read(warehouse, "db.java")), ["id"]) == expected
-    assert {(level0, 0), ("parquet", 3)} <= seen, seen
+    if deletion_vectors:  # a write's lookup compaction rewrites its level-0 files before the commit
+        assert {fmt for fmt, _ in seen} == {"parquet"}, seen
+    else:
+        assert {(level0, 0), ("parquet", 3)} <= seen, seen
 
 
 @pytest.mark.parametrize(
