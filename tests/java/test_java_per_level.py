@@ -440,3 +440,36 @@ def test_per_level_codecs_read_both_ways(
         by_level.setdefault(f.level, set()).update(_codecs(path))
     assert any(c.startswith("LZ4") for c in by_level[0]), by_level
     assert top_codec.upper() in by_level[5], by_level
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        {"file.format": "avro", "metadata.stats-keep-first-n-columns": "4", "fields.amount.stats-mode": "full"},
+        {"file.format.per.level": "0:avro", "metadata.stats-mode": "truncate(4)", "fields.name.stats-mode": "none"},
+        {"file.format.per.level": "0:avro", "metadata.stats-mode.per.level": "0:counts"},
+    ],
+)
+def test_avro_files_take_the_stats_modes_java_gives_them(
+    extra: dict[str, str], java_paimon: JavaPaimon, tmp_path: Path
+) -> None:
+    """Java's createStatsFactoriesForAvro: an Avro file's key and system columns take the table's (or the
+    level's) mode and count for metadata.stats-keep-first-n-columns; a column's own mode wins. Twin tables
+    written alike hold the same key stats, value stats and stats columns (uncompressed: the same sizes)."""
+    warehouse = str(tmp_path / "warehouse")
+    catalog = lsmlake.Catalog(warehouse)
+    catalog.create_database("db")
+    options = {"bucket": "1", "file.compression": "zstd", "avro.codec": "null", "write-only": "true", **extra}
+    ours = catalog.create_table("db.ours", schema=SCHEMA, primary_key=["id"], options=options)
+    catalog.create_table("db.java", schema=SCHEMA, primary_key=["id"], options=options)
+    rng = random.Random(11)
+    for _ in range(2):
+        rows = _batch(rng, 25)
+        ours.write(_arrow(rows))
+        java_paimon.write(warehouse, "db.java", [{"_kind": "+I", **r} for r in rows])
+    columns = ("level", "file_format", "file_size_in_bytes", "null_value_counts", "min_value_stats", "max_value_stats")
+    theirs = sorted(tuple(str(r[c]) for c in columns) for r in java_paimon.files(warehouse, "db.java"))
+    mine = sorted(tuple(str(r[c]) for c in columns) for r in java_paimon.files(warehouse, "db.ours"))
+    assert mine == theirs
+    assert {r[1] for r in mine} == {"avro"}
+    assert _manifest_view(catalog.get_table("db.ours")) == _manifest_view(catalog.get_table("db.java"))
