@@ -34,6 +34,7 @@ from lsmlake.read.lookup_plan import (
     partition_ids,
     within,
 )
+from lsmlake.read.lookup_point import lookup_point
 from lsmlake.read.split_read import merge_rows
 from lsmlake.scan.travel import time_travel
 
@@ -58,6 +59,10 @@ def lookup_rows(
         raise UnsupportedError(
             f"table {table.name} has no primary key: lookup needs one (use read(filter=...))"
         )
+    if snapshot_id is None and (single := _single_value(keys)) is not None:
+        point = lookup_point(table, *single, columns)
+        if point is not None:
+            return point
     travel = time_travel(table, snapshot_id=snapshot_id)  # or the table's own time-travel option
     if travel is not None:  # a past snapshot is read under its own schema, as read() reads it
         table = travel.table
@@ -104,6 +109,17 @@ def _found(
     if not found:
         return ctx.output_schema.empty_table().append_column(ROW, pa.array([], pa.int64()))
     return _merged(ctx, pa.concat_tables(found) if len(found) > 1 else found[0])
+
+
+def _single_value(keys: Any) -> tuple[str | None, object] | None:
+    """(the column named, None for any; the value) of one key given as ``[v]`` or ``{column: [v]}``."""
+    if isinstance(keys, (list, tuple)) and len(keys) == 1:
+        return None, keys[0]
+    if isinstance(keys, dict) and len(keys) == 1:
+        ((name, values),) = keys.items()
+        if isinstance(values, (list, tuple)) and len(values) == 1:
+            return name, values[0]
+    return None
 
 
 def _fallback_rows(
