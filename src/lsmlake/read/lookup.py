@@ -112,8 +112,11 @@ def _found(
 
 
 def _single_value(keys: Any) -> tuple[str | None, object] | None:
-    """(the column named, None for any; the value) of one key given as ``[v]`` or ``{column: [v]}``."""
+    """(the column named, None for any; the value) of one key of one column given as ``[v]``,
+    ``[{column: v}]`` or ``{column: [v]}``; None for anything else."""
     if isinstance(keys, (list, tuple)) and len(keys) == 1:
+        if isinstance(keys[0], dict):
+            return next(iter(keys[0].items())) if len(keys[0]) == 1 else None
         return None, keys[0]
     if isinstance(keys, dict) and len(keys) == 1:
         ((name, values),) = keys.items()
