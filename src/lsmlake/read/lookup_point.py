@@ -75,10 +75,11 @@ class _Profile:
     options: CoreOptions
     applies: bool = False
     key: str = ""
-    key_type: DataType | None = None
+    key_types: list[DataType] = field(default_factory=list)
     arrow_type: pa.DataType | None = None
     bits: int = 0
     hash_type: DataType | None = None
+    cache_bounds: tuple[int, int, int] = (0, 0, 0)
     contexts: dict[tuple[str, ...] | None, tuple[ReadContext, list[str]]] = field(default_factory=dict)
     latest: _Latest | None = None
 
@@ -109,11 +110,7 @@ def lookup_point(
     ):
         return None
     ctx, names = _context(table, profile, columns)
-    resize_lookup_caches(
-        profile.options.get(CoreOptions.LOOKUP_CACHE_MAX_MEMORY_SIZE),
-        profile.options.get(CoreOptions.LOOKUP_CACHE_MAX_DISK_SIZE),
-        profile.options.get(CoreOptions.LOOKUP_CACHE_FILE_RETENTION),
-    )
+    resize_lookup_caches(*profile.cache_bounds)
     manager = SnapshotManager(table.io, table.root)
     sid = manager.latest_id()
     if sid is None:
@@ -128,7 +125,7 @@ def lookup_point(
         if latest is None:
             return None
     bucket = latest.buckets.get(
-        bucket_for_hash(hash_row_bytes(encode_row([v], [profile.key_type])), latest.total_buckets)  # type: ignore[list-item]
+        bucket_for_hash(hash_row_bytes(encode_row([v], profile.key_types)), latest.total_buckets)
     )
     if bucket is not None:
         for lf in bucket.files:
@@ -225,8 +222,13 @@ def _applies(table: TableHandle, profile: _Profile) -> bool:
             return False
     except ValueError:
         return False  # the general path says what is wrong
-    profile.key, profile.key_type, profile.arrow_type, profile.bits = key, key_type, arrow_type, bits
+    profile.key, profile.key_types, profile.arrow_type, profile.bits = key, [key_type], arrow_type, bits
     profile.hash_type = bloom_type(options, [key_type], [key])
+    profile.cache_bounds = (
+        options.get(CoreOptions.LOOKUP_CACHE_MAX_MEMORY_SIZE),
+        options.get(CoreOptions.LOOKUP_CACHE_MAX_DISK_SIZE),
+        options.get(CoreOptions.LOOKUP_CACHE_FILE_RETENTION),
+    )
     return True
 
 
