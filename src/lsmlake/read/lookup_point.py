@@ -66,10 +66,9 @@ class _Latest:
 
 @dataclass
 class _Profile:
-    """What one table handle's lookups need, worked out once: its options, key, read contexts per column
-    choice, and the latest snapshot searched."""
+    """What lookups on one table (storage, schema and dynamic options) need, worked out once: its options,
+    key, read contexts per column choice, and the latest snapshot searched."""
 
-    table: weakref.ref[TableHandle]
     schema: TableSchema
     dynamic: dict[str, str]
     options: CoreOptions
@@ -83,14 +82,16 @@ class _Profile:
     contexts: dict[tuple[str, ...] | None, tuple[ReadContext, list[str]]] = field(default_factory=dict)
     latest: _Latest | None = None
 
-    def holds(self, table: TableHandle) -> bool:
-        return self.table() is table and table.schema is self.schema and table.dynamic_options == self.dynamic
-
 
 _profiles: ByteLRU[_Profile] = ByteLRU("lookup point profiles", 16 * MB)
-"""Per table handle, by id (checked against a weak reference to it)."""
+"""By (FileIO, root, schema, dynamic options): handles of one table share their profile."""
 _PROFILE_BYTES = 256 * 1024
 """A profile's weight: it grows as its searches load footers' row-group bounds (kept, not re-weighed)."""
+_handles: ByteLRU[tuple[weakref.ref[TableHandle], TableSchema, _Profile]] = ByteLRU(
+    "lookup point handles", 1 * MB
+)
+"""By table handle's id (checked against a weak reference to it, and its schema): its profile, found without
+hashing the schema."""
 
 
 def lookup_point(
@@ -191,13 +192,26 @@ def _row(
 
 
 def _profile(table: TableHandle) -> _Profile | None:
-    """The table handle's profile, made on first use; None when the lean path does not apply to it."""
-    hit = _profiles.get(id(table))
-    if hit is None or not hit.holds(table):
-        hit = _Profile(weakref.ref(table), table.schema, dict(table.dynamic_options), table.options)
-        hit.applies = _applies(table, hit)
-        _profiles.put(id(table), hit, _PROFILE_BYTES)
-    return hit if hit.applies else None
+    """The table's profile, made on first use; None when the lean path does not apply to it."""
+    hit = _handles.get(id(table))
+    if (
+        hit is not None
+        and hit[0]() is table
+        and hit[1] is table.schema
+        and hit[2].dynamic == table.dynamic_options
+    ):
+        profile = hit[2]
+    else:
+        key = (table.io, table.root, table.schema, tuple(sorted(table.dynamic_options.items())))
+        profile = _profiles.get_or_load(key, lambda: _new_profile(table), lambda _: _PROFILE_BYTES)
+        _handles.put(id(table), (weakref.ref(table), table.schema, profile), 1024)
+    return profile if profile.applies else None
+
+
+def _new_profile(table: TableHandle) -> _Profile:
+    profile = _Profile(table.schema, dict(table.dynamic_options), table.options)
+    profile.applies = _applies(table, profile)
+    return profile
 
 
 def _applies(table: TableHandle, profile: _Profile) -> bool:
