@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 import lsmlake
@@ -154,3 +155,20 @@ def test_clear_caches_forgets_the_lean_paths_state(tmp_path: Path) -> None:
     lsmlake.clear_caches()
     assert not [c for c in registered() if c.name == "lookup point profiles" and c.entries]
     assert _lean(t, 4).equals(before)
+
+
+def test_lean_path_drops_a_retraction_it_finds_alone(tmp_path: Path) -> None:
+    t = _table(tmp_path, {"bucket": "1"})
+    t.write(_rows(list(range(100))))
+    t.compact(full=True)
+    t.delete(pa.table({"id": pa.array([500], pa.int64())}))  # a DELETE row no other file overlaps
+    t.write(_rows([700]))
+    kinds = [
+        pq.read_table(next((tmp_path / "wh").rglob(f.file_name))).column("_VALUE_KIND").to_pylist()
+        for s in t.scan().splits()
+        for f in s.files
+        if f.min_key == f.max_key and f.row_count == 1
+    ]
+    assert [3] in kinds  # RowKind.DELETE, found alone: a read drops it
+    assert _lean(t, 500).num_rows == 0
+    assert _lean(t, 700).to_pylist() == [{"id": 700, "name": "n700", "v": 0}]
