@@ -290,10 +290,7 @@ class Scan:
         mine = {s.partition for s in plan_scan(t.io, t.root, t.schema, t.options, snapshot=snapshot).splits}
         scan = Scan(other, replace(self.options, limit=None), threads=self.threads)
         found, plan = scan._planning()
-        scan._planned = (
-            found,
-            replace(plan, splits=tuple(s for s in plan.splits if s.partition not in mine)),
-        )
+        scan._planned = (found, replace(plan, splits=tuple(s for s in plan.splits if s.partition not in mine)))
         for table in scan._tables(streaming=streaming):
             yield table if table.schema == self.schema else table.cast(self.schema)
 
