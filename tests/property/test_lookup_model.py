@@ -120,3 +120,8 @@ def test_lookup_equals_filtered_read(
         one = t.lookup_one(keys[0])
         expected_one = [r for r in got.to_pylist() if all(r[c] == keys[0][c] for c in primary_key)]
         assert one == (expected_one[0] if expected_one else None)
+        if primary_key == ["k"]:  # one key each, as [k]: the lean single-key path where it applies
+            for k in dict.fromkeys(a[1] for a in asked):
+                single = t.lookup([k])
+                assert single.schema == got.schema
+                assert single.to_pylist() == [r for r in ordered if r["k"] == k]
