@@ -154,6 +154,10 @@ public final class Harness {
                 return rollback(command);
             case "snapshots":
                 return snapshots(command);
+            case "lifecycle":
+                // table-lifecycle procedures' core logic: Lifecycle.java
+                return Lifecycle.run(
+                        catalog(command), (FileStoreTable) table(command, ""), command, ioManager);
             default:
                 throw new IllegalArgumentException("unknown op: " + op);
         }
