@@ -566,3 +566,29 @@ def test_record_level_expiry_of_java_written_rows(java_paimon: JavaPaimon, tmp_p
     assert sort_rows(java_rows(java_paimon.read(ours_wh, "db.r")), ["id"]) == sort_rows(
         java_rows(java_paimon.read(java_wh, "db.r")), ["id"]
     )
+
+
+# ---- empty commits ----
+
+
+@pytest.mark.parametrize(
+    ("options", "snapshots_added"),
+    [
+        ({"commit.force-create-snapshot": "true"}, 0),  # Flink streaming only: a batch commit ignores it
+        ({"snapshot.ignore-empty-commit": "false"}, 1),  # what makes an empty batch commit a snapshot
+        ({}, 0),
+    ],
+)
+def test_an_empty_batch_commit(
+    java_paimon: JavaPaimon, tmp_path: Path, options: dict[str, str], snapshots_added: int
+) -> None:
+    """A commit with nothing to write, on Java's BatchWriteBuilder and lsmlake's writer: the same rule."""
+    warehouse = str(tmp_path / "wh")
+    t = _catalog(warehouse).create_table(
+        "db.t", schema=SCHEMA, primary_key=["dt", "id"], options={"bucket": "1", **options}
+    )
+    t.write(_rows(1))
+    java_paimon.write(warehouse, "db.t", [])
+    assert t.snapshot_manager.latest_id() == 1 + snapshots_added
+    t.writer().commit()
+    assert t.snapshot_manager.latest_id() == 1 + 2 * snapshots_added

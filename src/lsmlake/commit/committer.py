@@ -205,7 +205,7 @@ class FileStoreCommit:
         return ids
 
     def commit_empty(self, *, identifier: int = BATCH_COMMIT_IDENTIFIER) -> int:
-        """An APPEND snapshot that changes nothing (`commit.force-create-snapshot`: a commit with
+        """An APPEND snapshot that changes nothing (`snapshot.ignore-empty-commit` false: a commit with
         nothing to write still publishes one, as Paimon's committer then does); its id."""
         return self._commit_changes(Changes("APPEND", ()), identifier)
 

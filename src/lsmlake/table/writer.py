@@ -227,8 +227,8 @@ class TableWriter:
         return self.result.snapshot_id
 
     def _forced_empty(self) -> bool:
-        """`commit.force-create-snapshot`: an empty commit still publishes a snapshot."""
-        return self.table.options.get(CoreOptions.COMMIT_FORCE_CREATE_SNAPSHOT)
+        """`snapshot.ignore-empty-commit` false: an empty commit still publishes a snapshot."""
+        return not self.table.options.get(CoreOptions.SNAPSHOT_IGNORE_EMPTY_COMMIT)
 
     def abort(self) -> None:
         """Discard everything written so far; no snapshot is created."""

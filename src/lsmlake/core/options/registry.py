@@ -323,7 +323,16 @@ class OptionDeclarations:
     COMMIT_FORCE_CREATE_SNAPSHOT = bool_option(
         "commit.force-create-snapshot",
         False,
-        "A writer's commit with nothing to write still publishes an empty snapshot (Paimon: its streaming commits).",
+        "Paimon: a Flink streaming checkpoint with no data still commits a snapshot. lsmlake's commits are "
+        "batch commits, which Paimon's BatchWriteBuilder does not force, so it has no effect here (kept so "
+        "tables Flink writes open); an empty batch commit makes a snapshot when snapshot.ignore-empty-commit "
+        "is false.",
+    )
+    SNAPSHOT_IGNORE_EMPTY_COMMIT = bool_option(
+        "snapshot.ignore-empty-commit",
+        True,
+        "Whether a commit with nothing to write publishes no snapshot (Paimon's default for batch commits); "
+        "false: it publishes an empty APPEND snapshot and runs the after-commit work (automatic tags, expiry).",
     )
     HEAL_LEVEL0_BUCKETS = int_option(
         "lsmlake.commit.heal-level0-buckets",
