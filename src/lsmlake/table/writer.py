@@ -198,6 +198,12 @@ class TableWriter:
             self._write.abort()
             raise
         unplaced = None if overwriting else self._write.unplaced_deletes()
+        if self._overwrite is True and self.table.partition_keys and not any(m.new_files for m in messages):
+            # a dynamic partition overwrite that wrote nothing replaces no partition: no snapshot, as in
+            # Paimon (its commit skips the overwrite when there are no new files)
+            self._write.abort()
+            self.result = CommitResult()
+            return None
         if not messages and not overwriting and unplaced is None and not self._forced_empty():
             self.result = CommitResult()
             return None
