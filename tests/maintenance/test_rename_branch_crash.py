@@ -4,6 +4,7 @@ content or fails loudly (never a silently different answer), and calling the ren
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from pathlib import Path
 
@@ -82,10 +83,8 @@ def test_an_object_store_rename_interrupted_anywhere_is_safe_and_resumable(tmp_p
     for limit in range(1, steps + 1):
         catalog, t, main_rows, branch_rows = _setup(tmp_path / f"k{limit}")
         io = ObjectStoreIO(limit)
-        try:
+        with contextlib.suppress(Interrupted):
             rename_branch(dataclasses.replace(t, io=io), "dev", "feature")
-        except Interrupted:
-            pass
         lsmlake.clear_caches()
         assert _rows(t) == main_rows, limit
         whole = []

@@ -121,7 +121,7 @@ def test_the_whole_table_is_rescaled(tmp_path: Path) -> None:
 def test_alter_bucket_then_rescale(tmp_path: Path) -> None:
     """Paimon's documented way: ALTER TABLE SET ('bucket' = 'n'), then rescale without a count. Until the
     rescale the old partitions refuse writes and new partitions take the new count."""
-    cat, t, model = _table(tmp_path)
+    _, t, model = _table(tmp_path)
     t = t.alter(lsmlake.schema_change.set_option("bucket", "3"))
     with pytest.raises(CommitConflictError, match="written with 2 buckets"):
         t.write(pa.table({"dt": ["a"], "id": [1], "v": [1]}, schema=SCHEMA))
