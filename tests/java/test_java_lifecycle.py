@@ -592,3 +592,24 @@ def test_an_empty_batch_commit(
     assert t.snapshot_manager.latest_id() == 1 + snapshots_added
     t.writer().commit()
     assert t.snapshot_manager.latest_id() == 1 + 2 * snapshots_added
+
+
+# ---- global system tables ----
+
+
+@pytest.mark.parametrize("name", ["tables", "all_table_options", "partitions"])
+def test_global_system_tables_read_the_same(java_paimon: JavaPaimon, tmp_path: Path, name: str) -> None:
+    warehouse = str(tmp_path / "wh")
+    catalog = _catalog(warehouse)
+    t = catalog.create_table(
+        "db.t", schema=SCHEMA, primary_key=["dt", "id"], partition_keys=["dt"], options={"bucket": "2"}
+    )
+    t.write(pa.concat_tables([_rows(1, "a"), _rows(2, "b")]))
+    t.mark_partitions_done({"dt": "a"})
+    catalog.create_table("db.u", schema=SCHEMA, primary_key=["dt", "id"], options={"bucket": "1"})
+    java_paimon.create(warehouse, "db.j", [("k", "INT")], options={"file.format": "orc"})
+    java_paimon.write(warehouse, "db.j", [{"k": 1}])
+    java = [{k: v for k, v in r.items() if k != "_kind"} for r in java_paimon.read(warehouse, f"sys.{name}")]
+    ours = arrow_rows(catalog.get_table(f"sys.{name}").read())
+    key = [c for c in ("database_name", "table_name", "partition_name", "key") if c in (ours or java)[0]]
+    assert sort_rows(java, key) == sort_rows(ours, key) and len(ours) >= 2

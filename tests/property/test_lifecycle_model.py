@@ -287,6 +287,6 @@ def _counts(t: Table) -> dict[str, int]:
 
 
 Lifecycle.TestCase.settings = settings(
-    max_examples=60, stateful_step_count=20, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+    max_examples=30, stateful_step_count=18, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
 test_lifecycle_matches_the_model = Lifecycle.TestCase
