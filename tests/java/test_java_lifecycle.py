@@ -613,3 +613,70 @@ def test_global_system_tables_read_the_same(java_paimon: JavaPaimon, tmp_path: P
     ours = arrow_rows(catalog.get_table(f"sys.{name}").read())
     key = [c for c in ("database_name", "table_name", "partition_name", "key") if c in (ours or java)[0]]
     assert sort_rows(java, key) == sort_rows(ours, key) and len(ours) >= 2
+
+
+# ---- tag procedures, fallback branch, $branches ----
+
+
+def test_tag_procedures_by_either_side(java_paimon: JavaPaimon, tmp_path: Path) -> None:
+    """create_tag_from_timestamp, rename_tag and replace_tag: each side's result as the other reads it."""
+    source = str(tmp_path / "source")
+    t = _catalog(source).create_table(
+        "db.t", schema=SCHEMA, primary_key=["dt", "id"], options={"bucket": "1"}
+    )
+    base = clock.epoch_millis() - 3_600_000
+    for i in range(4):
+        with clock.fixed_clock(base + i * 60_000):
+            t.write(_rows(1, start=i))
+    t.create_tag("early", 1)
+    t.expire_snapshots(retain_min=1, retain_max=2, older_than_ms=clock.epoch_millis())  # 1 lives in the tag
+    java_wh, ours_wh = _copies(tmp_path, source)
+
+    def tags(wh: str) -> dict[str, int]:
+        lsmlake.clear_caches()
+        tt = _catalog(wh).get_table("db.t")
+        assert isinstance(tt, Table)
+        return {x.name: x.snapshot.id for x in tt.list_tags()}
+
+    ours = _catalog(ours_wh).get_table("db.t")
+    assert isinstance(ours, Table)
+    for n, ts in enumerate([base - 1, base + 30_000, base + 2 * 60_000, base + 3 * 60_000]):
+        got = lifecycle(java_paimon, java_wh, "db.t", "create_tag_from_timestamp", name=f"ts{n}", value=ts)
+        assert ours.create_tag_from_timestamp(f"ts{n}", ts).snapshot.id == got["snapshot"], ts
+    with pytest.raises(JavaError):
+        lifecycle(java_paimon, java_wh, "db.t", "create_tag_from_timestamp", name="late", value=base + 10**7)
+    with pytest.raises(NoSuchSnapshotError):
+        ours.create_tag_from_timestamp("late", base + 10**7)
+    lifecycle(java_paimon, java_wh, "db.t", "rename_tag", name="ts1", to="renamed")
+    ours.rename_tag("ts1", "renamed")
+    lifecycle(java_paimon, java_wh, "db.t", "replace_tag", name="ts2", id=4)
+    ours.replace_tag("ts2", 4)
+    lifecycle(java_paimon, java_wh, "db.t", "replace_tag", name="ts3")  # the latest snapshot
+    ours.replace_tag("ts3")
+    assert tags(java_wh) == tags(ours_wh)
+    for name in tags(ours_wh):
+        ident = "db.t"
+        java_side = java_rows(java_paimon.read(ours_wh, ident, options={"scan.tag-name": name}))
+        ours_side = arrow_rows(_catalog(java_wh).get_table(ident).read(tag=name))  # type: ignore[union-attr]
+        assert sort_rows(java_side, ["dt", "id"]) == sort_rows(ours_side, ["dt", "id"]), name
+
+
+def test_fallback_branch_and_branches_table(java_paimon: JavaPaimon, tmp_path: Path) -> None:
+    """`scan.fallback-branch`: a batch read of the main table takes the partitions it lacks from the
+    branch, on both sides; `$branches` lists the same branches."""
+    warehouse = str(tmp_path / "wh")
+    catalog = _catalog(warehouse)
+    t = catalog.create_table(
+        "db.t", schema=SCHEMA, primary_key=["dt", "id"], partition_keys=["dt"], options={"bucket": "1"}
+    )
+    t.write(_rows(2, "a"))
+    fb = t.create_branch("fb")
+    fb.write(pa.concat_tables([_rows(3, "a", v="fb"), _rows(2, "b", v="fb")]))
+    java_paimon.branch(warehouse, "db.t", "create", "other")
+    t = t.alter(lsmlake.schema_change.set_option("scan.fallback-branch", "fb"))
+    ours = _ours(catalog, "db.t")
+    assert ours == _java(java_paimon, warehouse, "db.t")
+    assert {(r["dt"], r["v"][:2]) for r in ours} == {("a", "x0"), ("a", "x1"), ("b", "fb")}
+    java_b = sorted(r["branch_name"] for r in java_paimon.system(warehouse, "db.t", "branches"))
+    ours_b = sorted(catalog.get_table("db.t$branches").read().column("branch_name").to_pylist())
+    assert java_b == ours_b == ["fb", "other"]

@@ -47,7 +47,8 @@ import java.util.regex.Pattern;
  * The table-lifecycle operations of the harness's "lifecycle" command (its "action" names one), each
  * the core logic a Paimon procedure runs (the Flink/Spark procedures are thin wrappers over these):
  * set_option, rescale, consumer, expire_changelogs, purge, compact_manifest, rollback_to_timestamp,
- * rollback_to_watermark, rename_branch, mark_done, success_file, remove_unexisting.
+ * rollback_to_watermark, rename_branch, mark_done, success_file, remove_unexisting, rename_tag,
+ * replace_tag, create_tag_from_timestamp.
  */
 final class Lifecycle {
 
@@ -148,6 +149,37 @@ final class Lifecycle {
                 }
             case "remove_unexisting":
                 return removeUnexisting(table, command);
+            case "rename_tag":
+                table.renameTag(command.get("name").getAsString(), command.get("to").getAsString());
+                return answer;
+            case "replace_tag":
+                table.replaceTag(
+                        command.get("name").getAsString(),
+                        nullOrMissing(command, "id") ? null : command.get("id").getAsLong(),
+                        nullOrMissing(command, "time_retained_ms")
+                                ? null
+                                : Duration.ofMillis(command.get("time_retained_ms").getAsLong()));
+                return answer;
+            case "create_tag_from_timestamp":
+                {
+                    // CreateTagFromTimestampProcedure: the first snapshot (or tag) at or after the time
+                    long ts = command.get("value").getAsLong();
+                    Snapshot snapshot = table.snapshotManager().laterOrEqualTimeMills(ts);
+                    for (Snapshot tagged : table.tagManager().tags().keySet()) {
+                        if (ts <= tagged.timeMillis()) {
+                            if (snapshot == null || tagged.timeMillis() < snapshot.timeMillis()) {
+                                snapshot = tagged;
+                            }
+                            break;
+                        }
+                    }
+                    if (snapshot == null) {
+                        throw new IllegalArgumentException("no snapshot later than " + ts);
+                    }
+                    table.createTag(command.get("name").getAsString(), snapshot.id());
+                    answer.addProperty("snapshot", snapshot.id());
+                    return answer;
+                }
             default:
                 throw new IllegalArgumentException("unknown lifecycle action: " + action);
         }
