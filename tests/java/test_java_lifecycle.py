@@ -680,3 +680,35 @@ def test_fallback_branch_and_branches_table(java_paimon: JavaPaimon, tmp_path: P
     java_b = sorted(r["branch_name"] for r in java_paimon.system(warehouse, "db.t", "branches"))
     ours_b = sorted(catalog.get_table("db.t$branches").read().column("branch_name").to_pylist())
     assert java_b == ours_b == ["fb", "other"]
+
+
+@pytest.mark.parametrize("ignore_progress", [False, True])
+def test_stream_resumes_from_a_consumer_as_java_does(
+    java_paimon: JavaPaimon, tmp_path: Path, ignore_progress: bool
+) -> None:
+    """A consumer's saved progress (lsmlake's reset_consumer) is where a stream with that consumer-id
+    starts, on Java and on lsmlake; `consumer.ignore-progress` makes both start afresh (latest-full)."""
+    warehouse = str(tmp_path / "wh")
+    t = _catalog(warehouse).create_table(
+        "db.t", schema=SCHEMA, primary_key=["dt", "id"], options={"bucket": "1"}
+    )
+    for i in range(4):
+        t.write(_rows(2, start=2 * i, v=f"w{i}-"))
+    t.reset_consumer("etl", 3)
+    options = {"consumer-id": "etl", "consumer.ignore-progress": str(ignore_progress).lower()}
+    java = sorted((r["_kind"], r["id"], r["v"]) for r in java_paimon.stream(warehouse, "db.t", options))
+    stream = t.with_options({"consumer.ignore-progress": options["consumer.ignore-progress"]}).stream(
+        consumer_id="etl", stop_when_caught_up=True, auto_commit=False
+    )
+    ours = sorted(
+        (kind, i, v)
+        for batch in stream
+        for kind, i, v in zip(
+            batch.column("rowkind").to_pylist(),
+            batch.column("id").to_pylist(),
+            batch.column("v").to_pylist(),
+            strict=True,
+        )
+    )
+    assert java == ours
+    assert len(ours) == (8 if ignore_progress else 4)  # everything, or snapshots 3 and 4
