@@ -712,3 +712,36 @@ def test_stream_resumes_from_a_consumer_as_java_does(
     )
     assert java == ours
     assert len(ours) == (8 if ignore_progress else 4)  # everything, or snapshots 3 and 4
+
+
+def test_rescale_of_a_postpone_bucket_partition(java_paimon: JavaPaimon, tmp_path: Path) -> None:
+    """Paimon's rescale is first of all for postpone-bucket tables: a partition gets a real bucket count
+    (bucket_num is required); the postponed rows compacted afterwards follow the partition's count."""
+    source = str(tmp_path / "source")
+    t = _catalog(source).create_table(
+        "db.t", schema=SCHEMA, primary_key=["dt", "id"], partition_keys=["dt"], options={"bucket": "-2"}
+    )
+    t.write(pa.concat_tables([_rows(9, "a"), _rows(2, "b")]))
+    t.compact(full=True)
+    java_wh, ours_wh = _copies(tmp_path, source)
+    lifecycle(java_paimon, java_wh, "db.t", "rescale", bucket_num=3, partition={"dt": "a"})
+    ours = _catalog(ours_wh).get_table("db.t")
+    assert isinstance(ours, Table)
+    ours.rescale(3, {"dt": "a"})
+    with pytest.raises(JavaError, match="bucket number"):
+        lifecycle(java_paimon, java_wh, "db.t", "rescale", partition={"dt": "a"})
+    with pytest.raises(ValueError, match="bucket_num"):
+        ours.rescale(partitions={"dt": "a"})
+    java_t = _catalog(java_wh).get_table("db.t")
+    assert isinstance(java_t, Table)
+    assert _layout(java_t) == _layout(ours) and _layout(ours)["dt=a"] == {3}
+    assert (
+        _java(java_paimon, ours_wh, "db.t")
+        == _ours(_catalog(java_wh), "db.t")
+        == _ours(_catalog(ours_wh), "db.t")
+    )
+    for tt in (java_t, ours):
+        tt.write(_rows(4, "a", start=20, v="late"))
+        tt.compact(full=True)
+    assert _layout(java_t) == _layout(ours) and _layout(ours)["dt=a"] == {3}
+    assert _java(java_paimon, ours_wh, "db.t") == _ours(_catalog(java_wh), "db.t")

@@ -190,3 +190,24 @@ def test_bad_input(tmp_path: Path) -> None:
     assert plain.options.bucket == 2 and plain.read().sort_by("id").column("v").to_pylist() == [1, 2]
     with pytest.raises(CommitConflictError, match="written with 3 buckets"):
         plain.write(pa.table({"dt": ["a"], "id": [3], "v": [3]}, schema=SCHEMA))
+
+
+def test_a_postpone_bucket_partition_is_rescaled(tmp_path: Path) -> None:
+    """A postpone-bucket table's partition gets a real bucket count (which bucket_num must give, as in
+    Paimon); rows postponed later are compacted into that count."""
+    cat = lsmlake.Catalog(str(tmp_path))
+    cat.create_database("db")
+    t = cat.create_table(
+        "db.p", schema=SCHEMA, primary_key=["dt", "id"], partition_keys=["dt"], options={"bucket": "-2"}
+    )
+    model: Model = {}
+    _write(t, model, [("a", i, i) for i in range(12)] + [("b", 1, 1)])
+    t.compact(full=True)
+    with pytest.raises(ValueError, match="bucket_num"):
+        t.rescale(partitions={"dt": "a"})
+    t.rescale(4, {"dt": "a"})
+    assert _layout(t) == {"a": {4}, "b": {1}} and _rows(t) == model
+    _write(t, model, [("a", i, 100 + i) for i in range(5, 20)])
+    t.compact(full=True)
+    assert _layout(t) == {"a": {4}, "b": {1}} and _rows(t) == model
+    assert cat.get_table("db.p").options.bucket == -2

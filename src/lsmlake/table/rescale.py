@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 import pyarrow.compute as pc
 
+from lsmlake.bucket.routers import POSTPONE_BUCKET
 from lsmlake.errors import InvalidPartitionSpecError, UnsupportedError
 from lsmlake.metadata.table_handle import TableHandle
 from lsmlake.table.partition_expire import live_partitions
@@ -46,10 +47,15 @@ def plan_rescale(
     partition whose rows were all deleted keeps its files). Rows committed by another writer while the
     rescale runs are lost, as in Paimon: run it alone."""
     current = table.options.bucket
-    if current <= 0:
-        mode = {-1: "dynamic", -2: "postpone"}.get(current, str(current))
+    if current == POSTPONE_BUCKET and bucket_num is None:
+        raise ValueError(
+            f"table {table.name}: rescaling a postpone-bucket table needs the resulting bucket number "
+            "(bucket_num), as in Paimon"
+        )
+    if current <= 0 and current != POSTPONE_BUCKET:
         raise UnsupportedError(
-            f"table {table.name}: rescale needs a fixed-bucket table (bucket > 0), this one is {mode} ({current})"
+            f"table {table.name}: rescale needs a fixed-bucket or postpone-bucket table, this one is "
+            f"dynamic ({current})"
         )
     if bucket_num is not None and (
         isinstance(bucket_num, bool) or not isinstance(bucket_num, int) or bucket_num < 1

@@ -216,6 +216,11 @@ final class Lifecycle {
         FileStoreTable base = table.copy(strict);
         Map<String, String> partition = spec(command, "partition");
         Map<String, String> bucketOptions = new HashMap<>(base.options());
+        if (nullOrMissing(command, "bucket_num") && base.coreOptions().bucket() == -2) {
+            // RescaleAction's own check
+            throw new IllegalArgumentException(
+                    "When rescaling postpone bucket tables, you must provide the resulting bucket number.");
+        }
         if (!nullOrMissing(command, "bucket_num")) {
             bucketOptions.put(CoreOptions.BUCKET.key(), command.get("bucket_num").getAsString());
         }
