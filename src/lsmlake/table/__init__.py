@@ -134,7 +134,8 @@ class Table(TableHandle):
         """Replace data in one OVERWRITE snapshot (INSERT OVERWRITE).
 
         Without ``partitions``: the partitions present in ``data`` (the whole table when it is not
-        partitioned, or with option `dynamic-partition-overwrite` false). With ``partitions`` (e.g.
+        partitioned, or with option `dynamic-partition-overwrite` false); with no rows that replaces
+        no partition, and no snapshot is made (as in Paimon). With ``partitions`` (e.g.
         ``{"dt": "2024-01-01"}``): every partition matching them, even if ``data`` is empty - which
         truncates them; rows outside them raise InvalidPartitionSpecError and nothing is written.
         """
