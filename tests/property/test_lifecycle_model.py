@@ -222,6 +222,35 @@ class Lifecycle(RuleBasedStateMachine):
         if part is not None or live:
             m.commit_bucket = m.bucket
 
+    # ---- partitions and whole-table maintenance ----
+
+    @rule(part=st.sampled_from(PARTS))
+    def drop_partition(self, part: str) -> None:
+        sid = self._open("main").drop_partitions({"dt": part})
+        m = self.refs["main"]
+        assert (sid is None) == (part not in m.counts)
+        if sid is not None:
+            m.rows = {k: v for k, v in m.rows.items() if k[0] != part}
+            m.counts.pop(part)
+            m.commit_bucket = m.bucket
+
+    @rule()
+    def compact_manifests(self) -> None:
+        self._open("main").compact_manifests()  # changes no row
+
+    @rule(part=st.sampled_from(PARTS))
+    def mark_partition_done(self, part: str) -> None:
+        (path,) = self._open("main").mark_partitions_done({"dt": part})
+        assert path.endswith(f"dt={part}/_SUCCESS")
+
+    @precondition(lambda self: self._latest_sid() is not None)
+    @rule()
+    def purge_files(self) -> None:
+        self._open("main").purge_files()
+        m = self.refs["main"]
+        self.refs = {"main": Ref(bucket=m.bucket, commit_bucket=m.bucket)}
+        self.tags, self.consumers = {}, {}
+
     # ---- consumers ----
 
     @rule(cid=st.sampled_from(["c1", "c2", "x1"]), sid=st.integers(1, 12))
