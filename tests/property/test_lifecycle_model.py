@@ -1,14 +1,17 @@
 """Stateful model test of the table lifecycle: writes and deletes on the main table and on branches, tags,
 branches created (from a tag or empty), renamed, deleted and fast-forwarded, rollback to a tag, ALTER of the
-bucket count, rescale (the whole table or one partition) and consumers, against a model that knows each
+bucket count, rescale (the whole table or one partition) and consumers (reset, cleared, expired after a
+commit once their file is older than `consumer.expiration-time`), against a model that knows each
 branch's rows, each partition's bucket count (writes into a partition of another count are refused, as in
 Paimon) and which tags, branches and consumers exist."""
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import tempfile
+import time
 from dataclasses import dataclass, field, replace
 
 import pyarrow as pa
@@ -19,7 +22,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 import lsmlake
 from lsmlake.errors import CommitConflictError, InvalidPartitionSpecError, NoSuchSnapshotError
 from lsmlake.maintenance.files import FileLocator
-from lsmlake.metadata.consumers import read_consumers
+from lsmlake.metadata.consumers import consumer_path, read_consumers
 from lsmlake.metadata.restore import RestoredState
 from lsmlake.schema_change import set_option
 from lsmlake.table import Table
@@ -70,11 +73,16 @@ class Lifecycle(RuleBasedStateMachine):
             primary_key=["dt", "id"],
             partition_keys=["dt"],
             # no compaction of its own: a full one could leave a partition of deletes without files
-            options={"bucket": "2", "num-sorted-run.compaction-trigger": "100"},
+            options={
+                "bucket": "2",
+                "num-sorted-run.compaction-trigger": "100",
+                "consumer.expiration-time": "1 h",
+            },
         )
         self.refs: dict[str, Ref] = {"main": Ref()}
         self.tags: dict[str, TagModel] = {}
         self.consumers: dict[str, int] = {}
+        self.aged: set[str] = set()  # consumers whose file was last written two hours ago
         self.names = 0
 
     def teardown(self) -> None:
@@ -119,6 +127,14 @@ class Lifecycle(RuleBasedStateMachine):
                 m.rows[(p, i)] = v
             m.counts[p] = m.bucket
         m.commit_bucket = m.bucket
+        if ref == "main":
+            self._after_main_commit()
+
+    def _after_main_commit(self) -> None:
+        """A writer's commit on main expires the consumers older than `consumer.expiration-time`."""
+        for c in self.aged:
+            self.consumers.pop(c, None)
+        self.aged.clear()
 
     @rule(data=st.data(), rows=ROWS, delete=st.booleans())
     def write(self, data: st.DataObject, rows: list[tuple[str, int, int]], delete: bool) -> None:
@@ -221,6 +237,7 @@ class Lifecycle(RuleBasedStateMachine):
                 m.counts.pop(p, None)  # an overwrite of a partition without rows empties it
         if part is not None or live:
             m.commit_bucket = m.bucket
+            self._after_main_commit()
 
     # ---- partitions and whole-table maintenance ----
 
@@ -249,7 +266,7 @@ class Lifecycle(RuleBasedStateMachine):
         self._open("main").purge_files()
         m = self.refs["main"]
         self.refs = {"main": Ref(bucket=m.bucket, commit_bucket=m.bucket)}
-        self.tags, self.consumers = {}, {}
+        self.tags, self.consumers, self.aged = {}, {}, set()
 
     # ---- consumers ----
 
@@ -264,6 +281,16 @@ class Lifecycle(RuleBasedStateMachine):
             return
         assert exists
         self.consumers[cid] = sid
+        self.aged.discard(cid)
+
+    @precondition(lambda self: bool(self.consumers))
+    @rule(data=st.data())
+    def age_consumer(self, data: st.DataObject) -> None:
+        cid = data.draw(st.sampled_from(sorted(self.consumers)))
+        t = self._open("main")
+        then = time.time() - 2 * 3600
+        os.utime(consumer_path(t.root, cid), (then, then))
+        self.aged.add(cid)
 
     @rule(including=st.sampled_from([None, "c.*", "x1"]), excluding=st.sampled_from([None, "c2"]))
     def clear_consumers(self, including: str | None, excluding: str | None) -> None:
@@ -276,6 +303,7 @@ class Lifecycle(RuleBasedStateMachine):
         assert sorted(cleared) == sorted(gone)
         for c in gone:
             del self.consumers[c]
+            self.aged.discard(c)
 
     # ---- what must hold after every step ----
 
