@@ -745,3 +745,40 @@ def test_rescale_of_a_postpone_bucket_partition(java_paimon: JavaPaimon, tmp_pat
         tt.compact(full=True)
     assert _layout(java_t) == _layout(ours) and _layout(ours)["dt=a"] == {3}
     assert _java(java_paimon, ours_wh, "db.t") == _ours(_catalog(java_wh), "db.t")
+
+
+def test_commits_turn_expired_snapshots_into_the_same_changelogs(
+    java_paimon: JavaPaimon, tmp_path: Path
+) -> None:
+    """Each side's commits expire snapshots into long-lived changelogs and those by
+    `changelog.num-retained.max` alike (the rule tests/property/test_changelog_expiry_model.py models)."""
+    options = {
+        "bucket": "1",
+        "changelog-producer": "input",
+        "snapshot.num-retained.min": "1",
+        "snapshot.num-retained.max": "2",
+        "changelog.num-retained.min": "1",
+        "changelog.num-retained.max": "5",
+    }
+    java_wh, ours_wh = str(tmp_path / "java"), str(tmp_path / "ours")
+    java_paimon.create(
+        java_wh, "db.t", [("id", "INT NOT NULL"), ("v", "BIGINT")], primary_key=["id"], options=options
+    )
+    ours = _catalog(ours_wh).create_table(
+        "db.t",
+        schema=pa.schema([pa.field("id", pa.int32(), nullable=False), ("v", pa.int64())]),
+        primary_key=["id"],
+        options=options,
+    )
+    seen = []
+    for i in range(8):
+        java_paimon.write(java_wh, "db.t", [{"id": i % 3, "v": i}])
+        ours.write(pa.table({"id": pa.array([i % 3], pa.int32()), "v": [i]}))
+        ids = [
+            sorted(int(p.name.split("-")[1]) for p in Path(wh, "db.db", "t", "changelog").glob("changelog-*"))
+            for wh in (java_wh, ours_wh)
+        ]
+        assert ids[0] == ids[1], i
+        seen.append(ids[1])
+    # 9 snapshots (the fifth write compacted too): snapshots 8 and 9 kept, 5 of them and changelogs
+    assert seen[-1] == [5, 6, 7] and seen[2] == [1]
