@@ -1,6 +1,8 @@
 """CALL sys.rescale / Table.rescale: a fixed-bucket table (or one partition) rewritten into a new bucket
 count: the rows equal a model before and after, every file sits in the bucket Paimon's hash gives its
-keys for the new count, and reads, writes and compaction go on afterwards."""
+keys for the new count, the schema keeps its `bucket` (as Paimon's RescaleAction: writes into a partition
+of another count are refused until ALTER TABLE sets it), and reads, writes and compaction go on after
+the ALTER."""
 
 from __future__ import annotations
 
@@ -98,14 +100,39 @@ def test_the_whole_table_is_rescaled(tmp_path: Path) -> None:
     kinds = [t.snapshot_manager.snapshot(i).commit_kind for i in range((before or 0) + 1, sid + 1)]
     assert kinds[0] == "OVERWRITE" and set(kinds[1:]) <= {"COMPACT"}
     t = cat.get_table("db.t")
-    assert t.options.bucket == 5
+    assert t.options.bucket == 2  # the schema stays, as in Paimon
     assert _rows(t) == model
-    assert set(_layout(t)) == {"a", "b"} and all(v == {5} for v in _layout(t).values())  # c had no row left
-    _write(t, model, [("a", i, 1000 + i) for i in range(0, 80, 3)] + [("c", 1, 5)])
+    # c had no live row: a dynamic overwrite (Paimon's) leaves its files alone
+    assert _layout(t) == {"a": {5}, "b": {5}, "c": {2}}
+    with pytest.raises(CommitConflictError, match=r"written with 5 buckets.*'bucket' = '5'"):
+        t.write(pa.table({"dt": ["a"], "id": [1], "v": [1]}, schema=SCHEMA))
+    t = t.alter(lsmlake.schema_change.set_option("bucket", "5"))
+    _write(t, model, [("a", i, 1000 + i) for i in range(0, 80, 3)])
+    with pytest.raises(CommitConflictError, match="written with 2 buckets"):
+        t.write(pa.table({"dt": ["c"], "id": [1], "v": [5]}, schema=SCHEMA))
+    t.rescale(partitions={"dt": "c"})  # the table's count now: c follows
+    _write(t, model, [("c", 1, 5)])
     t.delete(pa.table({"dt": ["b"], "id": [next(i for d, i in sorted(model) if d == "b")]}))
     del model[next(k for k in sorted(model) if k[0] == "b")]
     t.compact(full=True)
     assert _rows(t) == model and all(v == {5} for v in _layout(t).values())
+
+
+def test_alter_bucket_then_rescale(tmp_path: Path) -> None:
+    """Paimon's documented way: ALTER TABLE SET ('bucket' = 'n'), then rescale without a count. Until the
+    rescale the old partitions refuse writes and new partitions take the new count."""
+    _, t, model = _table(tmp_path)
+    t = t.alter(lsmlake.schema_change.set_option("bucket", "3"))
+    with pytest.raises(CommitConflictError, match="written with 2 buckets"):
+        t.write(pa.table({"dt": ["a"], "id": [1], "v": [1]}, schema=SCHEMA))
+    _write(t, model, [("new", 1, 1)])
+    assert _layout(t)["new"] == {3}
+    t.rescale()
+    assert all(v == {3} for k, v in _layout(t).items() if k != "c")
+    _write(t, model, [("a", 1, 9), ("b", 2, 9)])
+    assert _rows(t) == model
+    with pytest.raises(UnsupportedError, match="from one fixed count to another"):
+        t.alter(lsmlake.schema_change.set_option("bucket", "-1"))
 
 
 def test_one_partition_is_rescaled(tmp_path: Path) -> None:
@@ -132,7 +159,7 @@ def test_the_sql_procedure(tmp_path: Path) -> None:
     execute(cat, "CALL sys.rescale('db.t', 1, 'dt=b')")
     t = cat.get_table("db.t")
     layout = _layout(t)
-    assert t.options.bucket == 4 and layout["a"] == {4} and layout["b"] == {1}
+    assert t.options.bucket == 2 and layout["a"] == {4} and layout["b"] == {1}
     assert _rows(t) == model
 
 
@@ -160,4 +187,27 @@ def test_bad_input(tmp_path: Path) -> None:
         plain.rescale(3, {"dt": "a"})
     plain.rescale(3)
     plain = cat.get_table("db.u")
-    assert plain.options.bucket == 3 and plain.read().sort_by("id").column("v").to_pylist() == [1, 2]
+    assert plain.options.bucket == 2 and plain.read().sort_by("id").column("v").to_pylist() == [1, 2]
+    with pytest.raises(CommitConflictError, match="written with 3 buckets"):
+        plain.write(pa.table({"dt": ["a"], "id": [3], "v": [3]}, schema=SCHEMA))
+
+
+def test_a_postpone_bucket_partition_is_rescaled(tmp_path: Path) -> None:
+    """A postpone-bucket table's partition gets a real bucket count (which bucket_num must give, as in
+    Paimon); rows postponed later are compacted into that count."""
+    cat = lsmlake.Catalog(str(tmp_path))
+    cat.create_database("db")
+    t = cat.create_table(
+        "db.p", schema=SCHEMA, primary_key=["dt", "id"], partition_keys=["dt"], options={"bucket": "-2"}
+    )
+    model: Model = {}
+    _write(t, model, [("a", i, i) for i in range(12)] + [("b", 1, 1)])
+    t.compact(full=True)
+    with pytest.raises(ValueError, match="bucket_num"):
+        t.rescale(partitions={"dt": "a"})
+    t.rescale(4, {"dt": "a"})
+    assert _layout(t) == {"a": {4}, "b": {1}} and _rows(t) == model
+    _write(t, model, [("a", i, 100 + i) for i in range(5, 20)])
+    t.compact(full=True)
+    assert _layout(t) == {"a": {4}, "b": {1}} and _rows(t) == model
+    assert cat.get_table("db.p").options.bucket == -2

@@ -209,7 +209,7 @@ class FileStoreCommit:
         return ids
 
     def commit_empty(self, *, identifier: int = BATCH_COMMIT_IDENTIFIER) -> int:
-        """An APPEND snapshot that changes nothing (`commit.force-create-snapshot`: a commit with
+        """An APPEND snapshot that changes nothing (`snapshot.ignore-empty-commit` false: a commit with
         nothing to write still publishes one, as Paimon's committer then does); its id."""
         return self._commit_changes(Changes("APPEND", ()), identifier)
 
@@ -457,6 +457,29 @@ class FileStoreCommit:
             return Changes("OVERWRITE", tuple(deletes + adds), tuple(index_deletes + index_adds))
 
         return self._commit_changes(changes_for, identifier)
+
+    def remove_files(self, messages: Sequence[CommitMessage]) -> int | None:
+        """One OVERWRITE snapshot that only drops the messages' ``compact_before`` files (DELETE
+        entries), as Paimon commits a data increment's deleted files (remove_unexisting_files); each
+        attempt drops those still live in the latest snapshot. None when none of them is live."""
+        wanted = {(m.partition, m.bucket, f.file_name) for m in messages for f in m.compact_before}
+
+        def deletes(latest: Snapshot | None) -> list[ManifestEntry]:
+            return [
+                e.with_kind(FileKind.DELETE)
+                for e in live_entries(
+                    self.io,
+                    self.paths,
+                    latest,
+                    entry_filter=lambda e: (e.partition, e.bucket, e.file.file_name) in wanted,
+                )
+            ]
+
+        if not deletes(self._latest()):
+            return None
+        return self._commit_changes(
+            lambda latest: Changes("OVERWRITE", tuple(deletes(latest))), BATCH_COMMIT_IDENTIFIER
+        )
 
     def _commit_changes(
         self, changes: Changes | Callable[[Snapshot | None], Changes], identifier: int

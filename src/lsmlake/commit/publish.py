@@ -202,12 +202,13 @@ def written_buckets(messages: Sequence[CommitMessage]) -> set[tuple[bytes, int]]
 def forced_empty_commit(
     table: TableHandle, messages: Sequence[CommitMessage], overwriting: bool, unplaced: pa.Table | None
 ) -> bool:
-    """Whether a commit with nothing to publish makes an empty snapshot (`commit.force-create-snapshot`)."""
+    """Whether a commit with nothing to publish makes an empty snapshot (`snapshot.ignore-empty-commit`
+    false, as Paimon's batch commits; `commit.force-create-snapshot` is Flink streaming's only)."""
     return (
         not messages
         and not overwriting
         and unplaced is None
-        and table.options.get(CoreOptions.COMMIT_FORCE_CREATE_SNAPSHOT)
+        and not table.options.get(CoreOptions.SNAPSHOT_IGNORE_EMPTY_COMMIT)
     )
 
 

@@ -14,6 +14,7 @@ import pyarrow.compute as pc
 import pyarrow.orc as orc
 import pyarrow.parquet as pq
 
+from lsmlake.core import clock
 from lsmlake.core.binary_row import EMPTY_ROW, serialize_row
 from lsmlake.core.fileio import FileIO, OutputFile
 from lsmlake.core.options import CoreOptions
@@ -67,8 +68,9 @@ def _dictionary_columns(rows: pa.Table) -> list[str]:
 
 
 def local_wall_clock_millis() -> int:
-    """Paimon's _CREATION_TIME: the local wall-clock time encoded as if it were UTC."""
-    now = dt.datetime.now()
+    """Paimon's _CREATION_TIME: the local wall-clock time encoded as if it were UTC (the clock of
+    ``core.clock``, which partition expiry by update time compares it with)."""
+    now = clock.local_now()
     return int(now.replace(tzinfo=dt.timezone.utc).timestamp() * 1000)
 
 

@@ -303,7 +303,8 @@ class FileStoreWrite:
             if wrong:
                 raise CommitConflictError(
                     f"table {self.table_name}: this partition was written with {wrong[0]} buckets, the table "
-                    f"now says {self.num_buckets}; rescale it first (Table.rescale / CALL sys.rescale)"
+                    f"now says {self.num_buckets}; rescale it first (Table.rescale / CALL sys.rescale), or set "
+                    f"the table's count to {wrong[0]} (ALTER TABLE SET ('bucket' = '{wrong[0]}'))"
                 )
         if not entries:
             return 0

@@ -53,7 +53,6 @@ REFUSED: dict[str, str] = {
     "compaction.force-up-level-0": _NOT_YET,
     "commit.force-compact": _NOT_YET,
     "delete.force-produce-changelog": _NOT_YET,
-    "snapshot.ignore-empty-commit": _NOT_YET,
     "commit.discard-duplicate-files": _NOT_YET,
     "commit.strict-mode.last-safe-snapshot": _NOT_YET,
     "tag.create-success-file": _NOT_YET,

@@ -397,7 +397,15 @@ class OptionDeclarations(EngineTuningDeclarations):
     COMMIT_FORCE_CREATE_SNAPSHOT = bool_option(
         "commit.force-create-snapshot",
         False,
-        "A writer's commit with nothing to write still publishes an empty snapshot (Paimon: its streaming commits).",
+        f"{NO_EFFECT} (Paimon forces only a Flink streaming checkpoint with no data to commit a snapshot; "
+        "lsmlake's commits are batch commits, which Paimon's BatchWriteBuilder does not force. An empty "
+        "batch commit makes a snapshot when snapshot.ignore-empty-commit is false).",
+    )
+    SNAPSHOT_IGNORE_EMPTY_COMMIT = bool_option(
+        "snapshot.ignore-empty-commit",
+        True,
+        "Whether a commit with nothing to write publishes no snapshot (Paimon's default for batch commits); "
+        "false: it publishes an empty APPEND snapshot and runs the after-commit work (automatic tags, expiry).",
     )
     HEAL_LEVEL0_BUCKETS = int_option(
         "lsmlake.commit.heal-level0-buckets",

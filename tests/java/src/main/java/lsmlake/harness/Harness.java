@@ -158,6 +158,10 @@ public final class Harness {
                 return readWhere(command);
             case "index_eval":
                 return indexEval(command);
+            case "lifecycle":
+                // table-lifecycle procedures' core logic: Lifecycle.java
+                return Lifecycle.run(
+                        catalog(command), (FileStoreTable) table(command, ""), command, ioManager);
             default:
                 throw new IllegalArgumentException("unknown op: " + op);
         }
