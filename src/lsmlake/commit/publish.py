@@ -425,3 +425,9 @@ def compact_manifests(table: TableHandle) -> int | None:
     COMPACT snapshot (Paimon's compact_manifest procedure); its id, or None when there was nothing to do."""
     full = table.with_dynamic_options({CoreOptions.MANIFEST_FULL_COMPACTION_THRESHOLD_SIZE.key: "0 b"})
     return FileStoreCommit(full, base_snapshot_id=None).compact_manifests()
+
+
+def publish_removals(table: TableHandle, messages: Sequence[CommitMessage]) -> int | None:
+    """One OVERWRITE snapshot dropping the messages' ``compact_before`` files from the manifests (files
+    missing on storage: ``remove_unexisting_files``); None when none of them is still live."""
+    return FileStoreCommit(table, base_snapshot_id=None).remove_files(messages)

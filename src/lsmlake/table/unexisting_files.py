@@ -4,7 +4,7 @@ them (the deleted files of a data increment)."""
 
 from __future__ import annotations
 
-from lsmlake.commit.committer import FileStoreCommit
+from lsmlake.commit.publish import publish_removals
 from lsmlake.maintenance.files import FileLocator
 from lsmlake.metadata.commit_message import CommitMessage
 from lsmlake.metadata.restore import RestoredState
@@ -32,5 +32,5 @@ def remove_unexisting_files(table: TableHandle, *, dry_run: bool = False) -> lis
             total = entries[0].total_buckets
             messages.append(CommitMessage(partition, bucket, total, compact_before=tuple(missing)))
     if messages and not dry_run:
-        FileStoreCommit(table, base_snapshot_id=None).remove_files(messages)
+        publish_removals(table, messages)
     return sorted(paths)
