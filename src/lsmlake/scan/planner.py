@@ -349,10 +349,13 @@ def plan_scan(
     index_pruner = FileIndexPruner(io, schema, predicate, planner.evolution)
     index_pruner.pruned = planner.counts.by_file_index
     index_pruner.selected = planner.counts.rows_by_file_index
+    # a primary-key file's rows stand alone only when level 0 is not read and deletion vectors mark every
+    # superseded row (Java uses file indexes there only: batch reads that skip level 0); else a file whose
+    # rows fail the filter may still be merged into a row that passes (aggregation, partial-update)
     use_indexes = (
         predicate is not None
         and options.get(CoreOptions.FILE_INDEX_READ_ENABLED)
-        and (not planner.pk_table or options.deletion_vectors_enabled)
+        and (not planner.pk_table or (options.deletion_vectors_enabled and planner.skip_level0))
     )
     splits: list[Split] = []
     buckets: list[BucketPlan] = []
