@@ -249,10 +249,12 @@ class _Planner:
         levels = {f.level for f in files}
         if len(files) == 1 or (len(levels) == 1 and 0 not in levels):
             kept = [f for f in files if self.value_matches(f)]
-        elif not self.options.deletion_vectors_enabled and self.options.merge_engine in (
-            "partial-update",
-            "aggregation",
+        elif self.options.merge_engine in ("partial-update", "aggregation") and (
+            not self.options.deletion_vectors_enabled or 0 in levels
         ):
+            # rows of one key in several files fold into one that may pass where none of them does;
+            # deletion vectors make deeper rows stand alone, but not level-0 rows (a stream's first plan,
+            # merge-on-read), which Java's whole-bucket filter overlooks
             kept = files
         else:
             kept = files if any(self.value_matches(f) for f in files) else []
