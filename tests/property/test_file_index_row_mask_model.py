@@ -158,7 +158,7 @@ def test_indexed_reads_equal_unindexed_reads_and_the_model(
         catalog = lsmlake.Catalog(tmp)
         catalog.create_database("db")
         options = {**INDEXES, "file-index.in-manifest-threshold": threshold, **KINDS[kind]}
-        pk = kind != "append"
+        pk = kind.startswith("pk")
         table = catalog.create_table(
             "db.t", schema=SCHEMA, primary_key=["k"] if pk else None, options=options
         )
@@ -170,7 +170,7 @@ def test_indexed_reads_equal_unindexed_reads_and_the_model(
         if delete_below is not None and kind in ("pk", "pk-dv"):  # after the indexes were written
             table.delete(f"k < {delete_below}")
         views = [table]
-        if "dv" in kind:
+        if kind.startswith("pk-dv"):
             views.append(table.with_options({"deletion-vectors.merge-on-read": "true"}))
         for view in views:
             full = view.read()
