@@ -257,10 +257,12 @@ class _Planner:
         levels = {f.level for f in files}
         if len(files) == 1 or (len(levels) == 1 and 0 not in levels):
             kept = [f for f in files if self.value_matches(f)]
-        elif not self.options.deletion_vectors_enabled and self.options.merge_engine in (
-            "partial-update",
-            "aggregation",
+        elif self.options.merge_engine in ("partial-update", "aggregation") and (
+            not self.options.deletion_vectors_enabled or 0 in levels
         ):
+            # rows of one key in several files fold into one that may pass where none of them does;
+            # deletion vectors make deeper rows stand alone, but not level-0 rows (a stream's first plan,
+            # merge-on-read), which Java's whole-bucket filter overlooks
             kept = files
         else:
             kept = files if any(self.value_matches(f) for f in files) else []
@@ -357,10 +359,13 @@ def plan_scan(
     index_pruner = FileIndexPruner(io, schema, predicate, planner.evolution)
     index_pruner.pruned = planner.counts.by_file_index
     index_pruner.selected = planner.counts.rows_by_file_index
+    # a primary-key file's rows stand alone only when level 0 is not read and deletion vectors mark every
+    # superseded row (Java uses file indexes there only: batch reads that skip level 0); else a file whose
+    # rows fail the filter may still be merged into a row that passes (aggregation, partial-update)
     use_indexes = (
         predicate is not None
         and options.get(CoreOptions.FILE_INDEX_READ_ENABLED)
-        and (not planner.pk_table or options.deletion_vectors_enabled)
+        and (not planner.pk_table or (options.deletion_vectors_enabled and planner.skip_level0))
     )
     splits: list[Split] = []
     buckets: list[BucketPlan] = []
