@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from lsmlake.core.binary_row import deserialize_row
 from lsmlake.core.fileio import FileIO
-from lsmlake.core.options import CoreOptions
+from lsmlake.core.options import CoreOptions, check_readable
 from lsmlake.core.path_guard import PathGuard
 from lsmlake.core.paths import TablePaths, partition_directory
 from lsmlake.core.schema import TableSchema
@@ -326,8 +326,7 @@ def plan_scan(
     ``streaming``: the first plan of a stream, which never skips level 0 (Java: batch scans only).
     ``all_levels``: read level-0 files too where batch reads skip them, for readers that must see every
     committed key (Java's ``withLevelFilter(level -> true)`` in the cross-partition index bootstrap)."""
-    if options.get(CoreOptions.DATA_EVOLUTION_ENABLED):
-        raise UnsupportedError(f"table {root} uses data-evolution.enabled, which lsmlake cannot read yet")
+    check_readable(options, table=root, streaming=streaming)
     filters = split_filters(predicate, schema)
     planner = _Planner(io, root, schema, options, filters)
     if streaming or all_levels:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from lsmlake.core.options.config_option import ConfigOption, parse_duration_ms, parse_memory_size
 from lsmlake.core.options.core_options import FIELDS_PREFIX, CoreOptions
 from lsmlake.core.options.registry import BY_KEY, all_options
+from lsmlake.core.options.stored import check_readable, check_writable
 from lsmlake.core.options.table_doc import options_table
 from lsmlake.core.options.validation import (
     check_option_value,
@@ -21,6 +22,8 @@ __all__ = [
     "ConfigOption",
     "CoreOptions",
     "all_options",
+    "check_readable",
+    "check_writable",
     "check_option_value",
     "is_known_option",
     "options_table",

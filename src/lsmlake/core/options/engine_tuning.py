@@ -115,6 +115,12 @@ class EngineTuningDeclarations:
         "0 ms",
         f"{NO_EFFECT} (statistics reported to a Hive metastore).",
     )
+    COMMIT_FORCE_COMPACT = bool_option(
+        "commit.force-compact",
+        False,
+        f"{NO_EFFECT} (it makes a Java writer wait for its compaction and commit it with the rows, which "
+        "lsmlake's primary-key writes always do; lsmlake does not compact append tables either way).",
+    )
     COMMIT_USER_PREFIX = optional_string(
         "commit.user-prefix", f"{NO_EFFECT} (lsmlake's writers name their own commit users)."
     )

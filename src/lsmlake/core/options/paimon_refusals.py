@@ -51,7 +51,6 @@ REFUSED: dict[str, str] = {
     "data-file.external-paths.specific-fs": _EXTERNAL_PATHS,
     "data-file.external-paths.weights": _EXTERNAL_PATHS,
     "compaction.force-up-level-0": _NOT_YET,
-    "commit.force-compact": _NOT_YET,
     "delete.force-produce-changelog": _NOT_YET,
     "snapshot.ignore-empty-commit": _NOT_YET,
     "commit.discard-duplicate-files": _NOT_YET,

@@ -53,6 +53,11 @@ def refusal(key: str, value: str) -> str | None:
                 f"option 'partition.mark-done-action'={value!r} is not supported by lsmlake: only success-file "
                 "(done-partition and mark-event need a Hive metastore; http-report and custom are not available)"
             )
+    if key == CoreOptions.MANIFEST_FORMAT.key and value.strip() and value.strip().lower() != "avro":
+        return (
+            f"option 'manifest.format'={value!r} is not supported by lsmlake: it writes Avro manifests only (it "
+            "reads ORC and Parquet ones), and Java reads a table's manifests in the format this names"
+        )
     if key == CoreOptions.FILE_FORMAT.key and value.strip().lower() == "avro":
         return "option 'file.format'='avro' is not supported by lsmlake: it reads Avro data files but cannot write them"
     return None
