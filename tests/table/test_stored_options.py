@@ -120,7 +120,9 @@ def test_a_malformed_stored_value_refuses_writes_naming_it(tmp_path: Path) -> No
 
 
 def test_a_refused_combination_refuses_writes(tmp_path: Path) -> None:
-    table = _java_table(tmp_path, {"changelog-producer": "full-compaction", "deletion-vectors.enabled": "true"})
+    table = _java_table(
+        tmp_path, {"changelog-producer": "full-compaction", "deletion-vectors.enabled": "true"}
+    )
     with pytest.raises(InvalidOptionError, match=r"cannot write it: Deletion vectors mode"):
         table.write(pa.Table.from_pylist([{"id": 3, "v": 30}], schema=SCHEMA))
 
@@ -137,6 +139,34 @@ def test_mark_partitions_done_refuses_an_action_lsmlake_lacks(tmp_path: Path) ->
     path.write_text(json.dumps(doc))
     lsmlake.clear_caches()
     table = catalog.get_table("db.t")
-    with pytest.raises(UnsupportedError, match="partition.mark-done-action"):
+    with pytest.raises(UnsupportedError, match=r"partition\.mark-done-action"):
         table.mark_partitions_done({"dt": "a"})
     assert not list(Path(table.root).rglob("_SUCCESS"))
+
+
+def test_postpone_merge_on_read_refuses_batch_reads_of_a_postpone_table(tmp_path: Path) -> None:
+    table = _java_table(tmp_path, {"postpone.merge-on-read": "true"}, bucket="-2")
+    table.write(
+        pa.Table.from_pylist([{"id": 1, "v": 11}], schema=SCHEMA)
+    )  # postponed: Java's read shows v=11
+    with pytest.raises(UnsupportedError, match=r"cannot read it: option 'postpone.merge-on-read'=true"):
+        table.read()
+    with pytest.raises(UnsupportedError, match=r"postpone\.merge-on-read"):
+        table.with_options({"postpone.merge-on-read": "true"})
+    table.compact()
+    assert table.with_options({"postpone.merge-on-read": "false"}).read().sort_by("id").to_pylist() == [
+        {"id": 1, "v": 11},
+        {"id": 2, "v": 20},
+    ]
+
+
+def test_postpone_merge_on_read_true_is_refused_at_create(tmp_path: Path) -> None:
+    catalog = lsmlake.Catalog(str(tmp_path / "wh"))
+    catalog.create_database("db")
+    with pytest.raises(UnsupportedError, match=r"postpone\.merge-on-read"):
+        catalog.create_table(
+            "db.t",
+            schema=SCHEMA,
+            primary_key=["id"],
+            options={"bucket": "-2", "postpone.merge-on-read": "true"},
+        )

@@ -6,7 +6,7 @@ import random
 import time
 import uuid
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 import pyarrow as pa
@@ -42,6 +42,11 @@ from lsmlake.metadata.index_manifest import (
 from lsmlake.metadata.live_files import live_entries
 from lsmlake.metadata.manifest import FileKind, ManifestEntry, read_manifest
 from lsmlake.metadata.manifest_list import ManifestFileMeta, read_manifest_list, write_manifest_list
+from lsmlake.metadata.sequence_properties import (
+    max_added_sequence_number,
+    merged_properties,
+    recorded_max_sequence_number,
+)
 from lsmlake.metadata.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot
 from lsmlake.metadata.table_handle import TableHandle
 
@@ -750,4 +755,19 @@ class FileStoreCommit:
             watermark=latest.watermark if latest else None,
             next_row_id=latest.next_row_id if latest and latest.next_row_id is not None else 0,
             uuid=str(uuid.uuid4()),
+            properties=self._sequence_properties(latest, previous, changes.entries),
         )
+
+    def _sequence_properties(
+        self, latest: Snapshot | None, previous: list[ManifestFileMeta], entries: Sequence[ManifestEntry]
+    ) -> Mapping[str, str] | None:
+        """``write.sequence-number-init-mode`` = snapshot: the highest sequence number handed out so far, taken
+        from the latest snapshot's properties, else from every file its manifests add (as Paimon's commit)."""
+        if self.options.get(CoreOptions.WRITE_SEQUENCE_NUMBER_INIT_MODE) != "snapshot":
+            return None
+        latest_max = recorded_max_sequence_number(latest)
+        if latest_max is None and latest is not None:
+            latest_max = max_added_sequence_number(
+                e for m in previous for e in read_manifest(self.io, self.paths.manifest(m.file_name))
+            )
+        return merged_properties(latest_max, entries)

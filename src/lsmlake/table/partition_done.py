@@ -53,7 +53,9 @@ def spec_paths(table: TableHandle, specs: Sequence[Mapping[str, object]]) -> lis
     """Partition directories of specs (``{"dt": "20240101"}``), keys in the order given, as Java's
     generatePartitionPath; every key must be a partition key."""
     if not table.partition_keys:
-        raise InvalidPartitionSpecError(f"table {table.name} is not partitioned: it has no partition to mark done")
+        raise InvalidPartitionSpecError(
+            f"table {table.name} is not partitioned: it has no partition to mark done"
+        )
     out = []
     for spec in specs:
         unknown = [k for k in spec if k not in table.partition_keys]

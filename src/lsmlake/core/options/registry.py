@@ -89,7 +89,10 @@ class OptionDeclarations(EngineTuningDeclarations):
         "postpone.batch-write-fixed-bucket", True, f"{NO_EFFECT} (batch writes to postpone tables)."
     )
     POSTPONE_MERGE_ON_READ = bool_option(
-        "postpone.merge-on-read", False, f"{NO_EFFECT} (reads never see postponed rows before a compaction)."
+        "postpone.merge-on-read",
+        False,
+        "Paimon 2.x: false, batch reads leave out rows still in the postpone bucket (lsmlake reads only so: true "
+        "is refused, and a postpone table that holds true cannot be read in batch).",
     )
     PARTITION_DEFAULT_NAME = string_option(
         "partition.default-name", "__DEFAULT_PARTITION__", "Directory name of a null partition value."
@@ -233,7 +236,12 @@ class OptionDeclarations(EngineTuningDeclarations):
         "num-sorted-run.stop-trigger + 1; at least 2).",
     )
     WRITE_SEQUENCE_NUMBER_INIT_MODE = enum_option(
-        "write.sequence-number-init-mode", "scan", ("scan", "timestamp"), f"{NO_EFFECT} (numbers continue the scan)."
+        "write.sequence-number-init-mode",
+        "scan",
+        ("scan", "snapshot"),
+        "Paimon 2.x: scan starts a bucket's sequence numbers above its files'; snapshot also above the highest "
+        "number the latest snapshot records, and every commit records it in the snapshot's properties "
+        "(sequence.generation.max-sequence-number).",
     )
     WRITE_ONLY = bool_option(
         "write-only", False, "Skip compaction and expiry after a write.", fallback=("write.compaction-skip",)

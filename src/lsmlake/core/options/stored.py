@@ -85,7 +85,9 @@ def _asks_nothing(key: str, value: str) -> bool:
 
 
 def _side(key: str) -> str | None:
-    """``"read"``, ``"write"`` or None (harmless) for a refused key."""
+    """``"read"``, ``"write"`` or None (harmless, or judged on its own below) for a refused key."""
+    if key == CoreOptions.POSTPONE_MERGE_ON_READ.key:
+        return None  # asks something only of a batch read of a postpone table: the scan planner checks it
     if key in _HARMLESS_KEYS or key.startswith(_HARMLESS_PREFIXES):
         return None
     if key in _READ_SIDE_KEYS or key.startswith(_READ_SIDE_PREFIXES):
@@ -105,35 +107,17 @@ def _refused(options: Mapping[str, str], side: str) -> Iterable[tuple[str, str, 
         yield key, value, reason
 
 
-def _postpone_merge_on_read(options: CoreOptions) -> bool:
-    """Java's batch reads of such a table route postponed rows to their buckets and merge them in."""
-    return (
-        options.primary_key_table
-        and options.bucket == -2
-        and options.get(CoreOptions.POSTPONE_MERGE_ON_READ)
-        and options.get(CoreOptions.SCAN_MODE) != "compacted-full"
-    )
-
-
-def check_readable(options: CoreOptions, *, table: str, streaming: bool = False) -> None:
+def check_readable(options: CoreOptions, *, table: str) -> None:
     """Refuse to read a table whose options ask a reader for what lsmlake cannot do (a clear error naming
-    the option, never rows that differ from what Java reads)."""
-    for key, value, reason in _refused(options.raw, "read"):
+    the option, never rows that differ from what Java reads); the scan planner adds postpone.merge-on-read."""
+    for _key, value, reason in _refused(options.raw, "read"):
         raise UnsupportedError(f"table {table}: cannot read it: stored {reason} (it is set to {value!r})")
-    if not streaming and _postpone_merge_on_read(options):
-        key = CoreOptions.POSTPONE_MERGE_ON_READ.key
-        raise UnsupportedError(
-            f"table {table}: cannot read it: option {key!r}=true asks batch reads to merge the rows still in "
-            "the postpone bucket into their buckets, which lsmlake does not do (it would leave them out); "
-            f"compact the table with table.compact() and read with {key}=false, or read with "
-            "scan.mode=compacted-full"
-        )
 
 
 def check_writable(options: CoreOptions, *, table: str, dynamic_keys: Iterable[str] = ()) -> None:
     """Refuse, before any file is written, a write, compaction or commit to a table whose options ask a
     writer for what lsmlake cannot do, hold a malformed value, or combine as Paimon's checks refuse."""
-    for key, value, reason in (*_refused(options.raw, "read"), *_refused(options.raw, "write")):
+    for _key, value, reason in (*_refused(options.raw, "read"), *_refused(options.raw, "write")):
         raise UnsupportedError(f"table {table}: cannot write it: stored {reason} (it is set to {value!r})")
     checked = {
         k: v for k, v in options.raw.items() if (k in BY_KEY or k in FALLBACK_KEYS) and refusal(k, v) is None
