@@ -24,6 +24,7 @@ from lsmlake.commit.cross_partition_fix import CrossPartitionFix
 from lsmlake.commit.hash_index_conflicts import hash_index_conflicts
 from lsmlake.commit.key_overlap import KeyReader, KeysSinceBase
 from lsmlake.commit.manifest_files import DeltaLists, ManifestWriter
+from lsmlake.commit.overwrite_upgrade import upgraded
 from lsmlake.commit.rebase import AppendRebase, FileRebaser
 from lsmlake.commit.reroute import DynamicReroute, hash_view
 from lsmlake.commit.snapshot_ordering import stamp_snapshot_id
@@ -431,14 +432,18 @@ class FileStoreCommit:
         *,
         replaces: Callable[[bytes], bool],
         identifier: int = BATCH_COMMIT_IDENTIFIER,
+        upgrade: bool = False,
     ) -> int:
         """One OVERWRITE snapshot: every live file (and index file) of the partitions ``replaces``
-        accepts is deleted, the messages' new files are added. Re-based on each attempt."""
+        accepts is deleted, the messages' new files are added. Re-based on each attempt. ``upgrade``: the
+        write compacted nothing, so with ``overwrite-upgrade`` its files may move to the top level."""
         adds = [
             ManifestEntry(FileKind.ADD, m.partition, m.bucket, m.total_buckets, f)
             for m in messages
             for f in m.new_files
         ]
+        if upgrade and self.options.get(CoreOptions.OVERWRITE_UPGRADE):
+            adds = upgraded(adds, self.key_types, self.options.num_levels - 1)
 
         def changes_for(latest: Snapshot | None) -> Changes:
             deletes = [

@@ -129,12 +129,6 @@ class EngineTuningDeclarations:
         False,
         f"{NO_EFFECT} (DELETE manifest entries keep their stats, as before Paimon 1.1; readers take both).",
     )
-    OVERWRITE_UPGRADE = bool_option(
-        "overwrite-upgrade",
-        True,
-        f"{NO_EFFECT} (Java moves an overwrite's files up a level without rewriting them; lsmlake leaves them "
-        "where its write put them; reads are the same).",
-    )
     COMPACTION_FILE_NUM_LIMIT = int_option("compaction.file-num-limit", 100_000, _APPEND_COMPACTION)
     SORT_COMPACTION_RANGE_STRATEGY = enum_option(
         "sort-compaction.range-strategy", "size", ("size", "quantity"), _SORT_COMPACTION

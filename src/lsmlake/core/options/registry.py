@@ -490,6 +490,12 @@ class OptionDeclarations(EngineTuningDeclarations):
     SINK_WATERMARK_TIME_ZONE = _option(
         "sink.watermark-time-zone", "string", parse_zone, "UTC", "Time zone of watermark tags.", ()
     )
+    OVERWRITE_UPGRADE = bool_option(
+        "overwrite-upgrade",
+        True,
+        "An overwrite that compacts nothing (write-only) moves each bucket's new files to the top level when "
+        "their keys do not overlap, so reads that skip level 0 (deletion vectors, first-row) see them.",
+    )
     DYNAMIC_PARTITION_OVERWRITE = bool_option(
         "dynamic-partition-overwrite", True, "An overwrite replaces only the partitions it writes."
     )
