@@ -126,6 +126,13 @@ def backoff_level(level: int, *, rebased: bool) -> int:
     return min(level + 1, REBASED_BACKOFF_LEVEL + 1) if rebased else level + 1
 
 
+def new_commit_user(options: CoreOptions) -> str:
+    """A commit user for a writer that names none: a random UUID, after ``commit.user-prefix`` and ``_`` when
+    that is set (Paimon's CoreOptions.createCommitUser)."""
+    prefix = options.get(CoreOptions.COMMIT_USER_PREFIX)
+    return str(uuid.uuid4()) if prefix is None else f"{prefix}_{uuid.uuid4()}"
+
+
 class FileStoreCommit:
     """Publishes snapshots of one table for one commit user."""
 
@@ -157,7 +164,7 @@ class FileStoreCommit:
         self.schema = schema
         self.options = options
         self.table_name = table.name
-        self.commit_user = commit_user or str(uuid.uuid4())
+        self.commit_user = commit_user or new_commit_user(options)
         self.snapshots = table.snapshot_manager
         self.base_snapshot_id = base_snapshot_id
         self.read_dvs = read_dvs

@@ -121,9 +121,6 @@ class EngineTuningDeclarations:
         f"{NO_EFFECT} (it makes a Java writer wait for its compaction and commit it with the rows, which "
         "lsmlake's primary-key writes always do; lsmlake does not compact append tables either way).",
     )
-    COMMIT_USER_PREFIX = optional_string(
-        "commit.user-prefix", f"{NO_EFFECT} (lsmlake's writers name their own commit users)."
-    )
     MANIFEST_DELETE_FILE_DROP_STATS = bool_option(
         "manifest.delete-file-drop-stats",
         False,

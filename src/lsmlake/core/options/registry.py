@@ -398,6 +398,9 @@ class OptionDeclarations(EngineTuningDeclarations):
     COMMIT_TIMEOUT = optional_duration(
         "commit.timeout", "How long a commit that loses races may keep retrying (unbounded: by count only)."
     )
+    COMMIT_USER_PREFIX = optional_string(
+        "commit.user-prefix", "Prefix of the commit user a write's snapshots name ('<prefix>_<uuid>')."
+    )
     COMMIT_FORCE_CREATE_SNAPSHOT = bool_option(
         "commit.force-create-snapshot",
         False,
