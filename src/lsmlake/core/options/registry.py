@@ -146,7 +146,8 @@ class OptionDeclarations(EngineTuningDeclarations):
     FILE_SUFFIX_INCLUDE_COMPRESSION = bool_option(
         "file.suffix.include.compression",
         False,
-        f"{NO_EFFECT} (data file names carry no compression suffix; files are found through the manifests).",
+        "Data and changelog file names carry the codec's extension before the format's "
+        "('data-<uuid>-0.zst.parquet').",
     )
     TARGET_FILE_SIZE = optional_memory(
         "target-file-size", "Data file size to roll at (128 mb for primary-key tables, 256 mb for append tables)."
