@@ -87,6 +87,8 @@ def test_a_read_side_option_refuses_reads_and_writes(tmp_path: Path, key: str, v
         table.read()
     with pytest.raises(UnsupportedError, match=rf"stored option '{key}'"):
         table.lookup(pa.table({"id": pa.array([1], pa.int32())}))
+    with pytest.raises(UnsupportedError, match=rf"stored option '{key}'"):
+        table.with_options({"incremental-between": "0,1"}).read()
     with pytest.raises(UnsupportedError, match=rf"cannot write it: stored option '{key}'"):
         table.write(pa.Table.from_pylist([{"id": 3, "v": 30}], schema=SCHEMA))
 
