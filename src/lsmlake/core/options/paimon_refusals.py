@@ -69,7 +69,6 @@ REFUSED: dict[str, str] = {
     "visibility-callback.check-interval": _NOT_YET,
     "scan.ignore-corrupt-files": "lsmlake fails a read on a corrupt file rather than skip it",
     "scan.ignore-lost-files": "lsmlake fails a read on a lost file rather than skip it",
-    "add-column-before-partition": "lsmlake adds a column at the end unless ALTER names a position",
     "alter-column-null-to-not-null.disabled": (
         "lsmlake never makes a nullable column NOT NULL (Paimon's default), whatever this says"
     ),

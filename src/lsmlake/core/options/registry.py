@@ -550,6 +550,11 @@ class OptionDeclarations(EngineTuningDeclarations):
         "streaming.read.snapshot.delay", "A stream reads a snapshot only once it is this old."
     )
     STREAMING_READ_OVERWRITE = bool_option("streaming-read-overwrite", False, "A stream reads overwrite snapshots.")
+    ADD_COLUMN_BEFORE_PARTITION = bool_option(
+        "add-column-before-partition",
+        False,
+        "ALTER ... ADD COLUMN without a position puts the column before the first partition column.",
+    )
     # -- table properties
     OWNER = optional_string("owner", "The table's owner (a property).")
     COMMENT = optional_string("comment", "The table's comment (a property).")

@@ -60,7 +60,6 @@ _HARMLESS_KEYS = frozenset(
         "scan.ignore-lost-files",
         "alter-column-null-to-not-null.disabled",  # schema changes, which lsmlake's ALTER checks itself
         "disable-explicit-type-casting",
-        "add-column-before-partition",
     }
 )
 """Refused keys that ask nothing of a reader or writer (Flink metadata, schema-change policy, global
