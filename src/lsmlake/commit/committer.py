@@ -21,6 +21,7 @@ from lsmlake.commit.conflicts import (
     sequence_problems,
 )
 from lsmlake.commit.cross_partition_fix import CrossPartitionFix
+from lsmlake.commit.drop_stats import without_read_file_stats
 from lsmlake.commit.hash_index_conflicts import hash_index_conflicts
 from lsmlake.commit.key_overlap import KeyReader, KeysSinceBase
 from lsmlake.commit.manifest_files import DeltaLists, ManifestWriter
@@ -507,6 +508,11 @@ class FileStoreCommit:
                 if self.options.get(CoreOptions.SEQUENCE_SNAPSHOT_ORDERING) and current.kind != "COMPACT":
                     next_id = (latest.id + 1) if latest else 1
                     current = replace(current, entries=stamp_snapshot_id(current.entries, next_id))
+                if (
+                    self.options.get(CoreOptions.MANIFEST_DELETE_FILE_DROP_STATS)
+                    and current.kind == "COMPACT"
+                ):
+                    current = replace(current, entries=without_read_file_stats(current.entries))
                 delta, changelog = lists.prepare(current.entries, current.changelog)
                 self._check_conflicts(current, latest)
                 snapshot = self._build_snapshot(current, latest, delta, changelog, identifier, written)

@@ -121,11 +121,6 @@ class EngineTuningDeclarations:
         f"{NO_EFFECT} (it makes a Java writer wait for its compaction and commit it with the rows, which "
         "lsmlake's primary-key writes always do; lsmlake does not compact append tables either way).",
     )
-    MANIFEST_DELETE_FILE_DROP_STATS = bool_option(
-        "manifest.delete-file-drop-stats",
-        False,
-        f"{NO_EFFECT} (DELETE manifest entries keep their stats, as before Paimon 1.1; readers take both).",
-    )
     COMPACTION_FILE_NUM_LIMIT = int_option("compaction.file-num-limit", 100_000, _APPEND_COMPACTION)
     SORT_COMPACTION_RANGE_STRATEGY = enum_option(
         "sort-compaction.range-strategy", "size", ("size", "quantity"), _SORT_COMPACTION

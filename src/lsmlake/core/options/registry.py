@@ -201,6 +201,12 @@ class OptionDeclarations(EngineTuningDeclarations):
         f"{NO_EFFECT} (manifests are Avro, Paimon's default and the only format lsmlake writes; other values are "
         "refused).",
     )
+    MANIFEST_DELETE_FILE_DROP_STATS = bool_option(
+        "manifest.delete-file-drop-stats",
+        False,
+        "A compaction's manifest entries for the files it read (DELETE, and the ADD of a file only moved up) carry "
+        "no value stats.",
+    )
     MANIFEST_COMPRESSION = lower_option("manifest.compression", "zstd", "Manifest file compression codec.")
     MANIFEST_TARGET_FILE_SIZE = memory_option("manifest.target-file-size", "8 mb", "Size of a merged manifest file.")
     MANIFEST_MERGE_MIN_COUNT = int_option(
