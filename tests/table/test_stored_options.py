@@ -50,6 +50,7 @@ WRITE_SIDE = {
     "metastore.partitioned-table": "true",
     "file.format": "avro",
     "lookup.remote-file.enabled": "true",
+    "snapshot.ignore-empty-commit": "false",  # Java's writes would commit empty snapshots
 }
 
 
@@ -103,6 +104,7 @@ HARMLESS = {
     "deletion-vectors.modifiable": "true",
     "partition.mark-done-action": "done-partition",  # asks something only of a write that marks partitions done
     "sort-engine": "min-heap",
+    "snapshot.ignore-empty-commit": "true",
     "some.custom.property": "x",  # Paimon keeps properties it does not know
 }
 

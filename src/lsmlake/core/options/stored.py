@@ -73,8 +73,10 @@ PAIMON_DEFAULTS = {
     "clustering.strategy": "auto",
     "consumer.mode": "exactly-once",
     "lookup.remote-file.level-threshold": "-2147483648",
+    "snapshot.ignore-empty-commit": "true",  # what lsmlake does; false asks for empty snapshots
 }
-"""Paimon's default text of refused non-boolean keys whose default asks nothing (boolean ones: false)."""
+"""The text of a refused key that asks nothing of lsmlake, where it is not ``false`` (Paimon's default of most
+refused boolean keys)."""
 
 
 def _asks_nothing(key: str, value: str) -> bool:
