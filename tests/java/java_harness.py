@@ -250,11 +250,17 @@ class JavaPaimon:
         rows: Sequence[Mapping[str, Any]],
         *,
         options: Mapping[str, str] | None = None,
+        overwrite: bool = False,
     ) -> int | None:
         """One BatchWriteBuilder commit of rows (``_kind`` defaults to +I) under dynamic ``options``
-        (`write-only`, ...); the latest snapshot id after it."""
+        (`write-only`, ...), an overwrite when ``overwrite``; the latest snapshot id after it."""
         sid: int | None = self.call(
-            "write", warehouse=warehouse, table=table, rows=list(rows), options=dict(options or {})
+            "write",
+            warehouse=warehouse,
+            table=table,
+            rows=list(rows),
+            options=dict(options or {}),
+            overwrite=overwrite,
         )["snapshot"]
         return sid
 

@@ -6,7 +6,7 @@ import random
 import time
 import uuid
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 import pyarrow as pa
@@ -21,9 +21,11 @@ from lsmlake.commit.conflicts import (
     sequence_problems,
 )
 from lsmlake.commit.cross_partition_fix import CrossPartitionFix
+from lsmlake.commit.drop_stats import without_read_file_stats
 from lsmlake.commit.hash_index_conflicts import hash_index_conflicts
 from lsmlake.commit.key_overlap import KeyReader, KeysSinceBase
 from lsmlake.commit.manifest_files import DeltaLists, ManifestWriter
+from lsmlake.commit.overwrite_upgrade import upgraded
 from lsmlake.commit.rebase import AppendRebase, FileRebaser
 from lsmlake.commit.reroute import DynamicReroute, hash_view
 from lsmlake.commit.snapshot_ordering import stamp_snapshot_id
@@ -42,6 +44,11 @@ from lsmlake.metadata.index_manifest import (
 from lsmlake.metadata.live_files import live_entries
 from lsmlake.metadata.manifest import FileKind, ManifestEntry, read_manifest
 from lsmlake.metadata.manifest_list import ManifestFileMeta, read_manifest_list, write_manifest_list
+from lsmlake.metadata.sequence_properties import (
+    max_added_sequence_number,
+    merged_properties,
+    recorded_max_sequence_number,
+)
 from lsmlake.metadata.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot
 from lsmlake.metadata.table_handle import TableHandle
 
@@ -120,6 +127,13 @@ def backoff_level(level: int, *, rebased: bool) -> int:
     return min(level + 1, REBASED_BACKOFF_LEVEL + 1) if rebased else level + 1
 
 
+def new_commit_user(options: CoreOptions) -> str:
+    """A commit user for a writer that names none: a random UUID, after ``commit.user-prefix`` and ``_`` when
+    that is set (Paimon's CoreOptions.createCommitUser)."""
+    prefix = options.get(CoreOptions.COMMIT_USER_PREFIX)
+    return str(uuid.uuid4()) if prefix is None else f"{prefix}_{uuid.uuid4()}"
+
+
 class FileStoreCommit:
     """Publishes snapshots of one table for one commit user."""
 
@@ -151,7 +165,7 @@ class FileStoreCommit:
         self.schema = schema
         self.options = options
         self.table_name = table.name
-        self.commit_user = commit_user or str(uuid.uuid4())
+        self.commit_user = commit_user or new_commit_user(options)
         self.snapshots = table.snapshot_manager
         self.base_snapshot_id = base_snapshot_id
         self.read_dvs = read_dvs
@@ -426,14 +440,18 @@ class FileStoreCommit:
         *,
         replaces: Callable[[bytes], bool],
         identifier: int = BATCH_COMMIT_IDENTIFIER,
+        upgrade: bool = False,
     ) -> int:
         """One OVERWRITE snapshot: every live file (and index file) of the partitions ``replaces``
-        accepts is deleted, the messages' new files are added. Re-based on each attempt."""
+        accepts is deleted, the messages' new files are added. Re-based on each attempt. ``upgrade``: the
+        write compacted nothing, so with ``overwrite-upgrade`` its files may move to the top level."""
         adds = [
             ManifestEntry(FileKind.ADD, m.partition, m.bucket, m.total_buckets, f)
             for m in messages
             for f in m.new_files
         ]
+        if upgrade and self.options.get(CoreOptions.OVERWRITE_UPGRADE):
+            adds = upgraded(adds, self.key_types, self.options.num_levels - 1)
 
         def changes_for(latest: Snapshot | None) -> Changes:
             deletes = [
@@ -513,6 +531,11 @@ class FileStoreCommit:
                 if self.options.get(CoreOptions.SEQUENCE_SNAPSHOT_ORDERING) and current.kind != "COMPACT":
                     next_id = (latest.id + 1) if latest else 1
                     current = replace(current, entries=stamp_snapshot_id(current.entries, next_id))
+                if (
+                    self.options.get(CoreOptions.MANIFEST_DELETE_FILE_DROP_STATS)
+                    and current.kind == "COMPACT"
+                ):
+                    current = replace(current, entries=without_read_file_stats(current.entries))
                 delta, changelog = lists.prepare(current.entries, current.changelog)
                 self._check_conflicts(current, latest)
                 snapshot = self._build_snapshot(current, latest, delta, changelog, identifier, written)
@@ -773,4 +796,19 @@ class FileStoreCommit:
             watermark=latest.watermark if latest else None,
             next_row_id=latest.next_row_id if latest and latest.next_row_id is not None else 0,
             uuid=str(uuid.uuid4()),
+            properties=self._sequence_properties(latest, previous, changes.entries),
         )
+
+    def _sequence_properties(
+        self, latest: Snapshot | None, previous: list[ManifestFileMeta], entries: Sequence[ManifestEntry]
+    ) -> Mapping[str, str] | None:
+        """``write.sequence-number-init-mode`` = snapshot: the highest sequence number handed out so far, taken
+        from the latest snapshot's properties, else from every file its manifests add (as Paimon's commit)."""
+        if self.options.get(CoreOptions.WRITE_SEQUENCE_NUMBER_INIT_MODE) != "snapshot":
+            return None
+        latest_max = recorded_max_sequence_number(latest)
+        if latest_max is None and latest is not None:
+            latest_max = max_added_sequence_number(
+                e for m in previous for e in read_manifest(self.io, self.paths.manifest(m.file_name))
+            )
+        return merged_properties(latest_max, entries)

@@ -26,6 +26,7 @@ import pyarrow as pa
 
 from lsmlake.commit.committer import FileStoreCommit
 from lsmlake.commit.compaction import compact_and_publish, compact_buckets
+from lsmlake.commit.overwrite_upgrade import compacts
 from lsmlake.compact.executors import local_executor
 from lsmlake.core.options import CoreOptions
 from lsmlake.errors import CommitConflictError, CommitStateUnknownError, LsmlakeError, PartiallyPublishedError
@@ -257,7 +258,8 @@ def publish(
                 _compact_received(table, committer, result, messages)
         else:
             appends = [append_part(m) for m in messages]
-            publish_appends(result, appends, [committer.overwrite(appends, replaces=overwrite)])
+            upgrade = not compacts(messages)  # as Paimon: only an overwrite that compacted nothing
+            publish_appends(result, appends, [committer.overwrite(appends, replaces=overwrite, upgrade=upgrade)])
             dropped = {f.file_name for m in messages for f in m.changelog_files}
             for path in written:
                 if posixpath.basename(path) in dropped:

@@ -74,6 +74,27 @@ def local_wall_clock_millis() -> int:
     return int(now.replace(tzinfo=dt.timezone.utc).timestamp() * 1000)
 
 
+_HADOOP_EXTENSIONS = {
+    "none": "",
+    "gzip": "gz.",
+    "bzip2": "bz2.",
+    "deflate": "deflate.",
+    "snappy": "snappy.",
+    "lz4": "lz4.",
+    "zstd": "zst.",
+}
+
+
+def compression_suffix(compression: str) -> str:
+    """What ``file.suffix.include.compression`` puts before the format in a data file's name: Hadoop's file
+    extension of the codec (``zst.`` for zstd; none for none), else the codec's name (Paimon's
+    DataFilePathFactory); readers find the format after the last dot either way."""
+    codec = compression.strip().lower()
+    if not codec:
+        return ""
+    return _HADOOP_EXTENSIONS.get(codec, f"{compression}.")
+
+
 @dataclass(frozen=True)
 class DataFileWriter:
     """Writes the files of one (partition, bucket) directory for one table schema."""
@@ -114,6 +135,8 @@ class DataFileWriter:
 
     def _new_path(self, extension: str) -> tuple[str, str]:
         prefix = self.options.data_file_prefix if self.file_prefix is None else self.file_prefix
+        if self.options.get(CoreOptions.FILE_SUFFIX_INCLUDE_COMPRESSION):
+            extension = compression_suffix(self.options.file_compression) + extension
         name = self.paths.new_data_file_name(prefix=prefix, extension=extension)
         return name, posixpath.join(self.bucket_dir, name)
 

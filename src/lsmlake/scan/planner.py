@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from lsmlake.core.binary_row import deserialize_row
 from lsmlake.core.fileio import FileIO
-from lsmlake.core.options import CoreOptions
+from lsmlake.core.options import CoreOptions, check_readable
 from lsmlake.core.path_guard import PathGuard
 from lsmlake.core.paths import TablePaths, partition_directory
 from lsmlake.core.schema import TableSchema
@@ -321,6 +321,22 @@ def _levels(files: Sequence[DataFileMeta]) -> tuple[tuple[int, int], ...]:
     return tuple(sorted(counts.items()))
 
 
+def _check_postpone_merge_on_read(options: CoreOptions, root: str) -> None:
+    """Java's batch reads of a postpone table with ``postpone.merge-on-read`` route the rows still in the
+    postpone bucket to their buckets and merge them in; lsmlake's would leave them out, so it refuses."""
+    key = CoreOptions.POSTPONE_MERGE_ON_READ.key
+    if (
+        options.primary_key_table
+        and options.bucket == POSTPONE_BUCKET
+        and options.get(CoreOptions.POSTPONE_MERGE_ON_READ)
+    ):
+        raise UnsupportedError(
+            f"table {root}: cannot read it: option {key!r}=true asks batch reads to merge the rows still in the "
+            "postpone bucket into their buckets, which lsmlake does not do (it would leave them out); compact the "
+            f"table with table.compact() and read with {key}=false"
+        )
+
+
 def plan_scan(
     io: FileIO,
     root: str,
@@ -338,8 +354,9 @@ def plan_scan(
     ``streaming``: the first plan of a stream, which never skips level 0 (Java: batch scans only).
     ``all_levels``: read level-0 files too where batch reads skip them, for readers that must see every
     committed key (Java's ``withLevelFilter(level -> true)`` in the cross-partition index bootstrap)."""
-    if options.get(CoreOptions.DATA_EVOLUTION_ENABLED):
-        raise UnsupportedError(f"table {root} uses data-evolution.enabled, which lsmlake cannot read yet")
+    check_readable(options, table=root)
+    if not streaming:
+        _check_postpone_merge_on_read(options, root)
     filters = split_filters(predicate, schema)
     planner = _Planner(io, root, schema, options, filters)
     if streaming or all_levels:

@@ -51,7 +51,6 @@ REFUSED: dict[str, str] = {
     "data-file.external-paths.specific-fs": _EXTERNAL_PATHS,
     "data-file.external-paths.weights": _EXTERNAL_PATHS,
     "compaction.force-up-level-0": _NOT_YET,
-    "commit.force-compact": _NOT_YET,
     "delete.force-produce-changelog": _NOT_YET,
     "commit.discard-duplicate-files": _NOT_YET,
     "commit.strict-mode.last-safe-snapshot": _NOT_YET,
@@ -69,7 +68,6 @@ REFUSED: dict[str, str] = {
     "visibility-callback.check-interval": _NOT_YET,
     "scan.ignore-corrupt-files": "lsmlake fails a read on a corrupt file rather than skip it",
     "scan.ignore-lost-files": "lsmlake fails a read on a lost file rather than skip it",
-    "add-column-before-partition": "lsmlake adds a column at the end unless ALTER names a position",
     "alter-column-null-to-not-null.disabled": (
         "lsmlake never makes a nullable column NOT NULL (Paimon's default), whatever this says"
     ),
