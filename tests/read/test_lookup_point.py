@@ -3,7 +3,10 @@ when it cannot, it leaves the key to the general path."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -11,9 +14,15 @@ import pytest
 
 import lsmlake
 from lsmlake.core.caches import registered
+from lsmlake.core.fileio import FileIO
+from lsmlake.core.schema import TableSchema
 from lsmlake.errors import NoSuchColumnError
+from lsmlake.metadata.manifest import ManifestEntry
+from lsmlake.metadata.snapshot import Snapshot
+from lsmlake.metadata.snapshot_manager import SnapshotManager
 from lsmlake.read.lookup_point import lookup_point
 from lsmlake.schema_change import add_column
+from lsmlake.table import Table
 
 SCHEMA = pa.schema([("id", pa.int64()), ("name", pa.string()), ("v", pa.int32())])
 
@@ -172,3 +181,61 @@ def test_lean_path_drops_a_retraction_it_finds_alone(tmp_path: Path) -> None:
     assert [3] in kinds  # RowKind.DELETE, found alone: a read drops it
     assert _lean(t, 500).num_rows == 0
     assert _lean(t, 700).to_pylist() == [{"id": 700, "name": "n700", "v": 0}]
+
+
+@dataclass
+class _CatalogEnv:
+    """A catalog that publishes commits to the files (as a server would) and, once ``pinned`` is set,
+    says that snapshot is the latest (as after a rollback through the catalog)."""
+
+    io: FileIO
+    pinned: Snapshot | None = None
+
+    def check_commit(self, root: str) -> None:
+        pass
+
+    def commit_snapshot(
+        self, root: str, snapshot: Snapshot, delta: Sequence[ManifestEntry], base_uuid: str | None = None
+    ) -> bool:
+        return SnapshotManager(self.io, root).try_publish(snapshot)
+
+    def latest_snapshot(self, root: str) -> tuple[bool, Snapshot | None]:
+        return (False, None) if self.pinned is None else (True, self.pinned)
+
+    def alter_table(self, root: str, changes: Sequence[Any]) -> TableSchema:
+        raise AssertionError("not used")
+
+
+def test_lean_path_asks_the_catalog_that_keeps_the_latest_snapshot(tmp_path: Path) -> None:
+    plain = _table(tmp_path, {"bucket": "1"})
+    env = _CatalogEnv(plain.io)
+    t = Table("db.t", plain.io, plain.root, plain.schema, catalog_env=env)  # type: ignore[arg-type]
+    t.write(_rows([4], tag="a"))
+    t.compact(full=True)
+    older = t.latest_snapshot()
+    assert _lean(t, 4).to_pylist()[0]["name"] == "a4"
+    t.write(_rows([4], tag="b"))
+    t.compact(full=True)
+    assert _lean(t, 4).to_pylist()[0]["name"] == "b4"
+    env.pinned = older  # the catalog's latest is the older snapshot; the files still hold the newer ones
+    assert t.read(filter="id = 4").to_pylist()[0]["name"] == "a4"
+    assert _lean(t, 4).to_pylist()[0]["name"] == "a4"
+    assert t.lookup_one(4) == {"id": 4, "name": "a4", "v": 4}
+
+
+@pytest.mark.parametrize("key_type", [pa.int8(), pa.int16(), pa.int32(), pa.int64()])
+def test_lean_path_routes_boundary_and_negative_keys_to_their_bucket(
+    tmp_path: Path, key_type: pa.DataType
+) -> None:
+    bits = key_type.bit_width
+    low, high = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+    keys = sorted({low, low + 1, low // 3, -2, -1, 0, 1, 2, high // 3, high - 1, high})
+    schema = pa.schema([pa.field("id", key_type, nullable=False), ("name", pa.string())])
+    t = _table(tmp_path, {"bucket": "7"}, schema)
+    t.write(pa.table({"id": pa.array(keys, key_type), "name": [str(k) for k in keys]}, schema=schema))
+    t.compact(full=True)
+    assert len({s.bucket for s in t.scan().splits()}) > 1
+    for k in keys:  # the lean path's own hash of the value finds each key's bucket
+        point = lookup_point(t, None, k, None)
+        assert point is not None and point.to_pylist() == [{"id": k, "name": str(k)}]
+        assert point.to_pylist() == t.read(filter=f"id = {k}").to_pylist()

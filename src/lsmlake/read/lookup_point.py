@@ -21,7 +21,6 @@ from lsmlake.core.options import CoreOptions
 from lsmlake.core.schema import TableSchema
 from lsmlake.core.types import DataType, to_arrow_type
 from lsmlake.mergetree.kv_layout import VALUE_KIND, RowKind
-from lsmlake.metadata.snapshot_manager import SnapshotManager
 from lsmlake.metadata.table_handle import TableHandle
 from lsmlake.read.context import ReadContext
 from lsmlake.read.fallback import FALLBACK_BRANCH
@@ -112,7 +111,7 @@ def lookup_point(
         return None
     ctx, names = _context(table, profile, columns)
     resize_lookup_caches(*profile.cache_bounds)
-    manager = SnapshotManager(table.io, table.root)
+    manager = table.snapshot_manager  # a catalog that keeps the table's snapshots says which is latest
     sid = manager.latest_id()
     if sid is None:
         return ctx.output_schema.empty_table()
