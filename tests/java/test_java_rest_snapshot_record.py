@@ -1,0 +1,61 @@
+"""A REST table whose files hold a snapshot its server never recorded (a commit that bypassed the server,
+or one whose record was lost): every reader and writer of lsmlake follows the server's record, as Java's
+RESTCatalog does, and none builds on, lists or travels to the stray snapshot."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+from rest_server import RestEndpoint, rest_server
+
+import lsmlake
+from lsmlake.errors import CommitConflictError
+
+pytestmark = pytest.mark.java
+
+SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.string())])
+
+
+def data(rows: list[tuple[int, str]]) -> pa.Table:
+    return pa.table({"id": [r[0] for r in rows], "v": [r[1] for r in rows]}, schema=SCHEMA)
+
+
+def ids(t: Any) -> list[int]:
+    return sorted(t.read().column("id").to_pylist())
+
+
+def _stray_snapshot(tmp_path: Path, ep: RestEndpoint) -> Any:
+    """db.t through the server with snapshot 1 (id 1), then snapshot 2 (id 2) written to its files by a
+    filesystem catalog on the server's warehouse directory: the server's record stays at snapshot 1."""
+    cat = lsmlake.Catalog(ep.warehouse, options=ep.options)
+    cat.create_database("db")
+    t = cat.create_table("db.t", schema=SCHEMA, primary_key=["id"], options={"bucket": "1"})
+    t.write(data([(1, "a")]))
+    direct = lsmlake.Catalog(str(ep.data_path)).get_table("db.t")
+    assert Path(direct.root) == Path(t.root)
+    direct.write(data([(2, "stray")]))
+    assert ids(direct) == [1, 2]
+    return cat.get_table("db.t")
+
+
+def test_a_snapshot_the_server_never_recorded_is_not_read_listed_or_built_on(tmp_path: Path) -> None:
+    with rest_server(tmp_path / "data") as ep:
+        t = _stray_snapshot(tmp_path, ep)
+        assert t.latest_snapshot().id == 1  # type: ignore[union-attr]
+        assert ids(t) == [1]
+        # the system table and time travel by time list the server's snapshots only
+        listed = lsmlake.Catalog(ep.warehouse, options=ep.options).get_table("db.t$snapshots").read()
+        assert listed.column("snapshot_id").to_pylist() == [1]
+        late = t.with_options({"scan.timestamp-millis": str(2**62)})
+        assert ids(late) == [1]
+        # a writer builds on the server's latest (1), never on the stray file: the server refuses id 2
+        # (its file exists), so the commit fails loudly instead of publishing the stray rows as its own
+        with pytest.raises(CommitConflictError):
+            t.with_options({"commit.max-retries": "2", "commit.min-retry-wait": "1"}).write(
+                data([(3, "c")])
+            )
+        assert ids(lsmlake.Catalog(ep.warehouse, options=ep.options).get_table("db.t")) == [1]
