@@ -4,7 +4,6 @@ RESTCatalog does, and none builds on, lists or travels to the stray snapshot."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +12,7 @@ import pytest
 from rest_server import RestEndpoint, rest_server
 
 import lsmlake
-from lsmlake.errors import CommitConflictError
+from lsmlake.errors import CommitConflictError, NoSuchSnapshotError
 
 pytestmark = pytest.mark.java
 
@@ -52,10 +51,16 @@ def test_a_snapshot_the_server_never_recorded_is_not_read_listed_or_built_on(tmp
         assert listed.column("snapshot_id").to_pylist() == [1]
         late = t.with_options({"scan.timestamp-millis": str(2**62)})
         assert ids(late) == [1]
+        # a tag from a time after snapshot 1 finds no snapshot (the stray one is not there)
+        first_time = t.latest_snapshot().time_millis  # type: ignore[union-attr]
+        with pytest.raises(NoSuchSnapshotError):
+            t.create_tag_from_timestamp("late", first_time + 1)
+        # a stream that caught up with snapshot 1 waits: the stray snapshot 2 is no change to follow
+        stream = t.stream(mode="latest-full", stop_when_caught_up=True)
+        assert [r["id"] for part in stream for r in part.to_pylist()] == [1]
+        assert not t.snapshot_manager.snapshot_exists(2) and t.snapshot_manager.snapshot_exists(1)
         # a writer builds on the server's latest (1), never on the stray file: the server refuses id 2
         # (its file exists), so the commit fails loudly instead of publishing the stray rows as its own
         with pytest.raises(CommitConflictError):
-            t.with_options({"commit.max-retries": "2", "commit.min-retry-wait": "1"}).write(
-                data([(3, "c")])
-            )
+            t.with_options({"commit.max-retries": "2", "commit.min-retry-wait": "1"}).write(data([(3, "c")]))
         assert ids(lsmlake.Catalog(ep.warehouse, options=ep.options).get_table("db.t")) == [1]

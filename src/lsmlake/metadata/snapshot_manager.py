@@ -138,7 +138,11 @@ class SnapshotManager:
 
     # -- snapshots
     def snapshot_exists(self, snapshot_id: int) -> bool:
-        """Whether snapshot ``snapshot_id`` exists and has not expired (is not below EARLIEST)."""
+        """Whether snapshot ``snapshot_id`` exists and has not expired (is not below EARLIEST), and is not
+        above the latest its catalog recorded (a file the catalog never published)."""
+        ceiling = self._recorded_latest_id()
+        if ceiling is not None and snapshot_id > ceiling:
+            return False
         return self.io.is_file(self.snapshot_path(snapshot_id)) and not self._below_earliest(snapshot_id)
 
     def _below_earliest(self, snapshot_id: int) -> bool:
