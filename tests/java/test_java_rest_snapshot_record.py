@@ -12,7 +12,7 @@ import pytest
 from rest_server import RestEndpoint, rest_server
 
 import lsmlake
-from lsmlake.errors import CommitConflictError, NoSuchSnapshotError
+from lsmlake.errors import CommitConflictError, NoSuchSnapshotError, NoSuchTableError
 
 pytestmark = pytest.mark.java
 
@@ -64,3 +64,23 @@ def test_a_snapshot_the_server_never_recorded_is_not_read_listed_or_built_on(tmp
         with pytest.raises(CommitConflictError):
             t.with_options({"commit.max-retries": "2", "commit.min-retry-wait": "1"}).write(data([(3, "c")]))
         assert ids(lsmlake.Catalog(ep.warehouse, options=ep.options).get_table("db.t")) == [1]
+
+
+def _files(root: Path) -> set[str]:
+    return {str(p.relative_to(root)) for p in root.rglob("*") if p.is_file()}
+
+
+def test_a_commit_to_a_dropped_branch_fails_naming_it_and_leaves_no_files(tmp_path: Path) -> None:
+    with rest_server(tmp_path / "data") as ep:
+        cat = lsmlake.Catalog(ep.warehouse, options=ep.options)
+        cat.create_database("db")
+        t = cat.create_table("db.t", schema=SCHEMA, primary_key=["id"], options={"bucket": "1"})
+        t.write(data([(1, "a")]))
+        b = t.create_branch("b")
+        b.write(data([(2, "b")]))
+        t.delete_branch("b")
+        before = _files(Path(t.root))
+        with pytest.raises(NoSuchTableError, match=r"t\$branch_b"):
+            b.write(data([(3, "c")]))
+        assert _files(Path(t.root)) - before == set()
+        assert ids(cat.get_table("db.t")) == [1]
