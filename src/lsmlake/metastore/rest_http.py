@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import socket
 import threading
@@ -105,7 +106,5 @@ def _ack_now(conn: http.client.HTTPConnection) -> None:
     otherwise holds the body until the client's delayed ACK, ~40 ms later, on a kept connection."""
     quickack = getattr(socket, "TCP_QUICKACK", None)
     if quickack is not None and conn.sock is not None:
-        try:
+        with contextlib.suppress(OSError):  # a socket that does not take it only acknowledges later
             conn.sock.setsockopt(socket.IPPROTO_TCP, quickack, 1)
-        except OSError:
-            pass  # a socket that does not take it only acknowledges later
