@@ -5,6 +5,7 @@ never go over a kept connection nor are sent twice."""
 from __future__ import annotations
 
 import json
+import os
 import pickle
 import threading
 from collections.abc import Iterator
@@ -107,3 +108,30 @@ def test_a_commit_whose_connection_drops_is_sent_once() -> None:
         with pytest.raises(CommitStateUnknownError):
             client.post("/v1/c", {"a": 1}, what="table db.t", commit=True)
         assert [m for _, m, _ in spec.seen] == ["GET", "POST"]
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_forked_process_never_shares_the_parents_kept_connection() -> None:
+    """A child forked while a connection is idle in the pool opens its own: two processes on one socket
+    would read each other's answers."""
+    spec = Server()
+    with serve(spec) as url:
+        client = RestClient(url)
+        assert client.get("/v1/parent")["n"] == 1  # its connection is now idle in the pool
+        read, write = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child
+            code = 1
+            try:
+                os.write(write, json.dumps(client.get("/v1/child")).encode())
+                code = 0
+            finally:
+                os._exit(code)
+        os.close(write)
+        with os.fdopen(read) as f:
+            answer = f.read()
+        assert os.waitpid(pid, 0)[1] == 0
+        assert json.loads(answer) == {"n": 2}
+        assert client.get("/v1/parent")["n"] == 3
+        ports = {path: port for port, _, path in spec.seen}
+        assert ports["/v1/child"] != ports["/v1/parent"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import http.client
+import os
 import socket
 import threading
 import urllib.parse
@@ -22,12 +23,23 @@ class ConnectionPool:
     """Idle HTTP/1.1 connections to one server, shared by a process's threads (a lock guards the idle
     list; each request has a connection to itself). Used only for GETs, which are safe to send again
     when a kept connection turns out closed, and only when no proxy applies to the server (urllib,
-    which honours the proxy settings, sends everything else). A pickled copy starts empty."""
+    which honours the proxy settings, sends everything else). A pickled copy starts empty, and so does
+    a forked child's: two processes on one socket would read each other's answers."""
 
     def __init__(self) -> None:
+        self._pid = os.getpid()
         self._lock = threading.Lock()
         self._idle: list[http.client.HTTPConnection] = []
         self._direct: dict[str, bool] = {}
+
+    def _own(self) -> threading.Lock:
+        """The lock, after forgetting (not closing: the parent still uses them) the connections and
+        the lock a forked child inherited."""
+        if self._pid != os.getpid():
+            self._lock = threading.Lock()
+            self._idle = []
+            self._pid = os.getpid()
+        return self._lock
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (ConnectionPool, ())
@@ -36,7 +48,7 @@ class ConnectionPool:
         """Whether ``url`` is reached directly over http(s) (no proxy setting applies to it)."""
         parts = urllib.parse.urlsplit(url)
         key = f"{parts.scheme}://{parts.netloc}"
-        with self._lock:
+        with self._own():
             known = self._direct.get(key)
         if known is None:
             proxies = urllib.request.getproxies()
@@ -44,7 +56,7 @@ class ConnectionPool:
             known = parts.scheme in ("http", "https") and (
                 parts.scheme not in proxies or bool(urllib.request.proxy_bypass(host))
             )
-            with self._lock:
+            with self._own():
                 self._direct[key] = known
         return known
 
@@ -53,7 +65,7 @@ class ConnectionPool:
         new one when the server had closed it). Transport errors raise as http.client/OSError ones."""
         parts = urllib.parse.urlsplit(url)
         target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-        with self._lock:
+        with self._own():
             conn = self._idle.pop() if self._idle else None
         if conn is not None:
             try:
@@ -84,7 +96,7 @@ class ConnectionPool:
         if response.will_close:
             conn.close()
         else:
-            with self._lock:
+            with self._own():
                 keep = len(self._idle) < MAX_IDLE
                 if keep:
                     self._idle.append(conn)
@@ -94,7 +106,7 @@ class ConnectionPool:
 
     def close(self) -> None:
         """Close the idle connections."""
-        with self._lock:
+        with self._own():
             idle, self._idle = self._idle, []
         for conn in idle:
             conn.close()
