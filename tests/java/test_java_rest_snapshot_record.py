@@ -4,11 +4,13 @@ RESTCatalog does, and none builds on, lists or travels to the stray snapshot."""
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 import pytest
+from java_harness import catalog_check
 from rest_server import RestEndpoint, rest_server
 
 import lsmlake
@@ -84,3 +86,45 @@ def test_a_commit_to_a_dropped_branch_fails_naming_it_and_leaves_no_files(tmp_pa
             b.write(data([(3, "c")]))
         assert _files(Path(t.root)) - before == set()
         assert ids(cat.get_table("db.t")) == [1]
+
+
+def test_concurrent_commits_to_main_and_a_branch_and_to_main_from_two_writers(tmp_path: Path) -> None:
+    """Threads committing at once through the server (sharing the client's kept-alive connections):
+    two to main, one to a branch. Every commit lands once, on its own object, and each reads what was
+    committed to it; Java reads the same."""
+    with rest_server(tmp_path / "data") as ep:
+        cat = lsmlake.Catalog(ep.warehouse, options=ep.options)
+        cat.create_database("db")
+        t = cat.create_table("db.t", schema=SCHEMA, primary_key=["id"], options={"bucket": "1"})
+        t.write(data([(0, "base")]))
+        t.create_tag("base", 1)
+        b = t.create_branch("b", tag="base")
+        errors: list[BaseException] = []
+
+        def run(target: Any, first: int) -> None:
+            try:
+                for i in range(first, first + 4):
+                    target.with_options({"commit.max-retries": "50"}).write(data([(i, f"v{i}")]))
+            except BaseException as e:  # reported below
+                errors.append(e)
+
+        threads = [
+            threading.Thread(target=run, args=(t, 100)),
+            threading.Thread(target=run, args=(cat.get_table("db.t"), 200)),
+            threading.Thread(target=run, args=(b, 300)),
+        ]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+        assert errors == []
+        main = cat.get_table("db.t")
+        assert ids(main) == [0, *range(100, 104), *range(200, 204)]
+        manager = main.snapshot_manager
+        appends = [i for i in manager.snapshot_ids() if manager.snapshot(i).commit_kind == "APPEND"]
+        assert len(appends) == 9  # the base and eight writes, each once (compactions besides)
+        branch = cat.get_table("db.t$branch_b")
+        assert ids(branch) == [0, *range(300, 304)]
+        java = catalog_check(tmp_path, {"options": ep.options, "read": ["db.t", "db.t$branch_b"]})
+        assert sorted(int(r[0]) for r in java["rows"]["db.t"]) == ids(main)
+        assert sorted(int(r[0]) for r in java["rows"]["db.t$branch_b"]) == ids(branch)
