@@ -214,7 +214,7 @@ class SnapshotManager:
         top = 0 if latest is None else latest.id
         if top == known_id:
             return []
-        if top < known_id or top - known_id > limit + 1:
+        if top < known_id or top - known_id > limit:
             return None
         out = [self.read_if_present(i) for i in range(known_id + 1, top)]
         found = [s for s in out if s is not None]
