@@ -51,6 +51,8 @@ def test_a_snapshot_the_server_never_recorded_is_not_read_listed_or_built_on(tmp
         # the system table and time travel by time list the server's snapshots only
         listed = lsmlake.Catalog(ep.warehouse, options=ep.options).get_table("db.t$snapshots").read()
         assert listed.column("snapshot_id").to_pylist() == [1]
+        with pytest.raises(NoSuchSnapshotError):  # nor by its id
+            t.with_options({"scan.snapshot-id": "2"}).read()
         late = t.with_options({"scan.timestamp-millis": str(2**62)})
         assert ids(late) == [1]
         # a tag from a time after snapshot 1 finds no snapshot (the stray one is not there)
