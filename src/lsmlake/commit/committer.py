@@ -15,9 +15,11 @@ from lsmlake.bucket.cross_partition import is_cross_partition
 from lsmlake.commit.conflicts import (
     BucketTops,
     DvIndexes,
+    bucket_count_problems,
     bucket_tops,
     deletion_vector_problems,
     detect_conflicts,
+    partition_totals,
     sequence_problems,
 )
 from lsmlake.commit.cross_partition_fix import CrossPartitionFix
@@ -614,10 +616,13 @@ class FileStoreCommit:
         sequence numbers other writers gave its buckets since this writer's base (``_commit_append``);
         what is checked is that it is, and that no other writer re-indexed its dynamic buckets.
         """
-        if latest is None or (changes.kind == "APPEND" and not self.key_types):
+        if latest is None:
             return
-        if changes.kind == "APPEND":
+        if changes.kind == "APPEND" and not self.key_types:
+            problems = self._bucket_count_problems(changes, latest)
+        elif changes.kind == "APPEND":
             problems = sequence_problems(self._tops, changes.entries)
+            problems += self._bucket_count_problems(changes, latest)
             problems += self._hash_index_conflicts(changes, latest)
         else:
             touched = {(e.partition, e.bucket) for e in changes.entries}
@@ -641,6 +646,25 @@ class FileStoreCommit:
                 problems += self._changed_since_base(touched, latest)
         if problems:
             raise CommitConflictError(f"table {self.table_name}: {problems[0]}")
+
+    def _bucket_count_problems(self, changes: Changes, latest: Snapshot) -> list[str]:
+        """Partitions this APPEND writes that other commits filled with files of another bucket count
+        since its base (checked on their delta manifests; on the latest live files of those partitions
+        when the base is unknown or a snapshot since has expired)."""
+        mine = partition_totals(changes.entries)
+        base = self.base_snapshot_id
+        if not mine or latest.id == base:
+            return []
+        added: list[ManifestEntry] | None = [] if base is not None else None
+        for sid in range(base + 1 if base is not None else latest.id + 1, latest.id + 1):
+            entries = self._delta_entries(sid)
+            if entries is None or added is None:
+                added = None
+                break
+            added += [e for e in entries if e.kind == FileKind.ADD and e.partition in mine]
+        if added is None:
+            added = live_entries(self.io, self.paths, latest, entry_filter=lambda e: e.partition in mine)
+        return bucket_count_problems(mine, added)
 
     def _changed_since_base(self, touched: set[tuple[bytes, int]], latest: Snapshot) -> list[str]:
         """Another commit changed these buckets after this writer's base: a compaction computed from the
