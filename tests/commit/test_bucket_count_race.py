@@ -17,7 +17,11 @@ from lsmlake.metadata.restore import RestoredState
 from lsmlake.sql import execute
 
 SCHEMA = pa.schema(
-    [pa.field("dt", pa.string(), nullable=False), pa.field("id", pa.int64(), nullable=False), ("v", pa.int64())]
+    [
+        pa.field("dt", pa.string(), nullable=False),
+        pa.field("id", pa.int64(), nullable=False),
+        ("v", pa.int64()),
+    ]
 )
 
 
@@ -30,7 +34,11 @@ def _table(tmp_path: Path, *, pk: bool) -> tuple[lsmlake.Catalog, lsmlake.Table]
     catalog.create_database("db")
     options = {"bucket": "2"} if pk else {"bucket": "2", "bucket-key": "id"}
     t = catalog.create_table(
-        "db.t", schema=SCHEMA, primary_key=["dt", "id"] if pk else None, partition_keys=["dt"], options=options
+        "db.t",
+        schema=SCHEMA,
+        primary_key=["dt", "id"] if pk else None,
+        partition_keys=["dt"],
+        options=options,
     )
     t.write(_rows("a", range(20), 0))
     return catalog, t
@@ -42,13 +50,17 @@ def _totals(t: lsmlake.Table) -> dict[str, set[int]]:
     locator = FileLocator(t)
     out: dict[str, set[int]] = {}
     for (partition, _), entries in RestoredState.load(t.io, t.paths, snapshot).files.items():
-        out.setdefault(str(locator.partition_values(partition)[0]), set()).update(e.total_buckets for e in entries)
+        out.setdefault(str(locator.partition_values(partition)[0]), set()).update(
+            e.total_buckets for e in entries
+        )
     return out
 
 
 @pytest.mark.parametrize("pk", [True, False])
 @pytest.mark.parametrize("new_count", [1, 3])
-def test_a_write_racing_a_rescale_of_its_partition_is_refused(tmp_path: Path, pk: bool, new_count: int) -> None:
+def test_a_write_racing_a_rescale_of_its_partition_is_refused(
+    tmp_path: Path, pk: bool, new_count: int
+) -> None:
     catalog, t = _table(tmp_path, pk=pk)
     writer = t.writer()
     writer.write(_rows("a", range(20), 100))  # restored partition a under 2 buckets
