@@ -46,6 +46,7 @@ from lsmlake.metadata.manifest import FileKind, ManifestEntry, read_manifest
 from lsmlake.metadata.manifest_list import ManifestFileMeta, read_manifest_list, write_manifest_list
 from lsmlake.metadata.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot
 from lsmlake.metadata.table_handle import TableHandle
+from lsmlake.scan.planner import POSTPONE_BUCKET
 
 
 @dataclass(frozen=True)
@@ -437,11 +438,20 @@ class FileStoreCommit:
             for f in m.new_files
         ]
 
+        # postponed rows (bucket -2) are overwritten only by a postpone-bucket write, as in Paimon: a
+        # rescale into real buckets keeps those not compacted yet (its read does not see them)
+        keep_postponed = self.options.bucket != POSTPONE_BUCKET
+
         def changes_for(latest: Snapshot | None) -> Changes:
             deletes = [
                 e.with_kind(FileKind.DELETE)
                 for e in live_entries(
-                    self.io, self.paths, latest, entry_filter=lambda e: replaces(e.partition)
+                    self.io,
+                    self.paths,
+                    latest,
+                    entry_filter=lambda e: (
+                        replaces(e.partition) and not (keep_postponed and e.bucket == POSTPONE_BUCKET)
+                    ),
                 )
             ]
             index_deletes: list[IndexManifestEntry] = []
