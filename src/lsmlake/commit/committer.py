@@ -628,6 +628,9 @@ class FileStoreCommit:
         """
         if latest is None:
             return
+        strict = self._strict_mode_problem(changes, latest)
+        if strict:
+            raise CommitConflictError(f"table {self.table_name}: {strict}")
         if changes.kind == "APPEND" and not self.key_types:
             problems = self._bucket_count_problems(changes, latest)
         elif changes.kind == "APPEND":
@@ -656,6 +659,34 @@ class FileStoreCommit:
                 problems += self._changed_since_base(touched, latest)
         if problems:
             raise CommitConflictError(f"table {self.table_name}: {problems[0]}")
+
+    def _strict_mode_problem(self, changes: Changes, latest: Snapshot) -> str | None:
+        """Paimon's strict mode (`commit.strict-mode.last-safe-snapshot`): another user's COMPACT or
+        OVERWRITE snapshot after the safe one fails the commit, and so does their APPEND of files in
+        real buckets when this commit is an OVERWRITE (it would replace rows it never read)."""
+        safe = self.options.get(CoreOptions.COMMIT_STRICT_MODE_LAST_SAFE_SNAPSHOT)
+        if safe is None:
+            return None
+        key = CoreOptions.COMMIT_STRICT_MODE_LAST_SAFE_SNAPSHOT.key
+        for sid in range(safe + 1, latest.id + 1):
+            snapshot = self._snapshot_since_base(sid)
+            if snapshot is None:
+                return f"snapshot {sid}, committed after the last safe snapshot {safe} ({key}), has expired"
+            if snapshot.commit_user == self.commit_user:
+                continue
+            if snapshot.commit_kind in ("COMPACT", "OVERWRITE"):
+                return (
+                    f"another writer committed {snapshot.commit_kind} snapshot {sid} after the last safe "
+                    f"snapshot {safe}: giving up as {key} is set"
+                )
+            if snapshot.commit_kind == "APPEND" and changes.kind == "OVERWRITE":
+                entries = self._delta_entries(sid)
+                if entries is None or any(e.bucket >= 0 for e in entries):
+                    return (
+                        f"another writer committed APPEND snapshot {sid} (files in fixed buckets) after the "
+                        f"last safe snapshot {safe}: giving up as {key} is set"
+                    )
+        return None
 
     def _bucket_count_problems(self, changes: Changes, latest: Snapshot) -> list[str]:
         """Partitions this APPEND writes that other commits filled with files of another bucket count
