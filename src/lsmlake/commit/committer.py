@@ -174,6 +174,7 @@ class FileStoreCommit:
         self.unplaced_deletes = unplaced_deletes
         self._tops: BucketTops = {}
         self._delta_tops: dict[int, BucketTops] = {}  # highest sequence number ADDed per bucket, by snapshot
+        self._delta_totals: dict[int, list[ManifestEntry]] = {}  # one ADD per partition and bucket count
         # snapshots read by this committer's walks from a known one, by id (immutable once published)
         self._seen: dict[int, Snapshot] = {}
         # where the next attempt's walk starts: (True, snapshot or None for "no snapshot yet") when known
@@ -698,11 +699,15 @@ class FileStoreCommit:
             return []
         added: list[ManifestEntry] | None = [] if base is not None else None
         for sid in range(base + 1 if base is not None else latest.id + 1, latest.id + 1):
-            entries = self._delta_entries(sid)
-            if entries is None or added is None:
-                added = None
-                break
-            added += [e for e in entries if e.kind == FileKind.ADD and e.partition in mine]
+            if sid not in self._delta_totals:  # read once across the attempts
+                entries = self._delta_entries(sid)
+                if entries is None:
+                    added = None
+                    break
+                firsts = {(e.partition, e.total_buckets): e for e in entries if e.kind == FileKind.ADD}
+                self._delta_totals[sid] = list(firsts.values())
+            if added is not None:
+                added += [e for e in self._delta_totals[sid] if e.partition in mine]
         if added is None:
             added = live_entries(self.io, self.paths, latest, entry_filter=lambda e: e.partition in mine)
         return bucket_count_problems(mine, added)
