@@ -158,8 +158,9 @@ def _unfinished_rename(io: FileIO, main: str, name: str) -> tuple[str, str] | No
 def _refuse_mid_rename(
     io: FileIO, main: str, table_name: str, name: str, what: str, allowed: tuple[str, str] | None = None
 ) -> None:
-    """Refuse to delete or rename an end of an unfinished rename (but ``allowed``, the rename itself): the
-    other end would keep half the branch for good (or the marker would move along)."""
+    """Refuse to delete, rename or fast-forward to an end of an unfinished rename (but ``allowed``, the
+    rename itself): the other end would keep half the branch for good, the marker would move along, or
+    main would take half a branch."""
     found = _unfinished_rename(io, main, name)
     if found is not None and found != allowed:
         source, target = found
@@ -230,6 +231,7 @@ def fast_forward(table: TableHandle, name: str) -> None:
     io = table.io
     if not io.is_dir(source):
         raise NoSuchTableError(f"branch {name!r} of table {table.name} does not exist")
+    _refuse_mid_rename(io, main, table.name, name, "fast-forwarded to")
     branch_sm, main_sm = SnapshotManager(io, source), SnapshotManager(io, main)
     branch_ids = branch_sm.snapshot_ids()
     if not branch_ids:
