@@ -14,8 +14,8 @@ import pytest
 
 import lsmlake
 from lsmlake.core.fileio import FileIO
-from lsmlake.errors import AlreadyExistsError
-from lsmlake.maintenance.branches import RENAME_MARKER, rename_branch
+from lsmlake.errors import AlreadyExistsError, LsmlakeError
+from lsmlake.maintenance.branches import RENAME_MARKER, delete_branch, fast_forward, rename_branch
 from lsmlake.schema_change import add_column
 from lsmlake.table import Table
 
@@ -107,3 +107,34 @@ def test_an_object_store_rename_interrupted_anywhere_is_safe_and_resumable(tmp_p
         assert _rows(feature) == branch_rows
         assert not Path(feature.root, RENAME_MARKER).exists()
         assert [x.name for x in feature.list_tags()] == ["bt", "t1"]
+
+
+@pytest.mark.parametrize("phase", ["copying", "deleting"])
+def test_an_unfinished_rename_blocks_other_changes_to_both_names(tmp_path: Path, phase: str) -> None:
+    """While a rename is unfinished, deleting, renaming or fast-forwarding main to either name (which
+    would leave the other half for good, carry the marker along, or give main half a branch) is refused
+    with the call that finishes it; that call works, and main reads as before throughout."""
+    steps = _steps(tmp_path)
+    catalog, t, main_rows, branch_rows = _setup(tmp_path / "t")
+    io = ObjectStoreIO(3 if phase == "copying" else steps - 3)
+    with contextlib.suppress(Interrupted):
+        rename_branch(dataclasses.replace(t, io=io), "dev", "feature")
+    store = dataclasses.replace(t, io=ObjectStoreIO(0))
+    assert Path(t.root, "branch", "branch-feature", RENAME_MARKER).exists()
+    for call in (
+        lambda: delete_branch(store, "dev"),
+        lambda: delete_branch(store, "feature"),
+        lambda: rename_branch(store, "dev", "other"),
+        lambda: rename_branch(store, "feature", "other"),
+        lambda: fast_forward(store, "dev"),  # main would take half a branch
+        lambda: fast_forward(store, "feature"),
+    ):
+        with pytest.raises(LsmlakeError, match=r"rename_branch\('dev', 'feature'\)"):
+            call()
+    assert _rows(t) == main_rows
+    rename_branch(store, "dev", "feature")
+    lsmlake.clear_caches()
+    assert t.list_branches() == ["feature"]
+    assert _rows(catalog.get_table("db.t$branch_feature")) == branch_rows  # type: ignore[arg-type]
+    delete_branch(store, "feature")
+    assert t.list_branches() == []

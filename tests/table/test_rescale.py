@@ -7,13 +7,16 @@ the ALTER."""
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
 import lsmlake
+import lsmlake.table
 from lsmlake.core.bucket import bucket_ids
 from lsmlake.errors import CommitConflictError, InvalidPartitionSpecError, UnsupportedError
 from lsmlake.maintenance.files import FileLocator
@@ -211,3 +214,98 @@ def test_a_postpone_bucket_partition_is_rescaled(tmp_path: Path) -> None:
     t.compact(full=True)
     assert _layout(t) == {"a": {4}, "b": {1}} and _rows(t) == model
     assert cat.get_table("db.p").options.bucket == -2
+
+
+@pytest.mark.parametrize("whole_table", [False, True])
+def test_a_postpone_bucket_rescale_keeps_the_rows_still_postponed(tmp_path: Path, whole_table: bool) -> None:
+    """Rows written to a postpone-bucket table but not compacted yet are not read by the rescale (a batch
+    read skips them, as Paimon's); its overwrite keeps them, as Paimon's only overwrites real buckets
+    there, and a compaction then places them, newest winning, in the new count."""
+    cat = lsmlake.Catalog(str(tmp_path))
+    cat.create_database("db")
+    t = cat.create_table(
+        "db.p", schema=SCHEMA, primary_key=["dt", "id"], partition_keys=["dt"], options={"bucket": "-2"}
+    )
+    model: Model = {}
+    _write(t, model, [("a", i, i) for i in range(12)])
+    t.compact(full=True)
+    _write(t, model, [("a", i, 100 + i) for i in range(6, 20)])  # still postponed
+    if whole_table:
+        t.rescale(3)
+    else:
+        t.rescale(3, {"dt": "a"})
+    t.compact(full=True)
+    assert _layout(t) == {"a": {3}} and _rows(t) == model
+
+
+def _racing_plan(monkeypatch: pytest.MonkeyPatch, race: Callable[[], object]) -> list[int | None]:
+    """Make ``race`` run right after the rescale planned (read the snapshot it rewrites); the returned
+    list gets the latest snapshot id after the race."""
+    planned = lsmlake.table.plan_rescale
+    after: list[int | None] = []
+
+    def plan(table: lsmlake.Table, *args: Any, **kwargs: Any) -> Any:
+        out = planned(table, *args, **kwargs)
+        race()
+        after.append(table.snapshot_manager.latest_id())
+        return out
+
+    monkeypatch.setattr(lsmlake.table, "plan_rescale", plan)
+    return after
+
+
+@pytest.mark.parametrize("race", ["write", "compact", "overwrite"])
+def test_a_commit_during_a_rescale_fails_the_rescale(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, race: str
+) -> None:
+    """As Paimon's RescaleAction (commit.strict-mode.last-safe-snapshot = the snapshot it read): another
+    writer's commit meanwhile fails the rescale instead of being overwritten away."""
+    cat, t, model = _table(tmp_path)
+    other = cat.get_table("db.t")
+    races: dict[str, Callable[[], object]] = {
+        "write": lambda: _write(other, model, [("a", 1000, 1)]),
+        "compact": lambda: other.compact(full=True),
+        "overwrite": lambda: other.overwrite(pa.table({"dt": ["zz"], "id": [1], "v": [1]}, schema=SCHEMA)),
+    }
+    if race == "overwrite":
+        model[("zz", 1)] = 1
+    after_race = _racing_plan(monkeypatch, races[race])
+    with pytest.raises(CommitConflictError, match="strict-mode"):
+        t.rescale(3)
+    assert after_race == [t.snapshot_manager.latest_id()]  # the rescale published nothing
+    assert _rows(cat.get_table("db.t")) == model
+
+
+def test_a_postponed_write_during_a_rescale_is_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Paimon's strict mode lets an APPEND of postponed rows through: the rescale keeps them."""
+    cat = lsmlake.Catalog(str(tmp_path))
+    cat.create_database("db")
+    t = cat.create_table(
+        "db.p", schema=SCHEMA, primary_key=["dt", "id"], partition_keys=["dt"], options={"bucket": "-2"}
+    )
+    model: Model = {}
+    _write(t, model, [("a", i, i) for i in range(8)])
+    t.compact(full=True)
+    _racing_plan(monkeypatch, lambda: _write(cat.get_table("db.p"), model, [("a", 3, 33), ("a", 9, 9)]))
+    assert t.rescale(2) is not None
+    t.compact(full=True)
+    assert _layout(t) == {"a": {2}} and _rows(t) == model
+
+
+def test_the_strict_mode_option(tmp_path: Path) -> None:
+    """commit.strict-mode.last-safe-snapshot on any writer: another user's COMPACT or OVERWRITE since
+    that snapshot fails the commit; their APPENDs fail only an OVERWRITE."""
+    cat, t, model = _table(tmp_path)
+    safe = t.snapshot_manager.latest_id()
+    only_append = {"write-only": "true"}
+    strict = cat.get_table("db.t").with_dynamic_options(
+        {"commit.strict-mode.last-safe-snapshot": str(safe), **only_append}
+    )
+    _write(cat.get_table("db.t").with_dynamic_options(only_append), model, [("a", 500, 1)])
+    _write(strict, model, [("a", 501, 1)])  # an APPEND after an APPEND: committed
+    with pytest.raises(CommitConflictError, match="APPEND snapshot"):
+        strict.overwrite(pa.table({"dt": ["a"], "id": [1], "v": [1]}, schema=SCHEMA))
+    cat.get_table("db.t").compact(full=True)
+    with pytest.raises(CommitConflictError, match="COMPACT snapshot"):
+        _write(strict, {}, [("a", 502, 1)])
+    assert _rows(cat.get_table("db.t")) == model

@@ -15,9 +15,11 @@ from lsmlake.bucket.cross_partition import is_cross_partition
 from lsmlake.commit.conflicts import (
     BucketTops,
     DvIndexes,
+    bucket_count_problems,
     bucket_tops,
     deletion_vector_problems,
     detect_conflicts,
+    partition_totals,
     sequence_problems,
 )
 from lsmlake.commit.cross_partition_fix import CrossPartitionFix
@@ -51,6 +53,7 @@ from lsmlake.metadata.sequence_properties import (
 )
 from lsmlake.metadata.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot
 from lsmlake.metadata.table_handle import TableHandle
+from lsmlake.scan.planner import POSTPONE_BUCKET
 
 
 @dataclass(frozen=True)
@@ -185,6 +188,7 @@ class FileStoreCommit:
         self.unplaced_deletes = unplaced_deletes
         self._tops: BucketTops = {}
         self._delta_tops: dict[int, BucketTops] = {}  # highest sequence number ADDed per bucket, by snapshot
+        self._delta_totals: dict[int, list[ManifestEntry]] = {}  # one ADD per partition and bucket count
         # snapshots read by this committer's walks from a known one, by id (immutable once published)
         self._seen: dict[int, Snapshot] = {}
         # where the next attempt's walk starts: (True, snapshot or None for "no snapshot yet") when known
@@ -453,11 +457,20 @@ class FileStoreCommit:
         if upgrade and self.options.get(CoreOptions.OVERWRITE_UPGRADE):
             adds = upgraded(adds, self.key_types, self.options.num_levels - 1)
 
+        # postponed rows (bucket -2) are overwritten only by a postpone-bucket write, as in Paimon: a
+        # rescale into real buckets keeps those not compacted yet (its read does not see them)
+        keep_postponed = self.options.bucket != POSTPONE_BUCKET
+
         def changes_for(latest: Snapshot | None) -> Changes:
             deletes = [
                 e.with_kind(FileKind.DELETE)
                 for e in live_entries(
-                    self.io, self.paths, latest, entry_filter=lambda e: replaces(e.partition)
+                    self.io,
+                    self.paths,
+                    latest,
+                    entry_filter=lambda e: (
+                        replaces(e.partition) and not (keep_postponed and e.bucket == POSTPONE_BUCKET)
+                    ),
                 )
             ]
             index_deletes: list[IndexManifestEntry] = []
@@ -637,10 +650,16 @@ class FileStoreCommit:
         sequence numbers other writers gave its buckets since this writer's base (``_commit_append``);
         what is checked is that it is, and that no other writer re-indexed its dynamic buckets.
         """
-        if latest is None or (changes.kind == "APPEND" and not self.key_types):
+        if latest is None:
             return
-        if changes.kind == "APPEND":
+        strict = self._strict_mode_problem(changes, latest)
+        if strict:
+            raise CommitConflictError(f"table {self.table_name}: {strict}")
+        if changes.kind == "APPEND" and not self.key_types:
+            problems = self._bucket_count_problems(changes, latest)
+        elif changes.kind == "APPEND":
             problems = sequence_problems(self._tops, changes.entries)
+            problems += self._bucket_count_problems(changes, latest)
             problems += self._hash_index_conflicts(changes, latest)
         else:
             touched = {(e.partition, e.bucket) for e in changes.entries}
@@ -664,6 +683,57 @@ class FileStoreCommit:
                 problems += self._changed_since_base(touched, latest)
         if problems:
             raise CommitConflictError(f"table {self.table_name}: {problems[0]}")
+
+    def _strict_mode_problem(self, changes: Changes, latest: Snapshot) -> str | None:
+        """Paimon's strict mode (`commit.strict-mode.last-safe-snapshot`): another user's COMPACT or
+        OVERWRITE snapshot after the safe one fails the commit, and so does their APPEND of files in
+        real buckets when this commit is an OVERWRITE (it would replace rows it never read)."""
+        safe = self.options.get(CoreOptions.COMMIT_STRICT_MODE_LAST_SAFE_SNAPSHOT)
+        if safe is None:
+            return None
+        key = CoreOptions.COMMIT_STRICT_MODE_LAST_SAFE_SNAPSHOT.key
+        for sid in range(safe + 1, latest.id + 1):
+            snapshot = self._snapshot_since_base(sid)
+            if snapshot is None:
+                return f"snapshot {sid}, committed after the last safe snapshot {safe} ({key}), has expired"
+            if snapshot.commit_user == self.commit_user:
+                continue
+            if snapshot.commit_kind in ("COMPACT", "OVERWRITE"):
+                return (
+                    f"another writer committed {snapshot.commit_kind} snapshot {sid} after the last safe "
+                    f"snapshot {safe}: giving up as {key} is set"
+                )
+            if snapshot.commit_kind == "APPEND" and changes.kind == "OVERWRITE":
+                entries = self._delta_entries(sid)
+                if entries is None or any(e.bucket >= 0 for e in entries):
+                    return (
+                        f"another writer committed APPEND snapshot {sid} (files in fixed buckets) after the "
+                        f"last safe snapshot {safe}: giving up as {key} is set"
+                    )
+        return None
+
+    def _bucket_count_problems(self, changes: Changes, latest: Snapshot) -> list[str]:
+        """Partitions this APPEND writes that other commits filled with files of another bucket count
+        since its base (checked on their delta manifests; on the latest live files of those partitions
+        when the base is unknown or a snapshot since has expired)."""
+        mine = partition_totals(changes.entries)
+        base = self.base_snapshot_id
+        if not mine or latest.id == base:
+            return []
+        added: list[ManifestEntry] | None = [] if base is not None else None
+        for sid in range(base + 1 if base is not None else latest.id + 1, latest.id + 1):
+            if sid not in self._delta_totals:  # read once across the attempts
+                entries = self._delta_entries(sid)
+                if entries is None:
+                    added = None
+                    break
+                firsts = {(e.partition, e.total_buckets): e for e in entries if e.kind == FileKind.ADD}
+                self._delta_totals[sid] = list(firsts.values())
+            if added is not None:
+                added += [e for e in self._delta_totals[sid] if e.partition in mine]
+        if added is None:
+            added = live_entries(self.io, self.paths, latest, entry_filter=lambda e: e.partition in mine)
+        return bucket_count_problems(mine, added)
 
     def _changed_since_base(self, touched: set[tuple[bytes, int]], latest: Snapshot) -> list[str]:
         """Another commit changed these buckets after this writer's base: a compaction computed from the

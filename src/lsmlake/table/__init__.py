@@ -449,7 +449,13 @@ class Table(TableHandle):
         ``lsmlake.table.rescale.plan_rescale``."""
         plan = plan_rescale(self, bucket_num, partitions)
         rows = self.scan(snapshot_id=plan.snapshot_id, filter=plan.filter).to_batches()
-        target = self.with_dynamic_options({"bucket": str(plan.bucket_num)})
+        # as Paimon's RescaleAction: a commit by another writer since the snapshot read fails the rescale
+        target = self.with_dynamic_options(
+            {
+                "bucket": str(plan.bucket_num),
+                CoreOptions.COMMIT_STRICT_MODE_LAST_SAFE_SNAPSHOT.key: str(plan.snapshot_id),
+            }
+        )
         if plan.partition is not None:
             return target.overwrite(rows, partitions=plan.partition)
         # as Paimon's: the partitions the rows fall in under `dynamic-partition-overwrite` (the default)

@@ -44,8 +44,9 @@ def plan_rescale(
     leaves it: the partitions rewritten into another count than the table's `bucket` refuse writes
     until ALTER TABLE sets that count (or they are rescaled back), on both lsmlake and Java. Without
     ``partition`` every partition with live rows is rewritten (a dynamic overwrite, as Paimon's: a
-    partition whose rows were all deleted keeps its files). Rows committed by another writer while the
-    rescale runs are lost, as in Paimon: run it alone."""
+    partition whose rows were all deleted keeps its files). A commit by another writer while the
+    rescale runs fails the rescale (Paimon's `commit.strict-mode.last-safe-snapshot`, set to
+    ``snapshot_id``), except an APPEND of postponed rows, which the rescale keeps."""
     current = table.options.bucket
     if current == POSTPONE_BUCKET and bucket_num is None:
         raise ValueError(

@@ -53,7 +53,6 @@ REFUSED: dict[str, str] = {
     "compaction.force-up-level-0": _NOT_YET,
     "delete.force-produce-changelog": _NOT_YET,
     "commit.discard-duplicate-files": _NOT_YET,
-    "commit.strict-mode.last-safe-snapshot": _NOT_YET,
     "tag.create-success-file": _NOT_YET,
     "incremental-to-auto-tag": _NOT_YET,
     "scan.bounded.watermark": _NOT_YET,

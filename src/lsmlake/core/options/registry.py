@@ -406,6 +406,12 @@ class OptionDeclarations(EngineTuningDeclarations):
     )
     COMMIT_MIN_RETRY_WAIT = duration_option("commit.min-retry-wait", "10 ms", "Shortest wait before a retry.")
     COMMIT_MAX_RETRY_WAIT = duration_option("commit.max-retry-wait", "1 s", "Longest wait before a retry (Paimon: 10 s).")
+    COMMIT_STRICT_MODE_LAST_SAFE_SNAPSHOT = optional_int(
+        "commit.strict-mode.last-safe-snapshot",
+        "A commit fails when, after this snapshot, another writer committed a COMPACT or OVERWRITE snapshot "
+        "(or, for an OVERWRITE commit, an APPEND of files in real buckets), as Paimon's strict mode; a "
+        "rescale sets it to the snapshot it rewrites.",
+    )
     COMMIT_TIMEOUT = optional_duration(
         "commit.timeout", "How long a commit that loses races may keep retrying (unbounded: by count only)."
     )
