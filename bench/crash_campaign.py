@@ -1,5 +1,5 @@
-"""The crash campaign: a writer (writes, tags, tag expiry, branch creation and deletion, compactions,
-expiry, partition expiry on a second table, orphan cleaning) is SIGKILLed at a random time or at an
+"""The crash campaign: a writer (writes, tags, tag expiry, branch creation, renaming and deletion,
+compactions, expiry, partition expiry on a second table, orphan cleaning) is SIGKILLed at a random time or at an
 instrumented point, and the table is checked after every kill: no acknowledged commit lost, no committed
 row invisible after the next acknowledged commit, every retained snapshot, tag and branch readable (and
 equal to the model where an acknowledgement names it), and ``remove_orphan_files`` runs and removes only
@@ -153,6 +153,9 @@ def run_child(job: ChildJob, ready: Event) -> None:
                 else:
                     table.create_branch(f"b{g:06d}", tag=f"g{g:06d}")
                     log.append({"branch": f"b{g:06d}", "g": g})
+                    if op % 8 == 1:  # every other branch is renamed (the new name sorts next to the old)
+                        table.rename_branch(f"b{g:06d}", f"b{g:06d}r")
+                        log.append({"branch": f"b{g:06d}r", "g": g})
                     for old in table.list_branches()[:-1]:
                         table.delete_branch(old)
                 for old in [t.name for t in table.list_tags()][:-2]:

@@ -7,12 +7,18 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 sys.path.insert(0, str(Path(__file__).parent))
 
 from s3_server import S3Endpoint, Warehouse, running_s3_server
 
 import lsmlake
+
+# Timing is no property of the code under test: on a shared 2-core machine a case can take 10x its usual
+# time, and hypothesis would report that as a flaky failure. Tests that set their own deadline keep it.
+settings.register_profile("lsmlake", deadline=None)
+settings.load_profile("lsmlake")
 
 
 @pytest.fixture

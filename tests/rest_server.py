@@ -86,7 +86,8 @@ def rest_server(
     ``security_token``, ``region``), checked by Java Paimon's DLF signer, instead of the bearer
     ``token``. ``server_fixes``: work around the server's bugs that mislead every client, Java's too
     (RestServerDispatcher.java: a renamed table's record keeps its old path; a new branch's latest
-    snapshot is recorded as main's)."""
+    snapshot is recorded as main's; concurrent requests corrupt its unlocked stores, so they are
+    handled one at a time)."""
     missing = tools_missing()
     if missing:
         pytest.skip(f"Java Paimon harness: {missing}")

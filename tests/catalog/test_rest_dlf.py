@@ -134,3 +134,19 @@ def test_a_signer_is_plain_data_a_commit_environment_can_carry(tmp_path: Path) -
     moved = pickle.loads(pickle.dumps(from_file))  # another process reads the file itself
     assert "Credential=file-2/" in moved.headers("GET", "/v1/x", None, None)["Authorization"]
     assert "Credential=file-1/" in from_file.headers("GET", "/v1/x", None, None)["Authorization"]
+
+
+def test_query_values_are_trimmed_as_javas_string_trim_does() -> None:
+    """DLFDefaultSigner trims each query key and value with Java's String.trim (characters up to U+0020
+    only) and writes ``k=`` for a value that is blank but not empty: a page token ending in an
+    ideographic or no-break space keeps it, one of spaces only signs as ``k=``, never as ``k``."""
+    signer = dlf_signer("http://127.0.0.1:1", {**KEY, "dlf.region": "cn-hangzhou"})
+
+    def sig(query: dict[str, str]) -> str:
+        return signature(signer.headers("GET", "/v1/x", query, None, WHEN))
+
+    assert sig({"pageToken": "t \t"}) == sig({"pageToken": "t"})
+    assert sig({"pageToken": "t\u3000"}) != sig({"pageToken": "t"})
+    assert sig({"pageToken": "t\xa0"}) != sig({"pageToken": "t"})
+    assert sig({"pageToken": "\x01t"}) == sig({"pageToken": "t"})
+    assert sig({"pageToken": "  "}) != sig({"pageToken": ""})

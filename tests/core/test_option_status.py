@@ -146,7 +146,7 @@ def test_engine_tuning_options_are_accepted_and_typed() -> None:
         validate_create_options({"sort-engine": "bubble"}, primary_key_table=True)
     with pytest.raises(InvalidOptionError, match="not a number"):
         validate_create_options({"lookup.hash-load-factor": "half"}, primary_key_table=True)
-    with pytest.raises(InvalidOptionError, match=r"manifest\.format.*not one of avro"):
+    with pytest.raises(UnsupportedError, match=r"'manifest\.format'='orc' is not supported by lsmlake: it writes Avro"):
         validate_create_options({"manifest.format": "orc"}, primary_key_table=True)
 
 

@@ -7,7 +7,7 @@ import pytest
 
 import lsmlake
 from lsmlake.core.options import CoreOptions, check_option_value, validate_create_options
-from lsmlake.errors import InvalidOptionError, UnsupportedError
+from lsmlake.errors import CommitConflictError, InvalidOptionError, UnsupportedError
 from lsmlake.sql.session import execute
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), False), ("v", pa.string())])
@@ -60,7 +60,11 @@ def test_malformed_dynamic_values_are_refused(
 
 def test_dynamic_options_cannot_change_what_alter_cannot(table: lsmlake.Table) -> None:
     with pytest.raises(UnsupportedError, match="bucket"):
-        table.with_options({"bucket": "4"})  # writes would route keys to buckets the table does not have
+        table.with_options({"bucket": "-1"})  # dynamic buckets over fixed-bucket files: refused, as in Paimon
+    # another fixed count is accepted (as by Paimon's copy), but its writes into the existing files' table
+    # are refused: the keys would go to buckets the files do not have
+    with pytest.raises(CommitConflictError, match="written with 2 buckets"):
+        table.with_options({"bucket": "4"}).write(pa.table({"id": [3], "v": ["c"]}, schema=SCHEMA))
     with pytest.raises(UnsupportedError, match="merge-engine"):
         table.with_options({"merge-engine": "first-row"})
     assert table.with_options({"bucket": "2", "write-only": "true"}).options.get_bool("write-only")

@@ -250,11 +250,17 @@ class JavaPaimon:
         rows: Sequence[Mapping[str, Any]],
         *,
         options: Mapping[str, str] | None = None,
+        overwrite: bool = False,
     ) -> int | None:
         """One BatchWriteBuilder commit of rows (``_kind`` defaults to +I) under dynamic ``options``
-        (`write-only`, ...); the latest snapshot id after it."""
+        (`write-only`, ...), an overwrite when ``overwrite``; the latest snapshot id after it."""
         sid: int | None = self.call(
-            "write", warehouse=warehouse, table=table, rows=list(rows), options=dict(options or {})
+            "write",
+            warehouse=warehouse,
+            table=table,
+            rows=list(rows),
+            options=dict(options or {}),
+            overwrite=overwrite,
         )["snapshot"]
         return sid
 
@@ -396,3 +402,13 @@ def catalog_check(work_dir: Path, spec: Mapping[str, Any]) -> dict[str, Any]:
         raise JavaError("CatalogCheck", f"exit {done.returncode}", done.stderr[-4000:])
     answer: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     return answer
+
+
+def lifecycle(java: JavaPaimon, warehouse: str, table: str, action: str, **fields: Any) -> dict[str, Any]:
+    """One table-lifecycle operation as Java Paimon's procedures run it (Lifecycle.java): ``set_option``
+    (key, value or None to reset), ``rescale`` (bucket_num, partition), ``consumer`` (sub: get, list,
+    reset, delete, clear), ``expire_changelogs``, ``purge``, ``compact_manifest``,
+    ``rollback_to_timestamp`` / ``rollback_to_watermark`` (value), ``rename_branch`` (name, to),
+    ``mark_done`` (partitions: paths), ``success_file`` (partition: path), ``remove_unexisting``
+    (dry_run); its answer."""
+    return java.call("lifecycle", warehouse=warehouse, table=table, action=action, **fields)

@@ -97,7 +97,8 @@ def test_lookup_equals_filtered_read(
         t = cat.create_table(
             "db.t", schema=SCHEMA, primary_key=primary_key, partition_keys=partition_keys, options=options
         )
-        for op, arg in ops:
+        other = cat.get_table("db.t")  # another handle: the commits below are not its own
+        for number, (op, arg) in enumerate(ops):
             if op == "write":
                 t.write(_rows(arg, primary_key))
             elif op == "delete":
@@ -105,6 +106,9 @@ def test_lookup_equals_filtered_read(
                 t.delete(keys.select(primary_key))
             else:
                 t.compact(full=arg)
+            if primary_key == ["k"]:  # the lean single-key path's cached state follows each commit
+                k = asked[number % len(asked)][1]
+                assert other.lookup([k]).to_pylist() == other.read(filter=f"k = {k}").to_pylist()
         names = {"p": 0, "k": 1, "s": 2}
         keys = [{c: a[names[c]] for c in primary_key} for a in asked]
         expected = t.read(filter=_key_filter(keys))
@@ -120,3 +124,8 @@ def test_lookup_equals_filtered_read(
         one = t.lookup_one(keys[0])
         expected_one = [r for r in got.to_pylist() if all(r[c] == keys[0][c] for c in primary_key)]
         assert one == (expected_one[0] if expected_one else None)
+        if primary_key == ["k"]:  # one key each, as [k]: the lean single-key path where it applies
+            for k in dict.fromkeys(a[1] for a in asked):
+                single = t.lookup([k])
+                assert single.schema == got.schema
+                assert single.to_pylist() == [r for r in ordered if r["k"] == k]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -16,6 +17,7 @@ from lsmlake.format.file_index.bloom import BloomFilter, hash_values
 from lsmlake.format.file_index.container import read_container
 from lsmlake.mergetree.lookup import KEY_CACHE, key_cache_key
 from lsmlake.read.file_rows import LOOKUP_FILES, ROW_GROUPS
+from lsmlake.read.lookup import _match
 from lsmlake.schema_change import set_option
 
 SCHEMA = pa.schema([("id", pa.int64()), ("name", pa.string()), ("v", pa.int32())])
@@ -268,3 +270,24 @@ def test_a_batch_over_many_row_groups_reads_a_memory_mapped_local_copy(tmp_path:
     LOOKUP_FILES.clear()
     assert tight.lookup(keys).equals(got)
     assert LOOKUP_FILES.info().entries == 0
+
+
+def test_binary_search_of_a_file_finds_each_key_and_every_row_of_a_repeated_one() -> None:
+    keys = pa.table({"id": pa.array([9, 3, 4, 1, 3, 0, 10], pa.int64())})
+    ints = keys.column(0).to_numpy()
+    wanted = np.arange(keys.num_rows)
+    unique = pa.table({"id": pa.array([1, 3, 7, 9], pa.int64())})
+    which, positions = _match(unique, keys, wanted, ints, ["id"])
+    assert list(zip(which.tolist(), positions.tolist(), strict=True)) == [(0, 3), (1, 1), (3, 0), (4, 1)]
+    repeated = pa.table({"id": pa.array([1, 3, 3, 3, 7, 9, 9], pa.int64())})
+    which, positions = _match(repeated, keys, wanted[:4], ints, ["id"])
+    assert sorted(zip(which.tolist(), positions.tolist(), strict=True)) == [
+        (0, 5),
+        (0, 6),
+        (1, 1),
+        (1, 2),
+        (1, 3),
+        (3, 0),
+    ]
+    empty = pa.table({"id": pa.array([], pa.int64())})
+    assert [len(a) for a in _match(empty, keys, wanted, ints, ["id"])] == [0, 0]

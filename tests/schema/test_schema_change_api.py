@@ -296,8 +296,8 @@ def test_legacy_schema_version_keeps_its_implicit_defaults(catalog: lsmlake.Cata
         (sc.drop_column("nope"), SchemaChangeError, "does not exist"),
         (sc.update_column_position("v", after="v"), SchemaChangeError, "relative to itself"),
         (sc.update_column_position("p", first=True), SchemaChangeError, "first already"),
-        (sc.set_option("bucket", "4"), UnsupportedError, "option 'bucket' cannot change"),
-        (sc.remove_option("bucket"), UnsupportedError, "option 'bucket' cannot change"),
+        (sc.set_option("bucket", "-1"), UnsupportedError, "from one fixed count to another"),
+        (sc.remove_option("bucket"), UnsupportedError, "from one fixed count to another"),
         (sc.set_option("merge-engine", "first-row"), UnsupportedError, "option 'merge-engine' cannot change"),
         (sc.set_option("sequence.field", "v"), UnsupportedError, "option 'sequence.field' cannot change"),
         (sc.set_option("deletion-vectors.enabled", "true"), UnsupportedError, "deletion vectors mode"),
@@ -335,7 +335,8 @@ def test_some_options_may_change_while_the_table_is_empty(catalog: lsmlake.Catal
     assert t.options.bucket == 3 and t.options.merge_engine == "first-row"
     write(t, [{"p": 1, "k": 1, "v": 1, "s": None, "f": None, "d": None}])
     with pytest.raises(UnsupportedError, match="bucket"):
-        t.alter(sc.set_option("bucket", "4"))
+        t.alter(sc.set_option("bucket", "-2"))
+    assert t.alter(sc.set_option("bucket", "4")).options.bucket == 4  # fixed to fixed: Paimon allows it
 
 
 def test_final_schema_is_validated_like_create_table(catalog: lsmlake.Catalog) -> None:

@@ -177,7 +177,7 @@ def test_if_exists_and_errors_name_the_statement(users: lsmlake.Catalog) -> None
         ("ALTER TABLE users MODIFY age SMALLINT", SchemaChangeError, "without losing information"),
         ("ALTER TABLE users ALTER COLUMN age TYPE STRING", SchemaChangeError, "without losing information"),
         ("ALTER TABLE users ADD x INT NOT NULL", SchemaChangeError, "NOT NULL"),
-        ("ALTER TABLE users SET ('bucket' = '4')", UnsupportedError, "bucket"),
+        ("ALTER TABLE users SET ('bucket' = '-1')", UnsupportedError, "bucket"),
         ("ALTER TABLE users SET ('merge-engine' = 'first-row')", UnsupportedError, "merge-engine"),
         ("ALTER TABLE users SET ('nope' = '1')", InvalidOptionError, "unknown table option"),
         ("ALTER TABLE users ADD PARTITION (dt = 'x')", UnsupportedError, "ADD PARTITION"),

@@ -1,5 +1,7 @@
-"""`commit.force-create-snapshot`: a commit with nothing to write still publishes a snapshot (and runs
-the after-commit work, automatic tags included); without it an empty commit publishes nothing."""
+"""`snapshot.ignore-empty-commit` false: a commit with nothing to write still publishes a snapshot (and
+runs the after-commit work, automatic tags included); by default an empty commit publishes nothing, and
+`commit.force-create-snapshot` (Flink streaming's) does not change that for lsmlake's batch commits, as
+for Paimon's (tests/java/test_java_lifecycle.py checks both against Java)."""
 
 from __future__ import annotations
 
@@ -40,8 +42,15 @@ def test_an_empty_commit_publishes_nothing_by_default(tmp_path: Path) -> None:
     assert t.snapshot_manager.latest_id() == 1
 
 
-def test_an_empty_commit_is_forced_to_a_snapshot(tmp_path: Path) -> None:
+def test_force_create_snapshot_does_not_force_a_batch_commit(tmp_path: Path) -> None:
     t = _table(tmp_path, **{"commit.force-create-snapshot": "true"})
+    t.write(pa.table({"id": [1], "v": [1]}, schema=SCHEMA))
+    assert t.writer().commit() is None
+    assert t.snapshot_manager.latest_id() == 1
+
+
+def test_an_empty_commit_is_kept_as_a_snapshot(tmp_path: Path) -> None:
+    t = _table(tmp_path, **{"snapshot.ignore-empty-commit": "false"})
     t.write(pa.table({"id": [1], "v": [7]}, schema=SCHEMA))
     before = t.snapshot_manager.latest()
     assert before is not None
@@ -57,7 +66,7 @@ def test_a_forced_snapshot_gets_the_automatic_tag_of_an_idle_period(tmp_path: Pa
     t = _table(
         tmp_path,
         **{
-            "commit.force-create-snapshot": "true",
+            "snapshot.ignore-empty-commit": "false",
             "tag.automatic-creation": "process-time",
             "tag.creation-period": "hourly",
             "sink.process-time-zone": "UTC",
@@ -70,7 +79,7 @@ def test_a_forced_snapshot_gets_the_automatic_tag_of_an_idle_period(tmp_path: Pa
     assert {tag.name: tag.snapshot.id for tag in t.list_tags()}["2024-01-02 10"] == sid
 
 
-def test_the_ray_commit_of_no_messages_is_forced_too(tmp_path: Path) -> None:
+def test_the_ray_commit_of_no_messages_follows_the_same_rule(tmp_path: Path) -> None:
     """A Ray write whose workers sent nothing publishes through the same rule (no cluster needed)."""
     pytest.importorskip("ray.data", reason="ray[data] is not installed")
     from lsmlake.ray.write import commit_messages
@@ -78,6 +87,6 @@ def test_the_ray_commit_of_no_messages_is_forced_too(tmp_path: Path) -> None:
     plain = _table(tmp_path / "plain")
     assert commit_messages(plain, [], [], base_snapshot_id=None) is None
     assert plain.snapshot_manager.latest_id() is None
-    forced = _table(tmp_path / "forced", **{"commit.force-create-snapshot": "true"})
+    forced = _table(tmp_path / "forced", **{"snapshot.ignore-empty-commit": "false"})
     sid = commit_messages(forced, [], [], base_snapshot_id=None)
     assert sid == forced.snapshot_manager.latest_id() == 1

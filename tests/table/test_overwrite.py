@@ -121,3 +121,13 @@ def test_sql_insert_overwrite_partition(catalog: lsmlake.Catalog) -> None:
     with pytest.raises(SqlError, match="no column 'zz'"):
         sql("INSERT OVERWRITE p PARTITION (zz='a') VALUES (7, 70)")
     assert rows(t) == [("a", 6, 60), ("b", 2, 2)]
+
+
+def test_a_dynamic_overwrite_of_nothing_publishes_nothing(catalog: lsmlake.Catalog) -> None:
+    """Paimon skips a dynamic partition overwrite with no new files (no partition to replace); a static
+    one of a partition, or of an unpartitioned table, still empties it."""
+    t = _partitioned(catalog)
+    assert t.overwrite(pa.table({"id": [], "dt": [], "v": []}, schema=SCHEMA)) is None
+    assert t.snapshot_manager.latest_id() == 1 and t.read().num_rows == 2
+    assert t.overwrite(pa.table({"id": [], "dt": [], "v": []}, schema=SCHEMA), partitions={"dt": "a"}) == 2
+    assert t.read().column("dt").to_pylist() == ["b"]

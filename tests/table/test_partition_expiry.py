@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import uuid
 from pathlib import Path
 
 import pyarrow as pa
@@ -11,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import lsmlake
+from lsmlake.core import clock
 from lsmlake.core.partition_time import partition_time
 from lsmlake.errors import InvalidOptionError, InvalidPartitionSpecError
 from lsmlake.sql import Session
@@ -215,3 +217,37 @@ def test_partition_time_reader() -> None:
     assert partition_time(["dt"], ["2024-02-30"], pattern=None, formatter=None) is None
     assert partition_time(["dt"], [None], pattern=None, formatter=None) is None
     assert partition_time(["dt"], ["2024'01"], pattern=None, formatter="yyyy''MM") is None
+
+
+@given(
+    writes=st.lists(
+        st.tuples(st.sampled_from(["p", "q", "r", "s"]), st.integers(min_value=0, max_value=20)),
+        min_size=1,
+        max_size=8,
+    ),
+    keep=st.integers(min_value=1, max_value=20),
+    limit=st.integers(min_value=1, max_value=4),
+)
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_update_time_against_model(
+    tmp_path: Path, writes: list[tuple[str, int]], keep: int, limit: int
+) -> None:
+    """update-time: a partition expires when its newest file was written more than the expiration time
+    ago (each write below happens ``days`` days before NOW, on the fixed clock)."""
+    cat = _catalog(tmp_path)
+    name = f"db.u{uuid.uuid4().hex}"
+    t = _table(cat, name)
+    newest: dict[str, dt.datetime] = {}
+    for n, (part, days) in enumerate(writes):
+        moment = NOW - dt.timedelta(days=days, seconds=n)
+        with clock.fixed_clock(int(moment.timestamp() * 1000)):
+            t.write(pa.table({"id": [n], "dt": [part], "v": [n]}, schema=SCHEMA))
+        newest[part] = max(newest.get(part, moment), moment)
+    cutoff = NOW - dt.timedelta(days=keep)
+    old = sorted(p for p, m in newest.items() if cutoff > m)[:limit]
+    dropped = t.expire_partitions(
+        expiration_time_ms=keep * 86_400_000, strategy="update-time", max_expires=limit, now=NOW
+    )
+    assert dropped == [{"dt": p} for p in old]
+    assert _partitions(t) == sorted(set(newest) - set(old))
+    cat.drop_table(name)

@@ -1,5 +1,5 @@
 """CALL sys.remove_unexisting_files: data files deleted by hand are listed (dry run) and then dropped from
-the manifests in one COMPACT snapshot, after which the table reads again."""
+the manifests in one OVERWRITE snapshot (as Java commits them), after which the table reads again."""
 
 from __future__ import annotations
 
@@ -52,7 +52,7 @@ def test_missing_files_are_listed_then_removed(tmp_path: Path) -> None:
     assert t.snapshot_manager.latest_id() == base  # a dry run commits nothing
     assert t.remove_unexisting_files() == dry
     snap = t.snapshot_manager.latest()
-    assert snap is not None and snap.id == base + 1 and snap.commit_kind == "COMPACT"
+    assert snap is not None and snap.id == base + 1 and snap.commit_kind == "OVERWRITE"
     after = _files(cat)
     assert sorted(after) == sorted(set(before) - set(gone))
     lost = sum(before[p] for p in gone)

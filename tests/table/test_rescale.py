@@ -1,17 +1,22 @@
 """CALL sys.rescale / Table.rescale: a fixed-bucket table (or one partition) rewritten into a new bucket
 count: the rows equal a model before and after, every file sits in the bucket Paimon's hash gives its
-keys for the new count, and reads, writes and compaction go on afterwards."""
+keys for the new count, the schema keeps its `bucket` (as Paimon's RescaleAction: writes into a partition
+of another count are refused until ALTER TABLE sets it), and reads, writes and compaction go on after
+the ALTER."""
 
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
 import lsmlake
+import lsmlake.table
 from lsmlake.core.bucket import bucket_ids
 from lsmlake.errors import CommitConflictError, InvalidPartitionSpecError, UnsupportedError
 from lsmlake.maintenance.files import FileLocator
@@ -98,14 +103,39 @@ def test_the_whole_table_is_rescaled(tmp_path: Path) -> None:
     kinds = [t.snapshot_manager.snapshot(i).commit_kind for i in range((before or 0) + 1, sid + 1)]
     assert kinds[0] == "OVERWRITE" and set(kinds[1:]) <= {"COMPACT"}
     t = cat.get_table("db.t")
-    assert t.options.bucket == 5
+    assert t.options.bucket == 2  # the schema stays, as in Paimon
     assert _rows(t) == model
-    assert set(_layout(t)) == {"a", "b"} and all(v == {5} for v in _layout(t).values())  # c had no row left
-    _write(t, model, [("a", i, 1000 + i) for i in range(0, 80, 3)] + [("c", 1, 5)])
+    # c had no live row: a dynamic overwrite (Paimon's) leaves its files alone
+    assert _layout(t) == {"a": {5}, "b": {5}, "c": {2}}
+    with pytest.raises(CommitConflictError, match=r"written with 5 buckets.*'bucket' = '5'"):
+        t.write(pa.table({"dt": ["a"], "id": [1], "v": [1]}, schema=SCHEMA))
+    t = t.alter(lsmlake.schema_change.set_option("bucket", "5"))
+    _write(t, model, [("a", i, 1000 + i) for i in range(0, 80, 3)])
+    with pytest.raises(CommitConflictError, match="written with 2 buckets"):
+        t.write(pa.table({"dt": ["c"], "id": [1], "v": [5]}, schema=SCHEMA))
+    t.rescale(partitions={"dt": "c"})  # the table's count now: c follows
+    _write(t, model, [("c", 1, 5)])
     t.delete(pa.table({"dt": ["b"], "id": [next(i for d, i in sorted(model) if d == "b")]}))
     del model[next(k for k in sorted(model) if k[0] == "b")]
     t.compact(full=True)
     assert _rows(t) == model and all(v == {5} for v in _layout(t).values())
+
+
+def test_alter_bucket_then_rescale(tmp_path: Path) -> None:
+    """Paimon's documented way: ALTER TABLE SET ('bucket' = 'n'), then rescale without a count. Until the
+    rescale the old partitions refuse writes and new partitions take the new count."""
+    _, t, model = _table(tmp_path)
+    t = t.alter(lsmlake.schema_change.set_option("bucket", "3"))
+    with pytest.raises(CommitConflictError, match="written with 2 buckets"):
+        t.write(pa.table({"dt": ["a"], "id": [1], "v": [1]}, schema=SCHEMA))
+    _write(t, model, [("new", 1, 1)])
+    assert _layout(t)["new"] == {3}
+    t.rescale()
+    assert all(v == {3} for k, v in _layout(t).items() if k != "c")
+    _write(t, model, [("a", 1, 9), ("b", 2, 9)])
+    assert _rows(t) == model
+    with pytest.raises(UnsupportedError, match="from one fixed count to another"):
+        t.alter(lsmlake.schema_change.set_option("bucket", "-1"))
 
 
 def test_one_partition_is_rescaled(tmp_path: Path) -> None:
@@ -132,7 +162,7 @@ def test_the_sql_procedure(tmp_path: Path) -> None:
     execute(cat, "CALL sys.rescale('db.t', 1, 'dt=b')")
     t = cat.get_table("db.t")
     layout = _layout(t)
-    assert t.options.bucket == 4 and layout["a"] == {4} and layout["b"] == {1}
+    assert t.options.bucket == 2 and layout["a"] == {4} and layout["b"] == {1}
     assert _rows(t) == model
 
 
@@ -160,4 +190,122 @@ def test_bad_input(tmp_path: Path) -> None:
         plain.rescale(3, {"dt": "a"})
     plain.rescale(3)
     plain = cat.get_table("db.u")
-    assert plain.options.bucket == 3 and plain.read().sort_by("id").column("v").to_pylist() == [1, 2]
+    assert plain.options.bucket == 2 and plain.read().sort_by("id").column("v").to_pylist() == [1, 2]
+    with pytest.raises(CommitConflictError, match="written with 3 buckets"):
+        plain.write(pa.table({"dt": ["a"], "id": [3], "v": [3]}, schema=SCHEMA))
+
+
+def test_a_postpone_bucket_partition_is_rescaled(tmp_path: Path) -> None:
+    """A postpone-bucket table's partition gets a real bucket count (which bucket_num must give, as in
+    Paimon); rows postponed later are compacted into that count."""
+    cat = lsmlake.Catalog(str(tmp_path))
+    cat.create_database("db")
+    t = cat.create_table(
+        "db.p", schema=SCHEMA, primary_key=["dt", "id"], partition_keys=["dt"], options={"bucket": "-2"}
+    )
+    model: Model = {}
+    _write(t, model, [("a", i, i) for i in range(12)] + [("b", 1, 1)])
+    t.compact(full=True)
+    with pytest.raises(ValueError, match="bucket_num"):
+        t.rescale(partitions={"dt": "a"})
+    t.rescale(4, {"dt": "a"})
+    assert _layout(t) == {"a": {4}, "b": {1}} and _rows(t) == model
+    _write(t, model, [("a", i, 100 + i) for i in range(5, 20)])
+    t.compact(full=True)
+    assert _layout(t) == {"a": {4}, "b": {1}} and _rows(t) == model
+    assert cat.get_table("db.p").options.bucket == -2
+
+
+@pytest.mark.parametrize("whole_table", [False, True])
+def test_a_postpone_bucket_rescale_keeps_the_rows_still_postponed(tmp_path: Path, whole_table: bool) -> None:
+    """Rows written to a postpone-bucket table but not compacted yet are not read by the rescale (a batch
+    read skips them, as Paimon's); its overwrite keeps them, as Paimon's only overwrites real buckets
+    there, and a compaction then places them, newest winning, in the new count."""
+    cat = lsmlake.Catalog(str(tmp_path))
+    cat.create_database("db")
+    t = cat.create_table(
+        "db.p", schema=SCHEMA, primary_key=["dt", "id"], partition_keys=["dt"], options={"bucket": "-2"}
+    )
+    model: Model = {}
+    _write(t, model, [("a", i, i) for i in range(12)])
+    t.compact(full=True)
+    _write(t, model, [("a", i, 100 + i) for i in range(6, 20)])  # still postponed
+    if whole_table:
+        t.rescale(3)
+    else:
+        t.rescale(3, {"dt": "a"})
+    t.compact(full=True)
+    assert _layout(t) == {"a": {3}} and _rows(t) == model
+
+
+def _racing_plan(monkeypatch: pytest.MonkeyPatch, race: Callable[[], object]) -> list[int | None]:
+    """Make ``race`` run right after the rescale planned (read the snapshot it rewrites); the returned
+    list gets the latest snapshot id after the race."""
+    planned = lsmlake.table.plan_rescale
+    after: list[int | None] = []
+
+    def plan(table: lsmlake.Table, *args: Any, **kwargs: Any) -> Any:
+        out = planned(table, *args, **kwargs)
+        race()
+        after.append(table.snapshot_manager.latest_id())
+        return out
+
+    monkeypatch.setattr(lsmlake.table, "plan_rescale", plan)
+    return after
+
+
+@pytest.mark.parametrize("race", ["write", "compact", "overwrite"])
+def test_a_commit_during_a_rescale_fails_the_rescale(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, race: str
+) -> None:
+    """As Paimon's RescaleAction (commit.strict-mode.last-safe-snapshot = the snapshot it read): another
+    writer's commit meanwhile fails the rescale instead of being overwritten away."""
+    cat, t, model = _table(tmp_path)
+    other = cat.get_table("db.t")
+    races: dict[str, Callable[[], object]] = {
+        "write": lambda: _write(other, model, [("a", 1000, 1)]),
+        "compact": lambda: other.compact(full=True),
+        "overwrite": lambda: other.overwrite(pa.table({"dt": ["zz"], "id": [1], "v": [1]}, schema=SCHEMA)),
+    }
+    if race == "overwrite":
+        model[("zz", 1)] = 1
+    after_race = _racing_plan(monkeypatch, races[race])
+    with pytest.raises(CommitConflictError, match="strict-mode"):
+        t.rescale(3)
+    assert after_race == [t.snapshot_manager.latest_id()]  # the rescale published nothing
+    assert _rows(cat.get_table("db.t")) == model
+
+
+def test_a_postponed_write_during_a_rescale_is_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Paimon's strict mode lets an APPEND of postponed rows through: the rescale keeps them."""
+    cat = lsmlake.Catalog(str(tmp_path))
+    cat.create_database("db")
+    t = cat.create_table(
+        "db.p", schema=SCHEMA, primary_key=["dt", "id"], partition_keys=["dt"], options={"bucket": "-2"}
+    )
+    model: Model = {}
+    _write(t, model, [("a", i, i) for i in range(8)])
+    t.compact(full=True)
+    _racing_plan(monkeypatch, lambda: _write(cat.get_table("db.p"), model, [("a", 3, 33), ("a", 9, 9)]))
+    assert t.rescale(2) is not None
+    t.compact(full=True)
+    assert _layout(t) == {"a": {2}} and _rows(t) == model
+
+
+def test_the_strict_mode_option(tmp_path: Path) -> None:
+    """commit.strict-mode.last-safe-snapshot on any writer: another user's COMPACT or OVERWRITE since
+    that snapshot fails the commit; their APPENDs fail only an OVERWRITE."""
+    cat, t, model = _table(tmp_path)
+    safe = t.snapshot_manager.latest_id()
+    only_append = {"write-only": "true"}
+    strict = cat.get_table("db.t").with_dynamic_options(
+        {"commit.strict-mode.last-safe-snapshot": str(safe), **only_append}
+    )
+    _write(cat.get_table("db.t").with_dynamic_options(only_append), model, [("a", 500, 1)])
+    _write(strict, model, [("a", 501, 1)])  # an APPEND after an APPEND: committed
+    with pytest.raises(CommitConflictError, match="APPEND snapshot"):
+        strict.overwrite(pa.table({"dt": ["a"], "id": [1], "v": [1]}, schema=SCHEMA))
+    cat.get_table("db.t").compact(full=True)
+    with pytest.raises(CommitConflictError, match="COMPACT snapshot"):
+        _write(strict, {}, [("a", 502, 1)])
+    assert _rows(cat.get_table("db.t")) == model

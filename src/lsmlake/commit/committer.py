@@ -6,7 +6,7 @@ import random
 import time
 import uuid
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 import pyarrow as pa
@@ -15,15 +15,19 @@ from lsmlake.bucket.cross_partition import is_cross_partition
 from lsmlake.commit.conflicts import (
     BucketTops,
     DvIndexes,
+    bucket_count_problems,
     bucket_tops,
     deletion_vector_problems,
     detect_conflicts,
+    partition_totals,
     sequence_problems,
 )
 from lsmlake.commit.cross_partition_fix import CrossPartitionFix
+from lsmlake.commit.drop_stats import without_read_file_stats
 from lsmlake.commit.hash_index_conflicts import hash_index_conflicts
 from lsmlake.commit.key_overlap import KeyReader, KeysSinceBase
 from lsmlake.commit.manifest_files import DeltaLists, ManifestWriter
+from lsmlake.commit.overwrite_upgrade import upgraded
 from lsmlake.commit.rebase import AppendRebase, FileRebaser
 from lsmlake.commit.reroute import DynamicReroute, hash_view
 from lsmlake.commit.snapshot_ordering import stamp_snapshot_id
@@ -42,8 +46,14 @@ from lsmlake.metadata.index_manifest import (
 from lsmlake.metadata.live_files import live_entries
 from lsmlake.metadata.manifest import FileKind, ManifestEntry, read_manifest
 from lsmlake.metadata.manifest_list import ManifestFileMeta, read_manifest_list, write_manifest_list
+from lsmlake.metadata.sequence_properties import (
+    max_added_sequence_number,
+    merged_properties,
+    recorded_max_sequence_number,
+)
 from lsmlake.metadata.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot
 from lsmlake.metadata.table_handle import TableHandle
+from lsmlake.scan.planner import POSTPONE_BUCKET
 
 
 @dataclass(frozen=True)
@@ -120,6 +130,13 @@ def backoff_level(level: int, *, rebased: bool) -> int:
     return min(level + 1, REBASED_BACKOFF_LEVEL + 1) if rebased else level + 1
 
 
+def new_commit_user(options: CoreOptions) -> str:
+    """A commit user for a writer that names none: a random UUID, after ``commit.user-prefix`` and ``_`` when
+    that is set (Paimon's CoreOptions.createCommitUser)."""
+    prefix = options.get(CoreOptions.COMMIT_USER_PREFIX)
+    return str(uuid.uuid4()) if prefix is None else f"{prefix}_{uuid.uuid4()}"
+
+
 class FileStoreCommit:
     """Publishes snapshots of one table for one commit user."""
 
@@ -151,7 +168,7 @@ class FileStoreCommit:
         self.schema = schema
         self.options = options
         self.table_name = table.name
-        self.commit_user = commit_user or str(uuid.uuid4())
+        self.commit_user = commit_user or new_commit_user(options)
         self.snapshots = table.snapshot_manager
         self.base_snapshot_id = base_snapshot_id
         self.read_dvs = read_dvs
@@ -171,6 +188,7 @@ class FileStoreCommit:
         self.unplaced_deletes = unplaced_deletes
         self._tops: BucketTops = {}
         self._delta_tops: dict[int, BucketTops] = {}  # highest sequence number ADDed per bucket, by snapshot
+        self._delta_totals: dict[int, list[ManifestEntry]] = {}  # one ADD per partition and bucket count
         # snapshots read by this committer's walks from a known one, by id (immutable once published)
         self._seen: dict[int, Snapshot] = {}
         # where the next attempt's walk starts: (True, snapshot or None for "no snapshot yet") when known
@@ -209,7 +227,7 @@ class FileStoreCommit:
         return ids
 
     def commit_empty(self, *, identifier: int = BATCH_COMMIT_IDENTIFIER) -> int:
-        """An APPEND snapshot that changes nothing (`commit.force-create-snapshot`: a commit with
+        """An APPEND snapshot that changes nothing (`snapshot.ignore-empty-commit` false: a commit with
         nothing to write still publishes one, as Paimon's committer then does); its id."""
         return self._commit_changes(Changes("APPEND", ()), identifier)
 
@@ -426,20 +444,33 @@ class FileStoreCommit:
         *,
         replaces: Callable[[bytes], bool],
         identifier: int = BATCH_COMMIT_IDENTIFIER,
+        upgrade: bool = False,
     ) -> int:
         """One OVERWRITE snapshot: every live file (and index file) of the partitions ``replaces``
-        accepts is deleted, the messages' new files are added. Re-based on each attempt."""
+        accepts is deleted, the messages' new files are added. Re-based on each attempt. ``upgrade``: the
+        write compacted nothing, so with ``overwrite-upgrade`` its files may move to the top level."""
         adds = [
             ManifestEntry(FileKind.ADD, m.partition, m.bucket, m.total_buckets, f)
             for m in messages
             for f in m.new_files
         ]
+        if upgrade and self.options.get(CoreOptions.OVERWRITE_UPGRADE):
+            adds = upgraded(adds, self.key_types, self.options.num_levels - 1)
+
+        # postponed rows (bucket -2) are overwritten only by a postpone-bucket write, as in Paimon: a
+        # rescale into real buckets keeps those not compacted yet (its read does not see them)
+        keep_postponed = self.options.bucket != POSTPONE_BUCKET
 
         def changes_for(latest: Snapshot | None) -> Changes:
             deletes = [
                 e.with_kind(FileKind.DELETE)
                 for e in live_entries(
-                    self.io, self.paths, latest, entry_filter=lambda e: replaces(e.partition)
+                    self.io,
+                    self.paths,
+                    latest,
+                    entry_filter=lambda e: (
+                        replaces(e.partition) and not (keep_postponed and e.bucket == POSTPONE_BUCKET)
+                    ),
                 )
             ]
             index_deletes: list[IndexManifestEntry] = []
@@ -457,6 +488,29 @@ class FileStoreCommit:
             return Changes("OVERWRITE", tuple(deletes + adds), tuple(index_deletes + index_adds))
 
         return self._commit_changes(changes_for, identifier)
+
+    def remove_files(self, messages: Sequence[CommitMessage]) -> int | None:
+        """One OVERWRITE snapshot that only drops the messages' ``compact_before`` files (DELETE
+        entries), as Paimon commits a data increment's deleted files (remove_unexisting_files); each
+        attempt drops those still live in the latest snapshot. None when none of them is live."""
+        wanted = {(m.partition, m.bucket, f.file_name) for m in messages for f in m.compact_before}
+
+        def deletes(latest: Snapshot | None) -> list[ManifestEntry]:
+            return [
+                e.with_kind(FileKind.DELETE)
+                for e in live_entries(
+                    self.io,
+                    self.paths,
+                    latest,
+                    entry_filter=lambda e: (e.partition, e.bucket, e.file.file_name) in wanted,
+                )
+            ]
+
+        if not deletes(self._latest()):
+            return None
+        return self._commit_changes(
+            lambda latest: Changes("OVERWRITE", tuple(deletes(latest))), BATCH_COMMIT_IDENTIFIER
+        )
 
     def _commit_changes(
         self, changes: Changes | Callable[[Snapshot | None], Changes], identifier: int
@@ -490,6 +544,11 @@ class FileStoreCommit:
                 if self.options.get(CoreOptions.SEQUENCE_SNAPSHOT_ORDERING) and current.kind != "COMPACT":
                     next_id = (latest.id + 1) if latest else 1
                     current = replace(current, entries=stamp_snapshot_id(current.entries, next_id))
+                if (
+                    self.options.get(CoreOptions.MANIFEST_DELETE_FILE_DROP_STATS)
+                    and current.kind == "COMPACT"
+                ):
+                    current = replace(current, entries=without_read_file_stats(current.entries))
                 delta, changelog = lists.prepare(current.entries, current.changelog)
                 self._check_conflicts(current, latest)
                 snapshot = self._build_snapshot(current, latest, delta, changelog, identifier, written)
@@ -591,10 +650,16 @@ class FileStoreCommit:
         sequence numbers other writers gave its buckets since this writer's base (``_commit_append``);
         what is checked is that it is, and that no other writer re-indexed its dynamic buckets.
         """
-        if latest is None or (changes.kind == "APPEND" and not self.key_types):
+        if latest is None:
             return
-        if changes.kind == "APPEND":
+        strict = self._strict_mode_problem(changes, latest)
+        if strict:
+            raise CommitConflictError(f"table {self.table_name}: {strict}")
+        if changes.kind == "APPEND" and not self.key_types:
+            problems = self._bucket_count_problems(changes, latest)
+        elif changes.kind == "APPEND":
             problems = sequence_problems(self._tops, changes.entries)
+            problems += self._bucket_count_problems(changes, latest)
             problems += self._hash_index_conflicts(changes, latest)
         else:
             touched = {(e.partition, e.bucket) for e in changes.entries}
@@ -618,6 +683,57 @@ class FileStoreCommit:
                 problems += self._changed_since_base(touched, latest)
         if problems:
             raise CommitConflictError(f"table {self.table_name}: {problems[0]}")
+
+    def _strict_mode_problem(self, changes: Changes, latest: Snapshot) -> str | None:
+        """Paimon's strict mode (`commit.strict-mode.last-safe-snapshot`): another user's COMPACT or
+        OVERWRITE snapshot after the safe one fails the commit, and so does their APPEND of files in
+        real buckets when this commit is an OVERWRITE (it would replace rows it never read)."""
+        safe = self.options.get(CoreOptions.COMMIT_STRICT_MODE_LAST_SAFE_SNAPSHOT)
+        if safe is None:
+            return None
+        key = CoreOptions.COMMIT_STRICT_MODE_LAST_SAFE_SNAPSHOT.key
+        for sid in range(safe + 1, latest.id + 1):
+            snapshot = self._snapshot_since_base(sid)
+            if snapshot is None:
+                return f"snapshot {sid}, committed after the last safe snapshot {safe} ({key}), has expired"
+            if snapshot.commit_user == self.commit_user:
+                continue
+            if snapshot.commit_kind in ("COMPACT", "OVERWRITE"):
+                return (
+                    f"another writer committed {snapshot.commit_kind} snapshot {sid} after the last safe "
+                    f"snapshot {safe}: giving up as {key} is set"
+                )
+            if snapshot.commit_kind == "APPEND" and changes.kind == "OVERWRITE":
+                entries = self._delta_entries(sid)
+                if entries is None or any(e.bucket >= 0 for e in entries):
+                    return (
+                        f"another writer committed APPEND snapshot {sid} (files in fixed buckets) after the "
+                        f"last safe snapshot {safe}: giving up as {key} is set"
+                    )
+        return None
+
+    def _bucket_count_problems(self, changes: Changes, latest: Snapshot) -> list[str]:
+        """Partitions this APPEND writes that other commits filled with files of another bucket count
+        since its base (checked on their delta manifests; on the latest live files of those partitions
+        when the base is unknown or a snapshot since has expired)."""
+        mine = partition_totals(changes.entries)
+        base = self.base_snapshot_id
+        if not mine or latest.id == base:
+            return []
+        added: list[ManifestEntry] | None = [] if base is not None else None
+        for sid in range(base + 1 if base is not None else latest.id + 1, latest.id + 1):
+            if sid not in self._delta_totals:  # read once across the attempts
+                entries = self._delta_entries(sid)
+                if entries is None:
+                    added = None
+                    break
+                firsts = {(e.partition, e.total_buckets): e for e in entries if e.kind == FileKind.ADD}
+                self._delta_totals[sid] = list(firsts.values())
+            if added is not None:
+                added += [e for e in self._delta_totals[sid] if e.partition in mine]
+        if added is None:
+            added = live_entries(self.io, self.paths, latest, entry_filter=lambda e: e.partition in mine)
+        return bucket_count_problems(mine, added)
 
     def _changed_since_base(self, touched: set[tuple[bytes, int]], latest: Snapshot) -> list[str]:
         """Another commit changed these buckets after this writer's base: a compaction computed from the
@@ -750,4 +866,19 @@ class FileStoreCommit:
             watermark=latest.watermark if latest else None,
             next_row_id=latest.next_row_id if latest and latest.next_row_id is not None else 0,
             uuid=str(uuid.uuid4()),
+            properties=self._sequence_properties(latest, previous, changes.entries),
         )
+
+    def _sequence_properties(
+        self, latest: Snapshot | None, previous: list[ManifestFileMeta], entries: Sequence[ManifestEntry]
+    ) -> Mapping[str, str] | None:
+        """``write.sequence-number-init-mode`` = snapshot: the highest sequence number handed out so far, taken
+        from the latest snapshot's properties, else from every file its manifests add (as Paimon's commit)."""
+        if self.options.get(CoreOptions.WRITE_SEQUENCE_NUMBER_INIT_MODE) != "snapshot":
+            return None
+        latest_max = recorded_max_sequence_number(latest)
+        if latest_max is None and latest is not None:
+            latest_max = max_added_sequence_number(
+                e for m in previous for e in read_manifest(self.io, self.paths.manifest(m.file_name))
+            )
+        return merged_properties(latest_max, entries)

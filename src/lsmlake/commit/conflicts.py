@@ -139,3 +139,26 @@ def deletion_vector_problems(
                 "which the compaction would bring back"
             )
     return problems
+
+
+def partition_totals(entries: Iterable[ManifestEntry]) -> dict[bytes, int]:
+    """The bucket count of each partition the ADD entries of a fixed-bucket commit write (postponed and
+    dynamic buckets, whose count is not fixed, left out)."""
+    return {e.partition: e.total_buckets for e in entries if e.kind == FileKind.ADD and e.total_buckets > 0}
+
+
+def bucket_count_problems(mine: Mapping[bytes, int], others: Iterable[ManifestEntry]) -> list[str]:
+    """An APPEND's partitions (``mine``: partition -> its files' count) that other commits filled with
+    files of another count (``others``: what they added since this writer's base, or the latest live
+    files): its rows would sit next to them, a key in two buckets (two live rows) and a compaction
+    merging two layouts as one bucket. Paimon's writers refuse such a partition when they open it; the
+    count changed after this one opened it (an ALTER TABLE of `bucket` and a rescale meanwhile)."""
+    for e in others:
+        mine_total = mine.get(e.partition)
+        if mine_total is not None and e.total_buckets > 0 and e.total_buckets != mine_total:
+            return [
+                f"another commit wrote a partition this write writes with {e.total_buckets} buckets "
+                f"(a rescale or a write after ALTER TABLE of 'bucket') while this write placed its rows "
+                f"by {mine_total} buckets; nothing was published: write the rows again"
+            ]
+    return []

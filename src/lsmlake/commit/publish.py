@@ -26,6 +26,7 @@ import pyarrow as pa
 
 from lsmlake.commit.committer import FileStoreCommit
 from lsmlake.commit.compaction import compact_and_publish, compact_buckets
+from lsmlake.commit.overwrite_upgrade import compacts
 from lsmlake.compact.executors import local_executor
 from lsmlake.core.options import CoreOptions
 from lsmlake.errors import CommitConflictError, CommitStateUnknownError, LsmlakeError, PartiallyPublishedError
@@ -202,12 +203,13 @@ def written_buckets(messages: Sequence[CommitMessage]) -> set[tuple[bytes, int]]
 def forced_empty_commit(
     table: TableHandle, messages: Sequence[CommitMessage], overwriting: bool, unplaced: pa.Table | None
 ) -> bool:
-    """Whether a commit with nothing to publish makes an empty snapshot (`commit.force-create-snapshot`)."""
+    """Whether a commit with nothing to publish makes an empty snapshot (`snapshot.ignore-empty-commit`
+    false, as Paimon's batch commits; `commit.force-create-snapshot` is Flink streaming's only)."""
     return (
         not messages
         and not overwriting
         and unplaced is None
-        and table.options.get(CoreOptions.COMMIT_FORCE_CREATE_SNAPSHOT)
+        and not table.options.get(CoreOptions.SNAPSHOT_IGNORE_EMPTY_COMMIT)
     )
 
 
@@ -256,7 +258,8 @@ def publish(
                 _compact_received(table, committer, result, messages)
         else:
             appends = [append_part(m) for m in messages]
-            publish_appends(result, appends, [committer.overwrite(appends, replaces=overwrite)])
+            upgrade = not compacts(messages)  # as Paimon: only an overwrite that compacted nothing
+            publish_appends(result, appends, [committer.overwrite(appends, replaces=overwrite, upgrade=upgrade)])
             dropped = {f.file_name for m in messages for f in m.changelog_files}
             for path in written:
                 if posixpath.basename(path) in dropped:
@@ -424,3 +427,9 @@ def compact_manifests(table: TableHandle) -> int | None:
     COMPACT snapshot (Paimon's compact_manifest procedure); its id, or None when there was nothing to do."""
     full = table.with_dynamic_options({CoreOptions.MANIFEST_FULL_COMPACTION_THRESHOLD_SIZE.key: "0 b"})
     return FileStoreCommit(full, base_snapshot_id=None).compact_manifests()
+
+
+def publish_removals(table: TableHandle, messages: Sequence[CommitMessage]) -> int | None:
+    """One OVERWRITE snapshot dropping the messages' ``compact_before`` files from the manifests (files
+    missing on storage: ``remove_unexisting_files``); None when none of them is still live."""
+    return FileStoreCommit(table, base_snapshot_id=None).remove_files(messages)

@@ -14,6 +14,7 @@ import pyarrow.compute as pc
 import pyarrow.orc as orc
 import pyarrow.parquet as pq
 
+from lsmlake.core import clock
 from lsmlake.core.binary_row import EMPTY_ROW, serialize_row
 from lsmlake.core.external_paths import ExternalPathChooser
 from lsmlake.core.fileio import FileIO, OutputFile
@@ -80,9 +81,31 @@ def _dictionary_columns(rows: pa.Table) -> list[str]:
 
 
 def local_wall_clock_millis() -> int:
-    """Paimon's _CREATION_TIME: the local wall-clock time encoded as if it were UTC."""
-    now = dt.datetime.now()
+    """Paimon's _CREATION_TIME: the local wall-clock time encoded as if it were UTC (the clock of
+    ``core.clock``, which partition expiry by update time compares it with)."""
+    now = clock.local_now()
     return int(now.replace(tzinfo=dt.timezone.utc).timestamp() * 1000)
+
+
+_HADOOP_EXTENSIONS = {
+    "none": "",
+    "gzip": "gz.",
+    "bzip2": "bz2.",
+    "deflate": "deflate.",
+    "snappy": "snappy.",
+    "lz4": "lz4.",
+    "zstd": "zst.",
+}
+
+
+def compression_suffix(compression: str) -> str:
+    """What ``file.suffix.include.compression`` puts before the format in a data file's name: Hadoop's file
+    extension of the codec (``zst.`` for zstd; none for none), else the codec's name (Paimon's
+    DataFilePathFactory); readers find the format after the last dot either way."""
+    codec = compression.strip().lower()
+    if not codec:
+        return ""
+    return _HADOOP_EXTENSIONS.get(codec, f"{compression}.")
 
 
 @dataclass(frozen=True)
@@ -138,6 +161,8 @@ class DataFileWriter:
     def _new_path(self, extension: str) -> tuple[str, str, str | None]:
         """A new file's name, its path on the FileIO and its external path (None: in ``bucket_dir``)."""
         prefix = self.options.data_file_prefix if self.file_prefix is None else self.file_prefix
+        if self.options.get(CoreOptions.FILE_SUFFIX_INCLUDE_COMPRESSION):
+            extension = compression_suffix(self.options.file_compression) + extension
         name = self.paths.new_data_file_name(prefix=prefix, extension=extension)
         if self.external is None:
             return name, posixpath.join(self.bucket_dir, name), None

@@ -12,7 +12,13 @@ from lsmlake.core.fileio import FileIO
 from lsmlake.core.path_guard import BRANCH_DIR, BRANCH_PREFIX, table_root_of
 from lsmlake.core.paths import MAIN_BRANCH, branch_root, check_branch_name
 from lsmlake.core.schema import schema_file_name
-from lsmlake.errors import AlreadyExistsError, InvalidIdentifierError, NoSuchSnapshotError, NoSuchTableError
+from lsmlake.errors import (
+    AlreadyExistsError,
+    CommitConflictError,
+    InvalidIdentifierError,
+    NoSuchSnapshotError,
+    NoSuchTableError,
+)
 from lsmlake.metadata.snapshot import encode_snapshot, snapshot_file_name
 from lsmlake.metadata.snapshot_manager import LATEST, SnapshotManager
 from lsmlake.metadata.table_handle import TableHandle
@@ -120,6 +126,7 @@ def delete_branch(table: TableHandle, name: str) -> None:
     io = table.io
     if not io.is_dir(target):
         raise NoSuchTableError(f"branch {name!r} of table {table.name} does not exist")
+    _refuse_mid_rename(io, main, table.name, name, "deleted")
     if io.local:
         gone = posixpath.join(main, BRANCH_DIR, f".deleted-{BRANCH_PREFIX}{name}-{uuid.uuid4()}")
         io.rename(target, gone)
@@ -130,30 +137,87 @@ def delete_branch(table: TableHandle, name: str) -> None:
     io.delete_dir(target)
 
 
+RENAME_MARKER = "lsmlake-rename-from"
+"""A file in a branch directory being filled by an object-store rename: it names the source branch, so
+an interrupted rename is finished by calling it again (Java ignores files it does not know there)."""
+
+
+def _unfinished_rename(io: FileIO, main: str, name: str) -> tuple[str, str] | None:
+    """(source, target) of an interrupted object-store rename that branch ``name`` is either end of."""
+    for s in io.list_dir(posixpath.join(main, BRANCH_DIR)):
+        if not (s.is_dir and s.name.startswith(BRANCH_PREFIX)):
+            continue
+        marker = posixpath.join(s.path, RENAME_MARKER)
+        if io.is_file(marker):
+            source, target = io.read_bytes(marker).decode("utf-8"), s.name[len(BRANCH_PREFIX) :]
+            if name in (source, target):
+                return source, target
+    return None
+
+
+def _refuse_mid_rename(
+    io: FileIO, main: str, table_name: str, name: str, what: str, allowed: tuple[str, str] | None = None
+) -> None:
+    """Refuse to delete, rename or fast-forward to an end of an unfinished rename (but ``allowed``, the
+    rename itself): the other end would keep half the branch for good, the marker would move along, or
+    main would take half a branch."""
+    found = _unfinished_rename(io, main, name)
+    if found is not None and found != allowed:
+        source, target = found
+        raise CommitConflictError(
+            f"table {table_name}: branch {name!r} cannot be {what}: the rename of branch {source!r} to "
+            f"{target!r} is unfinished (interrupted); finish it first: rename_branch({source!r}, {target!r}) "
+            f"(CALL sys.rename_branch)"
+        )
+
+
 def rename_branch(table: TableHandle, name: str, target: str) -> None:
     """Rename branch ``name`` to ``target`` (Paimon renames the branch directory; ``main`` cannot be
-    renamed). On local disk the directory is renamed at once; on object stores its files are copied,
-    then the old ones deleted, snapshots last so the old name stays whole until it is gone."""
+    renamed). On local disk the directory is renamed at once. On object stores, where a rename is a
+    copy and a delete, it is crash-safe and resumable: see ``_copy_rename``."""
     main = table_root_of(table.root)
     if name == MAIN_BRANCH:
         raise InvalidIdentifierError(f"table {table.name}: the main branch cannot be renamed")
     src = branch_root(main, check_branch_name(name))
     dst = branch_root(main, check_branch_name(target))
     io = table.io
-    if not io.is_dir(src):
+    marker = posixpath.join(dst, RENAME_MARKER)
+    resuming = not io.local and io.is_file(marker) and io.read_bytes(marker).decode("utf-8") == name
+    if not resuming and not io.is_dir(src):
         raise NoSuchTableError(f"branch {name!r} of table {table.name} does not exist")
-    if target == MAIN_BRANCH or io.exists(dst):
+    if target == MAIN_BRANCH or (not resuming and io.exists(dst)):
         raise AlreadyExistsError(f"branch {target!r} of table {table.name} already exists")
+    _refuse_mid_rename(io, main, table.name, name, "renamed", allowed=(name, target))
     if io.local:
         io.rename(src, dst)
         return
+    _copy_rename(io, src, dst, marker, name)
+
+
+def _copy_rename(io: FileIO, src: str, dst: str, marker: str, name: str) -> None:
+    """Rename by copying, in an order that leaves, at every point, the whole branch under one of the
+    names and only loud failures under the other: the marker first; the files, schemas last (newest
+    first), so a partial copy has no schema to open or the newest one over every snapshot; then the
+    source's schemas (oldest first, so it opens on its newest until it cannot open at all), the rest
+    of it, and the marker. A rerun (the marker names ``name``) copies only the files still missing."""
+    io.write_bytes(marker, name.encode("utf-8"))
+    schemas = posixpath.join(src, "schema") + "/"
     files = io.walk_files(src)
-    last = posixpath.join(src, "snapshot") + "/"
-    for f in sorted(files, key=lambda f: f.path.startswith(last)):  # snapshots copied last
-        _copy(io, f.path, dst + f.path[len(src) :])
-    for f in sorted(files, key=lambda f: not f.path.startswith(last)):  # and deleted first
-        io.delete_file(f.path)
+    present = {f.path[len(dst) :] for f in io.walk_files(dst)}
+
+    def schema_id(path: str) -> int:
+        tail = path.rsplit("-", 1)[-1]
+        return int(tail) if tail.isdigit() else -1
+
+    rest = [f.path for f in files if not f.path.startswith(schemas)]
+    newest_first = sorted((f.path for f in files if f.path.startswith(schemas)), key=schema_id, reverse=True)
+    for path in [*rest, *newest_first]:
+        if path[len(src) :] not in present:
+            _copy(io, path, dst + path[len(src) :])
+    for path in [*reversed(newest_first), *rest]:
+        io.delete_file(path)
     io.delete_dir(src)
+    io.delete_file(marker)
 
 
 def fast_forward(table: TableHandle, name: str) -> None:
@@ -167,6 +231,7 @@ def fast_forward(table: TableHandle, name: str) -> None:
     io = table.io
     if not io.is_dir(source):
         raise NoSuchTableError(f"branch {name!r} of table {table.name} does not exist")
+    _refuse_mid_rename(io, main, table.name, name, "fast-forwarded to")
     branch_sm, main_sm = SnapshotManager(io, source), SnapshotManager(io, main)
     branch_ids = branch_sm.snapshot_ids()
     if not branch_ids:

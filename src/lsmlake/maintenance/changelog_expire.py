@@ -161,7 +161,8 @@ def expire_changelogs(
 
 def expire_all_changelogs(table_io: FileIO, root: str, locator: FileLocator) -> list[int]:
     """Expire every long-lived changelog (Java's ExpireChangelogImpl.expireAll, the procedure's
-    ``delete_all``); files the earliest snapshot or a tag still uses stay."""
+    ``delete_all``); files the earliest snapshot or a tag still uses stay. The changelog hints go last,
+    as Java deletes them."""
     ids = long_lived_ids(table_io, root)
     earliest_snapshot = SnapshotManager(table_io, root).earliest_id()
     if not ids or earliest_snapshot is None:
@@ -170,7 +171,11 @@ def expire_all_changelogs(table_io: FileIO, root: str, locator: FileLocator) -> 
         raise LsmlakeError(
             f"table {root}: changelog {ids[-1]} is not older than the earliest snapshot {earliest_snapshot}"
         )
-    return _expire_until(table_io, root, locator, ids, earliest_snapshot)
+    expired = _expire_until(table_io, root, locator, ids, earliest_snapshot)
+    if expired:
+        for hint in (EARLIEST, LATEST):
+            table_io.delete_file(posixpath.join(root, CHANGELOG_DIR, hint))
+    return expired
 
 
 def _expire_until(io: FileIO, root: str, locator: FileLocator, ids: Sequence[int], end: int) -> list[int]:

@@ -48,7 +48,26 @@ class SnapshotManager:
         files ignored) except those below the EARLIEST hint (see :meth:`expired_below`)."""
         ids = self.listed_ids()
         floor = self.expired_below(ids)
-        return ids if floor is None else [i for i in ids if i >= floor]
+        ids = ids if floor is None else [i for i in ids if i >= floor]
+        ceiling = self._recorded_latest_id()
+        return ids if ceiling is None else [i for i in ids if i <= ceiling]
+
+    def _recorded(self) -> tuple[bool, Snapshot | None]:
+        """The catalog's record of the latest snapshot (see CatalogEnvironment.latest_snapshot): (False,
+        None) when the table's catalog keeps none and its files say."""
+        if self.catalog_env is None:
+            return False, None
+        return self.catalog_env.latest_snapshot(self.table_root)
+
+    def _recorded_latest_id(self) -> int | None:
+        """The highest snapshot id the table's files may be trusted for: the catalog's latest (0 when
+        it says there is none), None when the catalog keeps no record. A snapshot file above it was
+        never published through the catalog (a commit that bypassed it, or one it refused): read as
+        absent, as Java's RESTCatalog never sees it either."""
+        known, snapshot = self._recorded()
+        if not known:
+            return None
+        return 0 if snapshot is None else snapshot.id
 
     def expired_below(self, listed: list[int] | None = None) -> int | None:
         """The EARLIEST hint when that snapshot exists: every snapshot below it has expired, even when
@@ -119,7 +138,11 @@ class SnapshotManager:
 
     # -- snapshots
     def snapshot_exists(self, snapshot_id: int) -> bool:
-        """Whether snapshot ``snapshot_id`` exists and has not expired (is not below EARLIEST)."""
+        """Whether snapshot ``snapshot_id`` exists and has not expired (is not below EARLIEST), and is not
+        above the latest its catalog recorded (a file the catalog never published)."""
+        ceiling = self._recorded_latest_id()
+        if ceiling is not None and snapshot_id > ceiling:
+            return False
         return self.io.is_file(self.snapshot_path(snapshot_id)) and not self._below_earliest(snapshot_id)
 
     def _below_earliest(self, snapshot_id: int) -> bool:
@@ -172,6 +195,9 @@ class SnapshotManager:
         moved past it, so EARLIEST at or below the last snapshot found means the missing one was
         never published. None when EARLIEST is past it, or when more than ``limit`` snapshots follow
         ``known_id`` (ask :meth:`latest` instead)."""
+        known, recorded = self._recorded()
+        if known:  # the catalog's record, never the files beyond it
+            return self._recorded_after(known_id, recorded, limit)
         out: list[Snapshot] = []
         while (snapshot := self.read_if_present(known_id + len(out) + 1)) is not None:
             out.append(snapshot)
@@ -180,6 +206,22 @@ class SnapshotManager:
         last = known_id + len(out)
         hint = self._read_hint(EARLIEST)
         return None if hint is not None and hint > last else out
+
+    def _recorded_after(self, known_id: int, latest: Snapshot | None, limit: int) -> list[Snapshot] | None:
+        """``published_after`` for a table whose catalog records its latest snapshot (``latest``): the
+        snapshots from ``known_id + 1`` up to that one; None when the record is not ahead of
+        ``known_id`` in a way the files can show (it went back: a rollback; or one is missing)."""
+        top = 0 if latest is None else latest.id
+        if top == known_id:
+            return []
+        if top < known_id or top - known_id > limit:
+            return None
+        out = [self.read_if_present(i) for i in range(known_id + 1, top)]
+        found = [s for s in out if s is not None]
+        if len(found) != len(out):
+            return None
+        assert latest is not None
+        return [*found, latest]
 
     def latest_after(self, known: Snapshot | None) -> Snapshot | None:
         """The latest snapshot, found from ``known`` (a snapshot read earlier, None: the table had none)

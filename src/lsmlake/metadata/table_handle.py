@@ -7,7 +7,7 @@ from dataclasses import dataclass, field, replace
 from typing import TypeVar
 
 from lsmlake.core.fileio import FileIO
-from lsmlake.core.options import CoreOptions
+from lsmlake.core.options import CoreOptions, check_writable
 from lsmlake.core.paths import TablePaths
 from lsmlake.core.schema import TableSchema
 from lsmlake.metadata.catalog_env import CatalogEnvironment
@@ -49,7 +49,9 @@ class TableHandle:
 
     def check_committable(self) -> None:
         """Refuse up front a write or compaction whose commit the table's catalog would refuse (a REST
-        catalog commits the main branch only), before any file is written."""
+        catalog commits the main branch only), or that the table's stored options ask lsmlake to do
+        differently than it can (a table made by Java), before any file is written."""
+        check_writable(self.options, table=self.name, dynamic_keys=self.dynamic_options)
         if self.catalog_env is not None:
             self.catalog_env.check_commit(self.root)
 

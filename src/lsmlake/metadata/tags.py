@@ -15,7 +15,6 @@ from lsmlake.core.path_guard import name_problem
 from lsmlake.core.schema import java_pretty_json
 from lsmlake.errors import AlreadyExistsError, CorruptFileError, NoSuchSnapshotError, NoSuchTagError
 from lsmlake.metadata.snapshot import Snapshot, snapshot_from_json, snapshot_to_json
-from lsmlake.metadata.snapshot_manager import SnapshotManager
 from lsmlake.metadata.table_handle import TableHandle
 
 TAG_DIR = "tag"
@@ -194,8 +193,7 @@ def create_tag_from_timestamp(
 ) -> Tag:
     """Tag the oldest snapshot committed at or after ``timestamp_millis``, or an older tagged snapshot
     that is (Paimon's create_tag_from_timestamp: a tag keeps an expired snapshot reachable)."""
-    manager = SnapshotManager(table.io, table.root)
-    snapshot = manager.later_or_equal_time_millis(timestamp_millis)
+    snapshot = table.snapshot_manager.later_or_equal_time_millis(timestamp_millis)
     tagged = sorted({t.snapshot.id: t.snapshot for t in read_tags(table.io, table.root)}.items())
     for _, candidate in tagged:
         if timestamp_millis <= candidate.time_millis:

@@ -189,4 +189,5 @@ class RestCatalogClient:
         self.client.post(self.paths.rename_table(), body, what=f"table {'.'.join(source)}")
 
     def close(self) -> None:
-        """Nothing held open: each request opens its own connection."""
+        """Close the kept-alive connections of the GET requests (another request opens a new one)."""
+        self.client.pool.close()

@@ -8,7 +8,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from lsmlake.errors import (
@@ -25,6 +25,7 @@ from lsmlake.errors import (
     NotAuthorizedError,
     UnsupportedError,
 )
+from lsmlake.metastore.rest_http import ConnectionPool
 
 if TYPE_CHECKING:
     from lsmlake.metastore.rest_dlf import DlfSigner
@@ -50,13 +51,14 @@ def encode(segment: str) -> str:
 @dataclass(frozen=True, repr=False)
 class RestClient:
     """Requests to one REST catalog server (``uri``) with fixed headers (auth and ``header.*``), each
-    signed by ``signer`` when given (DLF). Plain data: a table's commit environment carries it to other
-    processes."""
+    signed by ``signer`` when given (DLF). GETs reuse kept-alive connections (``pool``); other requests
+    open their own. Plain data: a table's commit environment carries it to other processes."""
 
     uri: str
     headers: tuple[tuple[str, str], ...] = ()
     timeout: float = TIMEOUT_S
     signer: DlfSigner | None = None
+    pool: ConnectionPool = field(default_factory=ConnectionPool, compare=False, hash=False)
 
     def __repr__(self) -> str:  # header values carry credentials: names only
         names = ", ".join(name for name, _ in self.headers)
@@ -66,7 +68,7 @@ class RestClient:
     def with_headers(self, headers: Mapping[str, str]) -> RestClient:
         merged = dict(self.headers)
         merged.update(headers)
-        return RestClient(self.uri, tuple(sorted(merged.items())), self.timeout, self.signer)
+        return RestClient(self.uri, tuple(sorted(merged.items())), self.timeout, self.signer, self.pool)
 
     def get(self, path: str, query: Mapping[str, str] | None = None, *, what: str = "") -> Any:
         return self.request("GET", path, query=query, what=what)
@@ -102,15 +104,10 @@ class RestClient:
             headers.update(
                 self.signer.headers(method, path, query, None if data is None else data.decode("utf-8"))
             )
-        req = urllib.request.Request(url, data=data, method=method, headers=headers)
         try:
-            with urllib.request.urlopen(req, timeout=self.timeout) as response:
-                text = response.read().decode("utf-8")
+            status, text = self._send(method, url, data, headers)
         except urllib.error.HTTPError as e:
-            error = http_error(e.code, _body(e), method, path, what)
-            if commit and e.code >= 500:
-                raise unknown_commit(what, f"{error}") from None
-            raise error from None
+            status, text = e.code, _body(e)
         except (urllib.error.URLError, OSError, http.client.HTTPException) as e:
             reason = getattr(e, "reason", e)
             if commit:
@@ -120,6 +117,11 @@ class RestClient:
             raise MetastoreError(
                 f"REST catalog at {self.uri} (catalog option 'uri') cannot be reached: {method} {path}: {reason}"
             ) from None
+        if status >= 400:
+            error = http_error(status, text, method, path, what)
+            if commit and status >= 500:
+                raise unknown_commit(what, f"{error}") from None
+            raise error
         if not text.strip():
             return None
         try:
@@ -129,6 +131,17 @@ class RestClient:
             if commit:
                 raise unknown_commit(what, why) from None
             raise MetastoreError(f"REST catalog at {self.uri}: {why}") from None
+
+    def _send(self, method: str, url: str, data: bytes | None, headers: dict[str, str]) -> tuple[int, str]:
+        """The status and body text of one request: a GET on a kept-alive connection of the pool (when
+        no proxy applies), else through urllib (HTTPError for an error status)."""
+        if method == "GET" and self.pool.usable(url):
+            status, text = self.pool.get(url, headers, self.timeout)
+            if not 300 <= status < 400:
+                return status, text  # a redirect: urllib follows it below
+        req = urllib.request.Request(url, data=data, method=method, headers=headers)
+        with urllib.request.urlopen(req, timeout=self.timeout) as response:
+            return int(response.status), response.read().decode("utf-8")
 
 
 def _body(e: urllib.error.HTTPError) -> str:

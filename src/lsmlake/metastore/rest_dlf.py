@@ -71,6 +71,11 @@ def _key_from_file(path: str) -> DlfKey:
         ) from None
 
 
+def _trim(text: str) -> str:
+    """Java's String.trim: the characters up to U+0020 (controls and space) off both ends, no others."""
+    return text.strip("".join(map(chr, range(0x21))))
+
+
 def _sha256_hex(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
@@ -143,10 +148,12 @@ class DlfSigner:
             )
         if key.security_token is not None:
             signed[SECURITY_TOKEN_HEADER] = key.security_token
-        params = sorted((k.strip(), (v or "").strip()) for k, v in (query or {}).items())
-        query_line = "&".join(f"{k}={v}" if v else k for k, v in params)
+        # Java sorts the untrimmed keys, trims each key and value with String.trim, and writes "k=v"
+        # whenever the value it trims is not empty
+        params = sorted((query or {}).items())
+        query_line = "&".join(f"{_trim(k)}={_trim(v)}" if v else _trim(k) for k, v in params)
         lines = [method, path, query_line]
-        lines += [f"{k}:{signed[k].strip()}" for k in sorted(signed) if k in SIGNED]
+        lines += [f"{k}:{_trim(signed[k])}" for k in sorted(signed) if k in SIGNED]
         lines.append(signed[SHA256_HEADER])
         scope = f"{day}/{self.region}/{PRODUCT}/{REQUEST_TYPE}"
         to_sign = "\n".join([ALGORITHM, stamp, scope, _sha256_hex("\n".join(lines))])

@@ -231,8 +231,8 @@ def commit_messages(
     in those buckets since is a conflict. On failure every written file that no published snapshot
     references is deleted, and an error raised after a snapshot landed names it.
     """
-    if not messages and not table.options.get(CoreOptions.COMMIT_FORCE_CREATE_SNAPSHOT):
-        return None  # with the option, publish makes the empty snapshot
+    if not messages and table.options.get(CoreOptions.SNAPSHOT_IGNORE_EMPTY_COMMIT):
+        return None  # without it, publish makes the empty snapshot
     delete = partial(_delete_one, table.io)
     ids = publish(table, messages, base_snapshot_id=base_snapshot_id, written=written, delete=delete)
     if ids:

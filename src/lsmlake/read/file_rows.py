@@ -3,8 +3,11 @@ in the byte-bounded lookup caches (`lookup.cache-max-memory-size`)."""
 
 from __future__ import annotations
 
+import bisect
 import posixpath
 from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -59,27 +62,79 @@ def file_keys(ctx: ReadContext, split: Split, index: int) -> pa.Table:
     return cached_keys(ctx.io, data_file_path(split, f), ctx.key_names, load)
 
 
-def search_key_blocks(
-    ctx: ReadContext, split: Split, index: int, values: np.ndarray[Any, Any]
-) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]] | None:
-    """(indices into ``values``, file positions) of the integer key ``values`` found in the file, reading
-    only the key column of the row groups whose statistics may hold them (each such block kept in
-    :data:`ROW_GROUPS`). None when that does not apply: the whole file's keys are cached already, the
-    file is not Parquet, its key column has another name or type or no integer statistics, or a key
-    may run across two row groups."""
+@dataclass(frozen=True)
+class KeyBlocks:
+    """Where a Parquet file's integer key column lies: the row groups' smallest and largest keys (ascending
+    and not overlapping) and first rows, to read only the key block of the group that may hold a key."""
+
+    io: FileIO
+    path: str
+    meta: pq.FileMetaData
+    file_size: int
+    column: tuple[str]
+    starts: np.ndarray[Any, Any]
+    low: np.ndarray[Any, Any]
+    high: np.ndarray[Any, Any]
+
+    @cached_property
+    def low_list(self) -> list[int]:
+        return [int(x) for x in self.low]
+
+    @cached_property
+    def high_list(self) -> list[int]:
+        return [int(x) for x in self.high]
+
+    @cached_property
+    def starts_list(self) -> list[int]:
+        return [int(x) for x in self.starts]
+
+    def block(self, group: int) -> np.ndarray[Any, Any]:
+        """The key column of row group ``group``, decoded once (kept in :data:`ROW_GROUPS`)."""
+
+        def load() -> pa.Table:
+            return _row_group(self.io, self.path, self.meta, self.file_size, group, self.column)
+
+        return np.asarray(
+            ROW_GROUPS.get_or_load((self.io, self.path, group, self.column), load, _weight)
+            .column(0)
+            .to_numpy()
+        )
+
+
+def key_blocks(ctx: ReadContext, split: Split, index: int) -> KeyBlocks | None:
+    """The file's :class:`KeyBlocks`; None when the file is not Parquet, its key is not one integer column
+    of the table's name and type, or its row groups lack integer statistics in key order."""
     f = split.files[index]
-    path_in_split = data_file_path(split, f)
-    if KEY_CACHE.peek(key_cache_key(ctx.io, path_in_split, ctx.key_names)) or len(ctx.key_names) != 1:
+    if len(ctx.key_names) != 1:
         return None
     target = file_plan(ctx, f, ctx.key_names, None, False, True).targets[0]
-    io, path = io_for(ctx, path_in_split, bool(f.external_path), f"data file {f.file_name}")
+    io, path = io_for(ctx, data_file_path(split, f), bool(f.external_path), f"data file {f.file_name}")
     if not target.same or target.source is None or posixpath.splitext(path)[1].lower() != ".parquet":
         return None
     meta, starts = row_group_layout(io, path, f.file_size)
     bounds = column_ranges(io, path, target.source, f.file_size).typed_bounds
     if bounds is None or bounds[0] is not int or not bool((np.diff(bounds[2]) >= 0).all()):
         return None
-    _, low, high = bounds
+    return KeyBlocks(io, path, meta, f.file_size, (target.source,), starts, bounds[1], bounds[2])
+
+
+def search_key_blocks(
+    ctx: ReadContext, split: Split, index: int, values: np.ndarray[Any, Any]
+) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]] | None:
+    """(indices into ``values``, file positions) of the integer key ``values`` found in the file, reading
+    only the key column of the row groups whose statistics may hold them (each such block kept in
+    :data:`ROW_GROUPS`). None when that does not apply: the whole file's keys are cached already, there
+    are no :func:`key_blocks`, or a key may run across two row groups."""
+    f = split.files[index]
+    if (
+        KEY_CACHE.peek(key_cache_key(ctx.io, data_file_path(split, f), ctx.key_names))
+        or len(ctx.key_names) != 1
+    ):
+        return None
+    blocks = key_blocks(ctx, split, index)
+    if blocks is None:
+        return None
+    low, high = blocks.low, blocks.high
     groups = np.searchsorted(high, values, side="left")  # the first group whose largest key is >= value
     inside = groups < len(high)
     inside[inside] &= low[groups[inside]] <= values[inside]
@@ -88,18 +143,13 @@ def search_key_blocks(
     if (values[spill] == low[after[spill]]).any():
         return None  # a key whose rows continue into the next group: the whole-file search handles it
     which, positions = [], []
-    columns = (target.source,)
     for g in np.unique(groups[inside]).tolist():
-
-        def load(group: int = g) -> pa.Table:
-            return _row_group(io, path, meta, f.file_size, group, columns)
-
-        block = np.asarray(ROW_GROUPS.get_or_load((io, path, g, columns), load, _weight).column(0).to_numpy())
+        block = blocks.block(g)
         asked = np.flatnonzero(inside & (groups == g))
         left = np.searchsorted(block, values[asked], side="left")
         hit = (left < len(block)) & (block[np.minimum(left, len(block) - 1)] == values[asked])
         which.append(asked[hit])
-        positions.append(left[hit] + starts[g])
+        positions.append(left[hit] + blocks.starts[g])
     if not which:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
     return np.concatenate(which), np.concatenate(positions)
@@ -145,6 +195,42 @@ def rows_at(
             parts.append(decoded.take(pa.array(local)))
     raw = pa.concat_tables(parts) if len(parts) != 1 else parts[0]
     return in_layout(plan, raw, None, file_sequence(ctx, f))
+
+
+@dataclass(frozen=True)
+class RowSource:
+    """Where one Parquet file's rows of some columns are read from, by position, one row group at a time."""
+
+    plan: Any
+    io: FileIO
+    path: str
+    meta: pq.FileMetaData
+    file_size: int
+    starts: list[int]
+    columns: tuple[str, ...]
+
+    def row(self, position: int) -> pa.Table:
+        """The row at file ``position`` as :func:`rows_at` returns it (its row group kept in :data:`ROW_GROUPS`)."""
+        group = bisect.bisect_right(self.starts, position) - 1
+
+        def load() -> pa.Table:
+            return _row_group(self.io, self.path, self.meta, self.file_size, group, self.columns)
+
+        decoded = ROW_GROUPS.get_or_load((self.io, self.path, group, self.columns), load, _weight)
+        return in_layout(self.plan, decoded.slice(position - self.starts[group], 1), None)
+
+
+def row_source(ctx: ReadContext, split: Split, index: int, names: Sequence[str]) -> RowSource | None:
+    """The file's :class:`RowSource` for ``names`` (with the system columns); None unless it is Parquet."""
+    f = split.files[index]
+    plan = file_plan(ctx, f, names, None, True, True)
+    io, path = io_for(ctx, data_file_path(split, f), bool(f.external_path), f"data file {f.file_name}")
+    if posixpath.splitext(path)[1].lower() != ".parquet":
+        return None
+    meta, starts = row_group_layout(io, path, f.file_size)
+    if starts[-1] != f.row_count:
+        raise CorruptFileError(f"data file {path} has {starts[-1]} rows, its manifest says {f.row_count}")
+    return RowSource(plan, io, path, meta, f.file_size, starts.tolist(), tuple(plan.file_columns))
 
 
 def _weight(table: pa.Table) -> int:

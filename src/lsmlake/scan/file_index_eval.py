@@ -13,6 +13,7 @@ from pyroaring import BitMap
 
 from lsmlake.core.types import DataType
 from lsmlake.expr.tree import And, Compare, In, IsNotNull, IsNull, Or, Predicate
+from lsmlake.format.file_index.bit_slices import roaring
 from lsmlake.format.file_index.bitmap import BITMAP, BitmapIndex
 from lsmlake.format.file_index.bloom import BLOOM_FILTER, BloomFilter, hash_values
 from lsmlake.format.file_index.bsi import BSI, BsiIndex
@@ -141,9 +142,9 @@ def _bitmap(p: Predicate, index: BitmapIndex, t: DataType, n: int) -> BitMap | N
 
 def _bsi(p: Predicate, index: BsiIndex, t: DataType) -> BitMap | None:
     if isinstance(p, IsNull):
-        return BitMap(np.flatnonzero(~index.present).astype(np.uint32))
+        return roaring(np.flatnonzero(~index.present))
     if isinstance(p, IsNotNull):
-        return BitMap(np.flatnonzero(index.present).astype(np.uint32))
+        return roaring(np.flatnonzero(index.present))
     assert isinstance(p, (Compare, In))
     keys = _keys(p, t)
     if keys is None:
@@ -157,7 +158,7 @@ def _bsi(p: Predicate, index: BsiIndex, t: DataType) -> BitMap | None:
         mask = {"=": v == k, "!=": v != k, "<": v < k, "<=": v <= k, ">": v > k, ">=": v >= k}[op]
         if t.root in TIMESTAMP_ROOTS and op == "!=":
             return None
-    return BitMap(np.flatnonzero(mask & index.present).astype(np.uint32))
+    return roaring(np.flatnonzero(mask & index.present))
 
 
 _ARROW_OPS = {

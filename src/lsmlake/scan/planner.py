@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from lsmlake.core.binary_row import deserialize_row
 from lsmlake.core.fileio import FileIO
-from lsmlake.core.options import CoreOptions
+from lsmlake.core.options import CoreOptions, check_readable
 from lsmlake.core.path_guard import PathGuard
 from lsmlake.core.paths import TablePaths, partition_directory
 from lsmlake.core.schema import TableSchema
@@ -257,10 +257,12 @@ class _Planner:
         levels = {f.level for f in files}
         if len(files) == 1 or (len(levels) == 1 and 0 not in levels):
             kept = [f for f in files if self.value_matches(f)]
-        elif not self.options.deletion_vectors_enabled and self.options.merge_engine in (
-            "partial-update",
-            "aggregation",
+        elif self.options.merge_engine in ("partial-update", "aggregation") and (
+            not self.options.deletion_vectors_enabled or 0 in levels
         ):
+            # rows of one key in several files fold into one that may pass where none of them does;
+            # deletion vectors make deeper rows stand alone, but not level-0 rows (a stream's first plan,
+            # merge-on-read), which Java's whole-bucket filter overlooks
             kept = files
         else:
             kept = files if any(self.value_matches(f) for f in files) else []
@@ -319,6 +321,22 @@ def _levels(files: Sequence[DataFileMeta]) -> tuple[tuple[int, int], ...]:
     return tuple(sorted(counts.items()))
 
 
+def _check_postpone_merge_on_read(options: CoreOptions, root: str) -> None:
+    """Java's batch reads of a postpone table with ``postpone.merge-on-read`` route the rows still in the
+    postpone bucket to their buckets and merge them in; lsmlake's would leave them out, so it refuses."""
+    key = CoreOptions.POSTPONE_MERGE_ON_READ.key
+    if (
+        options.primary_key_table
+        and options.bucket == POSTPONE_BUCKET
+        and options.get(CoreOptions.POSTPONE_MERGE_ON_READ)
+    ):
+        raise UnsupportedError(
+            f"table {root}: cannot read it: option {key!r}=true asks batch reads to merge the rows still in the "
+            "postpone bucket into their buckets, which lsmlake does not do (it would leave them out); compact the "
+            f"table with table.compact() and read with {key}=false"
+        )
+
+
 def plan_scan(
     io: FileIO,
     root: str,
@@ -336,8 +354,9 @@ def plan_scan(
     ``streaming``: the first plan of a stream, which never skips level 0 (Java: batch scans only).
     ``all_levels``: read level-0 files too where batch reads skip them, for readers that must see every
     committed key (Java's ``withLevelFilter(level -> true)`` in the cross-partition index bootstrap)."""
-    if options.get(CoreOptions.DATA_EVOLUTION_ENABLED):
-        raise UnsupportedError(f"table {root} uses data-evolution.enabled, which lsmlake cannot read yet")
+    check_readable(options, table=root)
+    if not streaming:
+        _check_postpone_merge_on_read(options, root)
     filters = split_filters(predicate, schema)
     planner = _Planner(io, root, schema, options, filters)
     if streaming or all_levels:
@@ -357,10 +376,13 @@ def plan_scan(
     index_pruner = FileIndexPruner(io, schema, predicate, planner.evolution)
     index_pruner.pruned = planner.counts.by_file_index
     index_pruner.selected = planner.counts.rows_by_file_index
+    # a primary-key file's rows stand alone only when level 0 is not read and deletion vectors mark every
+    # superseded row (Java uses file indexes there only: batch reads that skip level 0); else a file whose
+    # rows fail the filter may still be merged into a row that passes (aggregation, partial-update)
     use_indexes = (
         predicate is not None
         and options.get(CoreOptions.FILE_INDEX_READ_ENABLED)
-        and (not planner.pk_table or options.deletion_vectors_enabled)
+        and (not planner.pk_table or (options.deletion_vectors_enabled and planner.skip_level0))
     )
     splits: list[Split] = []
     buckets: list[BucketPlan] = []

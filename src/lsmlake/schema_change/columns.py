@@ -70,6 +70,10 @@ def _add_column(st: SchemaState, change: AddColumn) -> None:
         )
     st.check_new_name(change.name)
     position = _insert_position(st, change.move)
+    before = CoreOptions.of(st.old_options, primary_key_table=bool(st.primary_keys))
+    if change.move is None and st.partition_keys and before.get(CoreOptions.ADD_COLUMN_BEFORE_PARTITION):
+        # Paimon: before the first partition column (the options before this ALTER decide)
+        position = next(i for i, f in enumerate(st.fields) if f.name in st.partition_keys)
     st.highest += 1
     fid = st.highest
     dtype = _assign_nested_ids(change.type, st)

@@ -71,11 +71,8 @@ def commit_changes(
     *,
     table_name: str = "",
     max_attempts: int = MAX_ATTEMPTS,
-    rewriting_data: bool = False,
 ) -> TableSchema:
     """Apply ``changes`` to the latest schema and write it as the next schema version; returns it.
-    ``rewriting_data``: the caller rewrites every data file next (a rescale), so the options existing
-    data pins (``bucket``) may change as on an empty table.
 
     When the changes change nothing, nothing is written and the latest schema is returned. Refused
     changes raise (SchemaChangeError, InvalidOptionError, UnsupportedError) before anything is written.
@@ -90,9 +87,7 @@ def commit_changes(
                 latest,
                 checked,
                 table_name=name,
-                has_snapshots=lambda: (
-                    not rewriting_data and SnapshotManager(io, root).latest_id() is not None
-                ),
+                has_snapshots=lambda: SnapshotManager(io, root).latest_id() is not None,
             )
         except (LsmlakeError, ValueError) as e:
             if lost_to is None:

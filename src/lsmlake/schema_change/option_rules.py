@@ -38,9 +38,8 @@ IMMUTABLE_OPTIONS = frozenset(
     }
 )
 # Options lsmlake also keeps fixed once data exists: they decide where existing rows live or how
-# they merge (a bucket change goes through rescale, which rewrites the files).
+# they merge.
 LSMLAKE_FIXED_OPTIONS = {
-    "bucket": "the bucket count decides which bucket every key lives in; use Table.rescale / CALL sys.rescale",
     "sequence.field": "rows already written were merged by the old sequence field",
     "partition.default-name": "existing null partitions live in directories named after it",
     "partition.legacy-name": "existing partition directories are named by it",
@@ -54,6 +53,24 @@ def normalized_keys(value: str) -> list[str]:
 
 def _bool(value: str | None, default: bool) -> bool:
     return default if value is None else value.strip().lower() == "true"
+
+
+def _check_bucket_change(table: str, old: str | None, new: str | None) -> None:
+    """Paimon lets a table with data change `bucket` (never from or to -1): files keep the count they
+    were written with, and writers refuse a partition whose files have another count until it is
+    rescaled (CALL sys.rescale). lsmlake allows the fixed-to-fixed change only: moving to or from
+    postponed buckets (-2) would leave rows where neither layout looks for them."""
+    try:
+        before, after = int(old or "-1"), int(new or "-1")
+    except ValueError:
+        return  # not a number: the option's own validation names it
+    if before == after:
+        return
+    if before <= 0 or after <= 0:
+        raise UnsupportedError(
+            f"table {table}: option 'bucket' can change from one fixed count to another once the table has "
+            f"data, not from {before} to {after}"
+        )
 
 
 def _check_option_change(
@@ -73,6 +90,8 @@ def _check_option_change(
         return  # an empty table may change anything the final validation accepts
     if key in IMMUTABLE_OPTIONS:
         raise UnsupportedError(f"table {table}: option {key!r} cannot change once the table has data")
+    if key == "bucket":
+        _check_bucket_change(table, old, new)
     if key in LSMLAKE_FIXED_OPTIONS:
         raise UnsupportedError(
             f"table {table}: option {key!r} cannot change once the table has data: "

@@ -10,7 +10,7 @@ import pyarrow as pa
 
 from lsmlake.core.binary_row import deserialize_row
 from lsmlake.core.fileio import FileIO
-from lsmlake.core.options import CoreOptions
+from lsmlake.core.options import CoreOptions, check_readable
 from lsmlake.core.paths import TablePaths
 from lsmlake.core.schema import TableSchema
 from lsmlake.errors import MissingFileError
@@ -158,7 +158,9 @@ def change_context(
     columns: Sequence[str] | None,
     filters: ScanFilters,
 ) -> ReadContext:
-    """A read context that keeps every row's kind in a leading ``rowkind`` column."""
+    """A read context that keeps every row's kind in a leading ``rowkind`` column (refused for a table whose
+    stored options ask a reader for what lsmlake cannot do)."""
+    check_readable(options, table=root)
     names = tuple(columns) if columns is not None else tuple(schema.field_names)
     return ReadContext(io, root, schema, options, names, filters, keep_row_kind=True)
 

@@ -135,7 +135,8 @@ class Table(TableHandle):
         """Replace data in one OVERWRITE snapshot (INSERT OVERWRITE).
 
         Without ``partitions``: the partitions present in ``data`` (the whole table when it is not
-        partitioned, or with option `dynamic-partition-overwrite` false). With ``partitions`` (e.g.
+        partitioned, or with option `dynamic-partition-overwrite` false); with no rows that replaces
+        no partition, and no snapshot is made (as in Paimon). With ``partitions`` (e.g.
         ``{"dt": "2024-01-01"}``): every partition matching them, even if ``data`` is empty - which
         truncates them; rows outside them raise InvalidPartitionSpecError and nothing is written.
         """
@@ -442,20 +443,23 @@ class Table(TableHandle):
     def rescale(
         self, bucket_num: int | None = None, partitions: Mapping[str, object] | None = None
     ) -> int | None:
-        """Rewrite a fixed-bucket table (or one partition, ``{"dt": "2024-01-01"}``) into ``bucket_num``
-        buckets in one OVERWRITE snapshot; without ``partitions`` the schema's `bucket` changes first.
-        Returns the snapshot id (CALL sys.rescale); see ``lsmlake.table.rescale.plan_rescale``."""
+        """Rewrite a fixed-bucket table's partitions (or one, ``{"dt": "2024-01-01"}``) into
+        ``bucket_num`` buckets (default: the table's `bucket`) in one OVERWRITE snapshot; the schema
+        stays, as in Paimon. Returns the snapshot id (CALL sys.rescale); see
+        ``lsmlake.table.rescale.plan_rescale``."""
         plan = plan_rescale(self, bucket_num, partitions)
         rows = self.scan(snapshot_id=plan.snapshot_id, filter=plan.filter).to_batches()
+        # as Paimon's RescaleAction: a commit by another writer since the snapshot read fails the rescale
+        target = self.with_dynamic_options(
+            {
+                "bucket": str(plan.bucket_num),
+                CoreOptions.COMMIT_STRICT_MODE_LAST_SAFE_SNAPSHOT.key: str(plan.snapshot_id),
+            }
+        )
         if plan.partition is not None:
-            return self.with_dynamic_options({"bucket": str(plan.bucket_num)}).overwrite(
-                rows, partitions=plan.partition
-            )
-        target = self
-        if plan.schema is not None:
-            target = Table(self.name, self.io, self.root, plan.schema, self.dynamic_options, self.catalog_env)
-        # every partition, including those whose rows were all deleted (their files go too)
-        return target.with_dynamic_options({"dynamic-partition-overwrite": "false"}).overwrite(rows)
+            return target.overwrite(rows, partitions=plan.partition)
+        # as Paimon's: the partitions the rows fall in under `dynamic-partition-overwrite` (the default)
+        return target.overwrite(rows)
 
     def remove_unexisting_files(self, *, dry_run: bool = False) -> list[str]:
         """Drop from the latest snapshot the data files missing on storage (one COMPACT snapshot with

@@ -10,10 +10,10 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from lsmlake.core import clock
 from lsmlake.core.binary_row import Timestamp, deserialize_row
-from lsmlake.core.options import CoreOptions
+from lsmlake.core.options import CoreOptions, refusal
 from lsmlake.core.paths import escape_path_name, partition_path
 from lsmlake.core.schema import java_pretty_json
-from lsmlake.errors import CorruptFileError, InvalidPartitionSpecError
+from lsmlake.errors import CorruptFileError, InvalidPartitionSpecError, UnsupportedError
 from lsmlake.maintenance.orphans import SUCCESS_FILE
 from lsmlake.metadata.table_handle import TableHandle
 
@@ -27,6 +27,10 @@ def success_file_path(table: TableHandle, partition: str) -> str:
 def mark_done(table: TableHandle, partitions: Iterable[str]) -> list[str]:
     """Write or refresh the `_SUCCESS` file (JSON creationTime / modificationTime, epoch ms) of each
     partition directory (``k=v/...`` relative to the table root); the paths written."""
+    action = table.options.get(CoreOptions.PARTITION_MARK_DONE_ACTION)
+    reason = refusal(CoreOptions.PARTITION_MARK_DONE_ACTION.key, action)
+    if reason is not None:
+        raise UnsupportedError(f"table {table.name}: cannot mark partitions done: {reason}")
     now = clock.epoch_millis()
     written = []
     for partition in partitions:
@@ -49,7 +53,9 @@ def spec_paths(table: TableHandle, specs: Sequence[Mapping[str, object]]) -> lis
     """Partition directories of specs (``{"dt": "20240101"}``), keys in the order given, as Java's
     generatePartitionPath; every key must be a partition key."""
     if not table.partition_keys:
-        raise InvalidPartitionSpecError(f"table {table.name} is not partitioned: it has no partition to mark done")
+        raise InvalidPartitionSpecError(
+            f"table {table.name} is not partitioned: it has no partition to mark done"
+        )
     out = []
     for spec in specs:
         unknown = [k for k in spec if k not in table.partition_keys]

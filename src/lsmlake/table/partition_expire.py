@@ -9,6 +9,7 @@ import warnings
 from collections.abc import Callable
 
 from lsmlake.commit.publish import PublishedWrite, publish
+from lsmlake.core import clock
 from lsmlake.core.binary_row import deserialize_row
 from lsmlake.core.options import CoreOptions
 from lsmlake.core.partition_time import formatter_regex, partition_time
@@ -101,7 +102,7 @@ def expire_partitions(
         )
     keys = list(table.partition_keys)
     types = [table.schema.field(k).type for k in keys]
-    cutoff = (now or dt.datetime.now()) - dt.timedelta(milliseconds=expiration)
+    cutoff = (now or clock.local_now()) - dt.timedelta(milliseconds=expiration)
     expired: list[tuple[bytes, list[str]]] = []
     for partition, last_created in live_partitions(table).items():
         texts = [_java_text(v, t) for v, t in zip(deserialize_row(partition, types), types, strict=True)]

@@ -1,6 +1,6 @@
-"""``CALL sys.rescale`` planned: a fixed-bucket table's (or partition's) new bucket count checked, and for
-the whole table the schema's ``bucket`` changed first, as Paimon's RescaleAction does; ``Table.rescale``
-then rewrites the rows in one OVERWRITE snapshot."""
+"""``CALL sys.rescale`` planned: a fixed-bucket table's (or partition's) new bucket count checked;
+``Table.rescale`` then rewrites the rows in one OVERWRITE snapshot. As Paimon's RescaleAction, the schema
+on storage is never changed: the new count is the overwrite's own (ALTER TABLE sets the table's)."""
 
 from __future__ import annotations
 
@@ -9,11 +9,9 @@ from dataclasses import dataclass
 
 import pyarrow.compute as pc
 
-from lsmlake.core.schema import TableSchema
+from lsmlake.bucket.routers import POSTPONE_BUCKET
 from lsmlake.errors import InvalidPartitionSpecError, UnsupportedError
 from lsmlake.metadata.table_handle import TableHandle
-from lsmlake.schema_change import set_option
-from lsmlake.schema_change.manager import commit_changes
 from lsmlake.table.partition_expire import live_partitions
 from lsmlake.table.writer import partition_matcher, typed_partition_spec
 
@@ -21,14 +19,12 @@ from lsmlake.table.writer import partition_matcher, typed_partition_spec
 @dataclass(frozen=True)
 class RescalePlan:
     """What a rescale rewrites: the rows of ``snapshot_id`` matching ``filter``, into ``bucket_num``
-    buckets; ``partition`` (typed spec) for one partition, else every partition under ``schema`` (the
-    schema with the new `bucket`, already committed, when the count changed)."""
+    buckets; ``partition`` (typed spec) for one partition, else every partition holding live rows."""
 
     snapshot_id: int
     bucket_num: int
     filter: pc.Expression | None
     partition: dict[str, object] | None
-    schema: TableSchema | None
 
 
 def _spec_filter(spec: Mapping[str, object]) -> pc.Expression | None:
@@ -43,16 +39,24 @@ def plan_rescale(
     table: TableHandle, bucket_num: int | None, partition: Mapping[str, object] | None = None
 ) -> RescalePlan:
     """Check a rescale of the latest snapshot (of ``partition`` only, when given) into ``bucket_num``
-    buckets (default: the table's `bucket`, which brings a partition rescaled earlier back in line).
-    Without ``partition`` the schema's `bucket` becomes ``bucket_num`` here; with it the schema stays
-    and only that partition's files change (Paimon's per-partition bucket counts: writes to it are
-    refused until it is rescaled to the table's count again). Rows committed by another writer while
-    the rescale runs are lost, as in Paimon: run it alone."""
+    buckets (default: the table's `bucket`, so ALTER TABLE SET ('bucket' = 'n') then a rescale is
+    Paimon's documented way to change a table's count). The schema stays, as Paimon's RescaleAction
+    leaves it: the partitions rewritten into another count than the table's `bucket` refuse writes
+    until ALTER TABLE sets that count (or they are rescaled back), on both lsmlake and Java. Without
+    ``partition`` every partition with live rows is rewritten (a dynamic overwrite, as Paimon's: a
+    partition whose rows were all deleted keeps its files). A commit by another writer while the
+    rescale runs fails the rescale (Paimon's `commit.strict-mode.last-safe-snapshot`, set to
+    ``snapshot_id``), except an APPEND of postponed rows, which the rescale keeps."""
     current = table.options.bucket
-    if current <= 0:
-        mode = {-1: "dynamic", -2: "postpone"}.get(current, str(current))
+    if current == POSTPONE_BUCKET and bucket_num is None:
+        raise ValueError(
+            f"table {table.name}: rescaling a postpone-bucket table needs the resulting bucket number "
+            "(bucket_num), as in Paimon"
+        )
+    if current <= 0 and current != POSTPONE_BUCKET:
         raise UnsupportedError(
-            f"table {table.name}: rescale needs a fixed-bucket table (bucket > 0), this one is {mode} ({current})"
+            f"table {table.name}: rescale needs a fixed-bucket or postpone-bucket table, this one is "
+            f"dynamic ({current})"
         )
     if bucket_num is not None and (
         isinstance(bucket_num, bool) or not isinstance(bucket_num, int) or bucket_num < 1
@@ -81,9 +85,4 @@ def plan_rescale(
             raise InvalidPartitionSpecError(
                 f"table {table.name}: partition {dict(partition)} has no data files: there is nothing to rescale"
             )
-    new_schema = None
-    if spec is None and n != current:
-        new_schema = commit_changes(
-            table.io, table.root, [set_option("bucket", str(n))], table_name=table.name, rewriting_data=True
-        )
-    return RescalePlan(snapshot.id, n, _spec_filter(spec or {}), spec, new_schema)
+    return RescalePlan(snapshot.id, n, _spec_filter(spec or {}), spec)

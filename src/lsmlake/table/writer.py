@@ -198,6 +198,12 @@ class TableWriter:
             self._write.abort()
             raise
         unplaced = None if overwriting else self._write.unplaced_deletes()
+        if self._overwrite is True and self.table.partition_keys and not any(m.new_files for m in messages):
+            # a dynamic partition overwrite that wrote nothing replaces no partition: no snapshot, as in
+            # Paimon (its commit skips the overwrite when there are no new files)
+            self._write.abort()
+            self.result = CommitResult()
+            return None
         if not messages and not overwriting and unplaced is None and not self._forced_empty():
             self.result = CommitResult()
             return None
@@ -227,8 +233,8 @@ class TableWriter:
         return self.result.snapshot_id
 
     def _forced_empty(self) -> bool:
-        """`commit.force-create-snapshot`: an empty commit still publishes a snapshot."""
-        return self.table.options.get(CoreOptions.COMMIT_FORCE_CREATE_SNAPSHOT)
+        """`snapshot.ignore-empty-commit` false: an empty commit still publishes a snapshot."""
+        return not self.table.options.get(CoreOptions.SNAPSHOT_IGNORE_EMPTY_COMMIT)
 
     def abort(self) -> None:
         """Discard everything written so far; no snapshot is created."""

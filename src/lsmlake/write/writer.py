@@ -46,6 +46,7 @@ from lsmlake.mergetree.merge_function import Deduplicate, check_input_kinds, mer
 from lsmlake.metadata.commit_message import CommitMessage
 from lsmlake.metadata.data_file import DataFileMeta
 from lsmlake.metadata.restore import RestoredState
+from lsmlake.metadata.sequence_properties import recorded_max_sequence_number
 from lsmlake.metadata.snapshot import Snapshot
 from lsmlake.write.memory_pool import MAX_PENDING_FLUSHES, BackgroundFlusher, WriteBufferPool
 from lsmlake.write.spill import SpillDirectory, SpilledRun
@@ -304,11 +305,15 @@ class FileStoreWrite:
             if wrong:
                 raise CommitConflictError(
                     f"table {self.table_name}: this partition was written with {wrong[0]} buckets, the table "
-                    f"now says {self.num_buckets}; rescale it first (Table.rescale / CALL sys.rescale)"
+                    f"now says {self.num_buckets}; rescale it first (Table.rescale / CALL sys.rescale), or set "
+                    f"the table's count to {wrong[0]} (ALTER TABLE SET ('bucket' = '{wrong[0]}'))"
                 )
-        if not entries:
-            return 0
-        return max(e.file.max_sequence_number for e in entries) + 1
+        restored = max((e.file.max_sequence_number for e in entries), default=-1)
+        if self.options.get(CoreOptions.WRITE_SEQUENCE_NUMBER_INIT_MODE) == "snapshot":
+            # every bucket starts above the highest number the table handed out (Paimon 2.x)
+            recorded = recorded_max_sequence_number(self.restored.snapshot)
+            restored = restored if recorded is None else max(restored, recorded)
+        return restored + 1
 
     def _sorted(self, parts: list[pa.Table], *, each_sorted: bool = True) -> pa.Table:
         """Key-value parts as one sorted run: by key, then sequence (a spilled run is several sorted

@@ -115,19 +115,11 @@ class EngineTuningDeclarations:
         "0 ms",
         f"{NO_EFFECT} (statistics reported to a Hive metastore).",
     )
-    COMMIT_USER_PREFIX = optional_string(
-        "commit.user-prefix", f"{NO_EFFECT} (lsmlake's writers name their own commit users)."
-    )
-    MANIFEST_DELETE_FILE_DROP_STATS = bool_option(
-        "manifest.delete-file-drop-stats",
+    COMMIT_FORCE_COMPACT = bool_option(
+        "commit.force-compact",
         False,
-        f"{NO_EFFECT} (DELETE manifest entries keep their stats, as before Paimon 1.1; readers take both).",
-    )
-    OVERWRITE_UPGRADE = bool_option(
-        "overwrite-upgrade",
-        True,
-        f"{NO_EFFECT} (Java moves an overwrite's files up a level without rewriting them; lsmlake leaves them "
-        "where its write put them; reads are the same).",
+        f"{NO_EFFECT} (it makes a Java writer wait for its compaction and commit it with the rows, which "
+        "lsmlake's primary-key writes always do; lsmlake does not compact append tables either way).",
     )
     COMPACTION_FILE_NUM_LIMIT = int_option("compaction.file-num-limit", 100_000, _APPEND_COMPACTION)
     SORT_COMPACTION_RANGE_STRATEGY = enum_option(

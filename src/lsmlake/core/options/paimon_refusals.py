@@ -46,11 +46,8 @@ REFUSED: dict[str, str] = {
     "scan.fallback-delta-branch": _CHAIN,
     "scan.primary-branch": "reading partitions from a primary branch is not available in lsmlake",
     "compaction.force-up-level-0": _NOT_YET,
-    "commit.force-compact": _NOT_YET,
     "delete.force-produce-changelog": _NOT_YET,
-    "snapshot.ignore-empty-commit": _NOT_YET,
     "commit.discard-duplicate-files": _NOT_YET,
-    "commit.strict-mode.last-safe-snapshot": _NOT_YET,
     "tag.create-success-file": _NOT_YET,
     "incremental-to-auto-tag": _NOT_YET,
     "scan.bounded.watermark": _NOT_YET,
@@ -65,7 +62,6 @@ REFUSED: dict[str, str] = {
     "visibility-callback.check-interval": _NOT_YET,
     "scan.ignore-corrupt-files": "lsmlake fails a read on a corrupt file rather than skip it",
     "scan.ignore-lost-files": "lsmlake fails a read on a lost file rather than skip it",
-    "add-column-before-partition": "lsmlake adds a column at the end unless ALTER names a position",
     "alter-column-null-to-not-null.disabled": (
         "lsmlake never makes a nullable column NOT NULL (Paimon's default), whatever this says"
     ),

@@ -91,7 +91,10 @@ class OptionDeclarations(EngineTuningDeclarations):
         "postpone.batch-write-fixed-bucket", True, f"{NO_EFFECT} (batch writes to postpone tables)."
     )
     POSTPONE_MERGE_ON_READ = bool_option(
-        "postpone.merge-on-read", False, f"{NO_EFFECT} (reads never see postponed rows before a compaction)."
+        "postpone.merge-on-read",
+        False,
+        "Paimon 2.x: false, batch reads leave out rows still in the postpone bucket (lsmlake reads only so: true "
+        "is refused, and a postpone table that holds true cannot be read in batch).",
     )
     PARTITION_DEFAULT_NAME = string_option(
         "partition.default-name", "__DEFAULT_PARTITION__", "Directory name of a null partition value."
@@ -149,7 +152,8 @@ class OptionDeclarations(EngineTuningDeclarations):
     FILE_SUFFIX_INCLUDE_COMPRESSION = bool_option(
         "file.suffix.include.compression",
         False,
-        f"{NO_EFFECT} (data file names carry no compression suffix; files are found through the manifests).",
+        "Data and changelog file names carry the codec's extension before the format's "
+        "('data-<uuid>-0.zst.parquet').",
     )
     TARGET_FILE_SIZE = optional_memory(
         "target-file-size", "Data file size to roll at (128 mb for primary-key tables, 256 mb for append tables)."
@@ -251,6 +255,12 @@ class OptionDeclarations(EngineTuningDeclarations):
         f"{NO_EFFECT} (manifests are Avro, Paimon's default and the only format lsmlake writes; other values are "
         "refused).",
     )
+    MANIFEST_DELETE_FILE_DROP_STATS = bool_option(
+        "manifest.delete-file-drop-stats",
+        False,
+        "A compaction's manifest entries for the files it read (DELETE, and the ADD of a file only moved up) carry "
+        "no value stats.",
+    )
     MANIFEST_COMPRESSION = lower_option("manifest.compression", "zstd", "Manifest file compression codec.")
     MANIFEST_TARGET_FILE_SIZE = memory_option("manifest.target-file-size", "8 mb", "Size of a merged manifest file.")
     MANIFEST_MERGE_MIN_COUNT = int_option(
@@ -287,7 +297,12 @@ class OptionDeclarations(EngineTuningDeclarations):
         "num-sorted-run.stop-trigger + 1; at least 2).",
     )
     WRITE_SEQUENCE_NUMBER_INIT_MODE = enum_option(
-        "write.sequence-number-init-mode", "scan", ("scan", "timestamp"), f"{NO_EFFECT} (numbers continue the scan)."
+        "write.sequence-number-init-mode",
+        "scan",
+        ("scan", "snapshot"),
+        "Paimon 2.x: scan starts a bucket's sequence numbers above its files'; snapshot also above the highest "
+        "number the latest snapshot records, and every commit records it in the snapshot's properties "
+        "(sequence.generation.max-sequence-number).",
     )
     WRITE_ONLY = bool_option(
         "write-only", False, "Skip compaction and expiry after a write.", fallback=("write.compaction-skip",)
@@ -441,13 +456,30 @@ class OptionDeclarations(EngineTuningDeclarations):
     )
     COMMIT_MIN_RETRY_WAIT = duration_option("commit.min-retry-wait", "10 ms", "Shortest wait before a retry.")
     COMMIT_MAX_RETRY_WAIT = duration_option("commit.max-retry-wait", "1 s", "Longest wait before a retry (Paimon: 10 s).")
+    COMMIT_STRICT_MODE_LAST_SAFE_SNAPSHOT = optional_int(
+        "commit.strict-mode.last-safe-snapshot",
+        "A commit fails when, after this snapshot, another writer committed a COMPACT or OVERWRITE snapshot "
+        "(or, for an OVERWRITE commit, an APPEND of files in real buckets), as Paimon's strict mode; a "
+        "rescale sets it to the snapshot it rewrites.",
+    )
     COMMIT_TIMEOUT = optional_duration(
         "commit.timeout", "How long a commit that loses races may keep retrying (unbounded: by count only)."
+    )
+    COMMIT_USER_PREFIX = optional_string(
+        "commit.user-prefix", "Prefix of the commit user a write's snapshots name ('<prefix>_<uuid>')."
     )
     COMMIT_FORCE_CREATE_SNAPSHOT = bool_option(
         "commit.force-create-snapshot",
         False,
-        "A writer's commit with nothing to write still publishes an empty snapshot (Paimon: its streaming commits).",
+        f"{NO_EFFECT} (Paimon forces only a Flink streaming checkpoint with no data to commit a snapshot; "
+        "lsmlake's commits are batch commits, which Paimon's BatchWriteBuilder does not force. An empty "
+        "batch commit makes a snapshot when snapshot.ignore-empty-commit is false).",
+    )
+    SNAPSHOT_IGNORE_EMPTY_COMMIT = bool_option(
+        "snapshot.ignore-empty-commit",
+        True,
+        "Whether a commit with nothing to write publishes no snapshot (Paimon's default for batch commits); "
+        "false: it publishes an empty APPEND snapshot and runs the after-commit work (automatic tags, expiry).",
     )
     HEAL_LEVEL0_BUCKETS = int_option(
         "lsmlake.commit.heal-level0-buckets",
@@ -536,6 +568,12 @@ class OptionDeclarations(EngineTuningDeclarations):
     SINK_WATERMARK_TIME_ZONE = _option(
         "sink.watermark-time-zone", "string", parse_zone, "UTC", "Time zone of watermark tags.", ()
     )
+    OVERWRITE_UPGRADE = bool_option(
+        "overwrite-upgrade",
+        True,
+        "An overwrite that compacts nothing (write-only) moves each bucket's new files to the top level when "
+        "their keys do not overlap, so reads that skip level 0 (deletion vectors, first-row) see them.",
+    )
     DYNAMIC_PARTITION_OVERWRITE = bool_option(
         "dynamic-partition-overwrite", True, "An overwrite replaces only the partitions it writes."
     )
@@ -586,6 +624,11 @@ class OptionDeclarations(EngineTuningDeclarations):
         "streaming.read.snapshot.delay", "A stream reads a snapshot only once it is this old."
     )
     STREAMING_READ_OVERWRITE = bool_option("streaming-read-overwrite", False, "A stream reads overwrite snapshots.")
+    ADD_COLUMN_BEFORE_PARTITION = bool_option(
+        "add-column-before-partition",
+        False,
+        "ALTER ... ADD COLUMN without a position puts the column before the first partition column.",
+    )
     # -- table properties
     OWNER = optional_string("owner", "The table's owner (a property).")
     COMMENT = optional_string("comment", "The table's comment (a property).")

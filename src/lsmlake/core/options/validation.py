@@ -62,6 +62,17 @@ def refusal(key: str, value: str) -> str | None:
                 f"option 'partition.mark-done-action'={value!r} is not supported by lsmlake: only success-file "
                 "(done-partition and mark-event need a Hive metastore; http-report and custom are not available)"
             )
+    if key == CoreOptions.POSTPONE_MERGE_ON_READ.key and value.strip().lower() == "true":
+        return (
+            "option 'postpone.merge-on-read'='true' is not supported by lsmlake: its batch reads of a postpone "
+            "table leave out the rows still in the postpone bucket until a compaction moves them, where Paimon's "
+            "Flink reads merge them into their buckets"
+        )
+    if key == CoreOptions.MANIFEST_FORMAT.key and value.strip() and value.strip().lower() != "avro":
+        return (
+            f"option 'manifest.format'={value!r} is not supported by lsmlake: it writes Avro manifests only (it "
+            "reads ORC and Parquet ones), and Java reads a table's manifests in the format this names"
+        )
     return None
 
 

@@ -13,6 +13,7 @@ from pyroaring import BitMap
 
 from lsmlake.core.types import DataType
 from lsmlake.errors import CorruptFileError
+from lsmlake.format.file_index.bit_slices import roaring
 from lsmlake.format.file_index.keys import TIMESTAMP_ROOTS
 
 BITMAP = "bitmap"
@@ -181,7 +182,7 @@ def write_bitmap(values: Any, nulls: np.ndarray, t: DataType) -> bytes:
     keys, groups = _groups(values, nulls, t)
     floats = t.root in ("FLOAT", "DOUBLE")
     order = sorted(range(len(keys)), key=lambda i: _order(_bits_float(keys[i], t)) if floats else keys[i])
-    null_rows = BitMap(np.flatnonzero(nulls).astype(np.uint32))
+    null_rows = roaring(np.flatnonzero(nulls))
     null_bytes = null_rows.serialize()
     body: list[bytes] = []
     offset = len(null_bytes) if len(null_rows) > 1 else 0
@@ -193,7 +194,7 @@ def write_bitmap(values: Any, nulls: np.ndarray, t: DataType) -> bytes:
         if len(rows) == 1:
             entries.append((keys[i], -1 - int(rows[0]), -1))
         else:
-            b = BitMap(rows.astype(np.uint32)).serialize()
+            b = roaring(rows).serialize()
             entries.append((keys[i], offset, len(b)))
             body.append(b)
             offset += len(b)

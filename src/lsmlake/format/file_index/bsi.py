@@ -9,6 +9,7 @@ from pyroaring import BitMap
 
 from lsmlake.core.types import DataType
 from lsmlake.errors import CorruptFileError
+from lsmlake.format.file_index.bit_slices import roaring
 from lsmlake.format.file_index.keys import INT_ROOTS, TIMESTAMP_ROOTS
 
 BSI = "bsi"
@@ -68,13 +69,13 @@ class BsiIndex:
 def _write_slices(values: np.ndarray, rows: np.ndarray) -> bytes:
     """One sign's BitSliceIndexRoaringBitmap: version, min (Paimon's writer always starts at 0), max, slices."""
     top = int(values.max()) if len(values) else 0
-    out = [struct.pack(">bqq", 1, 0, top), BitMap(rows.astype(np.uint32)).serialize()]
+    out = [struct.pack(">bqq", 1, 0, top), roaring(rows).serialize()]
     n = top.bit_length()
     out.append(struct.pack(">i", n))
     as_unsigned = values.astype(np.uint64)
     for i in range(n):
         bit = (as_unsigned >> np.uint64(i)) & np.uint64(1)
-        out.append(BitMap(rows[bit.astype(bool)].astype(np.uint32)).serialize())
+        out.append(roaring(rows[bit.astype(bool)]).serialize())
     return b"".join(out)
 
 

@@ -158,6 +158,10 @@ public final class Harness {
                 return readWhere(command);
             case "index_eval":
                 return indexEval(command);
+            case "lifecycle":
+                // table-lifecycle procedures' core logic: Lifecycle.java
+                return Lifecycle.run(
+                        catalog(command), (FileStoreTable) table(command, ""), command, ioManager);
             default:
                 throw new IllegalArgumentException("unknown op: " + op);
         }
@@ -285,6 +289,9 @@ public final class Harness {
         Table table = table(command, "");
         RowType type = table.rowType();
         BatchWriteBuilder builder = table.newBatchWriteBuilder();
+        if (command.has("overwrite") && command.get("overwrite").getAsBoolean()) {
+            builder = builder.withOverwrite(); // INSERT OVERWRITE of the partitions the rows hold
+        }
         FileStoreTable store = (FileStoreTable) table;
         // bucket = -1: Java's own API leaves bucket assignment to the caller (DynamicBucketRowKeyExtractor
         // refuses write(row)); HashBucketAssigner over the table's HASH index is what Flink's assigner runs.

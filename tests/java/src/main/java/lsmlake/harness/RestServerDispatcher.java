@@ -26,7 +26,7 @@ import java.util.Map;
 
 /**
  * Sits in front of RESTCatalogServer's own dispatcher: records every request (method, path, body) for
- * the "requests" command, and (unless switched off) works around two bugs of Paimon 1.4.2's server
+ * the "requests" command, and (unless switched off) works around three bugs of Paimon 1.4.2's server
  * (still in its later versions) that mislead every client, Java's RESTCatalog included:
  *
  * <ul>
@@ -37,7 +37,11 @@ import java.util.Map;
  *   <li>a new branch's latest-snapshot record is a copy of the main table's, whatever the branch
  *       holds (an empty branch, or one from an older tag), and clients take the latest snapshot from
  *       that record: they read main's data in the branch and commit on top of it. After a branch is
- *       created, its record becomes the branch's own latest snapshot (none for an empty branch).
+ *       created, its record becomes the branch's own latest snapshot (none for an empty branch);
+ *   <li>its stores are plain HashMaps updated without a lock, so concurrent commits can throw
+ *       ConcurrentModificationException after the snapshot file was written, and MockWebServer then
+ *       drops the connection without an answer (the client sees a commit of unknown outcome). Requests
+ *       are handled one at a time.
  * </ul>
  *
  * Nothing else of the server's answers is changed.
@@ -78,6 +82,15 @@ final class RestServerDispatcher extends Dispatcher {
         synchronized (requests) {
             requests.add(one);
         }
+        if (fixes) {
+            synchronized (server) { // the server's stores are plain HashMaps: one request at a time
+                return handle(request, body);
+            }
+        }
+        return handle(request, body);
+    }
+
+    private MockResponse handle(RecordedRequest request, String body) throws InterruptedException {
         MockResponse response = inner.dispatch(request);
         if (fixes
                 && "POST".equals(request.getMethod())
