@@ -191,7 +191,7 @@ def test_cross_partition_key_deleted_in_level0_is_new_elsewhere(tmp_path: Path, 
 
 
 def test_postpone_rows_wait_for_compaction_which_picks_the_bucket_count(tmp_path: Path) -> None:
-    table = make(tmp_path, ["id", "dt"], {"bucket": "-2", "postpone.target-row-num-per-bucket": "30"})
+    table = make(tmp_path, ["id", "dt"], {"bucket": "-2", "postpone.target-row-num-per-bucket": "30", "postpone.batch-write-fixed-bucket": "false"})
     table.write(rows(range(100), "a", 1))
     table.write(rows(range(50), "b", 1))
     assert table.read().num_rows == 0

@@ -15,8 +15,10 @@ import numpy as np
 import pyarrow as pa
 
 from lsmlake.bucket.cross_partition import CrossPartitionRouter
+from lsmlake.bucket.postpone_fixed import PostponeFixedBucketRouter, batch_write_fixed_bucket
 from lsmlake.bucket.routers import (
     POSTPONE_BUCKET,
+    BucketRouter,
     attach_index_files,
     postpone_write_options,
     router_for,
@@ -47,6 +49,7 @@ from lsmlake.metadata.data_file import DataFileMeta
 from lsmlake.metadata.restore import RestoredState
 from lsmlake.metadata.sequence_properties import recorded_max_sequence_number
 from lsmlake.metadata.snapshot import Snapshot
+from lsmlake.scan.planner import skip_level0
 from lsmlake.write.memory_pool import MAX_PENDING_FLUSHES, BackgroundFlusher, WriteBufferPool
 from lsmlake.write.spill import SpillDirectory, SpilledRun
 
@@ -109,9 +112,15 @@ class FileStoreWrite:
         self.num_buckets = options.bucket
         pk = bool(schema.primary_keys)
         # dynamic (-1) and postpone (-2) primary-key tables assign buckets through a router
-        self._router = router_for(io, table_root, schema, options, lambda: self.restored.snapshot)
-        if pk and self.num_buckets == POSTPONE_BUCKET:
-            self.options = postpone_write_options(options, schema)
+        self._router: BucketRouter | None
+        self._fixed_postpone: PostponeFixedBucketRouter | None = None
+        if batch_write_fixed_bucket(schema, options):  # postpone table, batch write: real buckets at once
+            self._fixed_postpone = PostponeFixedBucketRouter(schema, options, lambda: self.restored)
+            self._router = self._fixed_postpone
+        else:
+            self._router = router_for(io, table_root, schema, options, lambda: self.restored.snapshot)
+            if pk and self.num_buckets == POSTPONE_BUCKET:
+                self.options = postpone_write_options(options, schema)
         validate_write_buffer(self.options)
         self.pool = WriteBufferPool(
             options.get(CoreOptions.WRITE_BUFFER_SIZE), options.get(CoreOptions.PAGE_SIZE)
@@ -126,6 +135,12 @@ class FileStoreWrite:
         self._lock = threading.Lock()
         self._workers: ThreadPoolExecutor | None = None
         self.merge_function = merge_function_for(options, schema) if pk else Deduplicate()
+
+    def _total_buckets_of(self, partition: bytes) -> int:
+        """The ``total_buckets`` the files written to ``partition`` carry."""
+        if self._fixed_postpone is not None:
+            return self._fixed_postpone.total_buckets(partition)
+        return self.total_buckets
 
     @property
     def total_buckets(self) -> int:
@@ -419,6 +434,8 @@ class FileStoreWrite:
         if self._spill is not None:
             self._spill.close()
         compact = compact and bool(self.schema.primary_keys) and not self.options.get(CoreOptions.WRITE_ONLY)
+        if self._fixed_postpone is not None and not skip_level0(self.schema, self.options):
+            compact = False  # Java writes these as `write-only`; kept when reads skip level 0 (else unseen)
         full = full or (self.options.full_compaction_delta_commits > 0)
         # Paimon's full-compaction producer without `full-compaction.delta-commits` compacts fully every commit
         full = full or self.options.changelog_producer == "full-compaction"
@@ -427,15 +444,14 @@ class FileStoreWrite:
             (partition, bucket), buf = item
             new_files, buf.new_files = tuple(buf.new_files), []
             changelog, buf.changelog_files = tuple(buf.changelog_files), []
-            message = CommitMessage(
-                partition, bucket, self.total_buckets, new_files=new_files, changelog_files=changelog
-            )
+            total = self._total_buckets_of(partition)
+            message = CommitMessage(partition, bucket, total, new_files=new_files, changelog_files=changelog)
             if compact and new_files and bucket != POSTPONE_BUCKET:  # postponed rows wait for table.compact()
                 state = BucketFiles(
                     partition,
                     buf.partition_values,
                     bucket,
-                    self.total_buckets,
+                    total,
                     buf.directory,
                     [e.file for e in self.restored.entries(partition, bucket)] + list(new_files),
                     restore_deletion_vectors(
