@@ -219,7 +219,8 @@ def test_a_snapshot_id_reused_after_a_rollback_is_planned_afresh(tmp_path: Path)
     [
         ({"bucket": "-1", "dynamic-bucket.target-row-num": "50"}, True),  # dynamic buckets: any bucket
         ({"bucket": "-1"}, False),  # cross-partition: the key does not name the partition
-        ({"bucket": "-2", "postpone.batch-write-fixed-bucket": "false"}, True),  # postponed: invisible until compacted, to reads and lookups
+        # postponed: invisible until compacted, to reads and lookups
+        ({"bucket": "-2", "postpone.batch-write-fixed-bucket": "false"}, True),
         ({"bucket": "-2"}, True),  # postpone table, batch write: real buckets at once
         ({"bucket": "3", "bucket-key": "id"}, True),
     ],

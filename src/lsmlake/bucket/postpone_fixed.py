@@ -4,9 +4,10 @@ As Java Paimon's batch sinks (Flink's ``PostponeFixedBucketSink``, Spark's ``Pos
 do: a partition whose real buckets hold files keeps their count (the ``total_buckets`` its manifest
 entries carry, Java's ``PostponeUtils.getKnownNumBuckets``); a partition without any gets
 ``min(writer parallelism, postpone.batch-write-fixed-bucket.max-parallelism)`` buckets; lsmlake writes
-with one writer, so that is 1 (the bucket count a later rescale can change). The rows are hashed into those buckets with the table's bucket key, written as level-0 files of the table's
-own format (no postpone file naming) and committed with the partition's bucket count as
-``total_buckets``; the bucket's sequence numbers continue from its restored files.
+with one writer, so that is 1 (a rescale can change a partition's count). The rows are hashed into
+those buckets with the table's bucket key and written as level-0 files of the table's own format (no
+postpone file naming), as Java's ``write-only`` writer does, committed with the partition's bucket count
+as ``total_buckets``; each bucket's sequence numbers continue from its restored files.
 """
 
 from __future__ import annotations
@@ -69,7 +70,9 @@ def new_partition_bucket_num(options: CoreOptions) -> int:
 class PostponeFixedBucketRouter:
     """Routes a postpone table's batch-written rows to real buckets, per partition (see module docstring)."""
 
-    def __init__(self, schema: TableSchema, options: CoreOptions, restored: Callable[[], RestoredState]) -> None:
+    def __init__(
+        self, schema: TableSchema, options: CoreOptions, restored: Callable[[], RestoredState]
+    ) -> None:
         self.schema = schema
         self.default_num = new_partition_bucket_num(options)
         self._restored = restored
@@ -96,7 +99,12 @@ class PostponeFixedBucketRouter:
             ends = np.r_[starts[1:], len(order)]
             for s, e in zip(starts, ends, strict=True):
                 groups.append(
-                    RowGroup(part.partition, part.partition_values, int(sorted_buckets[s]), part.indices[order[s:e]])
+                    RowGroup(
+                        part.partition,
+                        part.partition_values,
+                        int(sorted_buckets[s]),
+                        part.indices[order[s:e]],
+                    )
                 )
         return rows, kinds, groups
 
