@@ -91,8 +91,8 @@ class EngineTuningDeclarations:
     POSTPONE_BATCH_WRITE_FIXED_BUCKET_MAX_PARALLELISM = int_option(
         "postpone.batch-write-fixed-bucket.max-parallelism",
         2048,
-        f"{NO_EFFECT} (caps the buckets a batch write gives a postpone table's new partition at the writer "
-        "parallelism; lsmlake has one writer, so 1 bucket; a value <= 0 is refused on write).",
+        "A postpone table's batch write gives a new partition min(writers, this) buckets: 1, lsmlake having one "
+        "writer (a value <= 0 is refused on write).",
     )
     BUCKET_APPEND_ORDERED = bool_option(
         "bucket-append-ordered",
