@@ -57,6 +57,7 @@ def test_batch_write_is_read_at_once_from_real_buckets(tmp_path: Path) -> None:
     assert all(e.file.file_name.startswith("data-") and "-u-" not in e.file.file_name for e in live)
     assert all(e.file.file_name.endswith(".parquet") and e.file.level == 0 for e in live)
     assert "postponed: 0 row(s)" in table.explain()
+    assert "writes go to real buckets" in table.explain()
 
 
 def test_sequence_numbers_continue_in_the_bucket(tmp_path: Path) -> None:
@@ -105,6 +106,7 @@ def test_false_keeps_rows_in_the_postpone_bucket_until_compaction(tmp_path: Path
     table.write(rows(range(10), "a", 1))
     assert table.read().num_rows == 0
     assert {e.bucket for e in entries(table)} == {-2}
+    assert "writes go to bucket-postpone" in table.explain()
     table.compact()
     assert table.read().num_rows == 10
 
@@ -123,3 +125,18 @@ def test_a_max_parallelism_below_one_is_refused(tmp_path: Path) -> None:
     table = make(tmp_path, {"postpone.batch-write-fixed-bucket.max-parallelism": "0"})
     with pytest.raises(InvalidOptionError, match="max-parallelism"):
         table.write(rows([1], "a", 1))
+
+
+def test_an_overwrite_keeps_the_partition_bucket_count(tmp_path: Path) -> None:
+    """As Java's batch sink: the counts come from the latest snapshot even though an overwrite restores no
+    files (its sequence numbers start again at 0), and the partition's postponed files are replaced too."""
+    table = make(tmp_path, {**OFF, "postpone.default-bucket-num": "3"})
+    table.write(rows(range(60), "a", 1))
+    table.compact()
+    table.write(rows(range(5), "a", 9))  # postponed
+    fixed = table.with_options({"postpone.batch-write-fixed-bucket": "true"})
+    fixed.overwrite(rows(range(10, 40), "a", 2))
+    assert {t for _, t in layout(table)["{a}"]} == {3}
+    assert {r["id"]: r["v"] for r in table.read().to_pylist()} == {i: 2 for i in range(10, 40)}
+    assert min(e.file.min_sequence_number for e in entries(table)) == 0
+    assert {e.bucket for e in entries(table)} <= {0, 1, 2}  # no postponed file left

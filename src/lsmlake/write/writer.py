@@ -86,7 +86,8 @@ class FileStoreWrite:
     ``write`` blocks only while the budget is exceeded and flushes are pending.
 
     Sequence numbers continue per bucket from the highest one of the files restored from the
-    base snapshot; ``restore`` loads that snapshot's state, lazily, once.
+    base snapshot; ``restore`` loads that snapshot's state, lazily, once. ``bucket_counts``: the state
+    a postpone table's batch write takes each partition's bucket count from (default: ``restore``'s).
     """
 
     def __init__(
@@ -98,6 +99,7 @@ class FileStoreWrite:
         *,
         table_name: str,
         restore: Callable[[], RestoredState],
+        bucket_counts: Callable[[], RestoredState] | None = None,
     ) -> None:
         self.io = io
         self.paths = TablePaths(table_root)
@@ -115,7 +117,9 @@ class FileStoreWrite:
         self._router: BucketRouter | None
         self._fixed_postpone: PostponeFixedBucketRouter | None = None
         if batch_write_fixed_bucket(schema, options):  # postpone table, batch write: real buckets at once
-            self._fixed_postpone = PostponeFixedBucketRouter(schema, options, lambda: self.restored)
+            # an overwrite restores nothing, yet its partitions keep their counts: ``bucket_counts``
+            counts = bucket_counts if bucket_counts is not None else (lambda: self.restored)
+            self._fixed_postpone = PostponeFixedBucketRouter(schema, options, counts)
             self._router = self._fixed_postpone
         else:
             self._router = router_for(io, table_root, schema, options, lambda: self.restored.snapshot)
