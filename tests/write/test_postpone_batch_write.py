@@ -9,7 +9,7 @@ import pytest
 
 import lsmlake
 from lsmlake.core.binary_row import deserialize_row
-from lsmlake.errors import InvalidOptionError
+from lsmlake.errors import CommitConflictError, InvalidOptionError
 from lsmlake.metadata.live_files import live_entries
 from lsmlake.metadata.manifest import ManifestEntry
 
@@ -140,3 +140,18 @@ def test_an_overwrite_keeps_the_partition_bucket_count(tmp_path: Path) -> None:
     assert {r["id"]: r["v"] for r in table.read().to_pylist()} == {i: 2 for i in range(10, 40)}
     assert min(e.file.min_sequence_number for e in entries(table)) == 0
     assert {e.bucket for e in entries(table)} <= {0, 1, 2}  # no postponed file left
+
+
+def test_a_concurrent_compaction_giving_the_partition_another_count_is_a_conflict(tmp_path: Path) -> None:
+    """A write that chose 1 bucket for a new partition loses to a compaction that gave it 3 since: mixing
+    counts in a partition would put keys where neither count looks for them."""
+    table = make(tmp_path, {**OFF, "postpone.default-bucket-num": "3"})
+    table.write(rows(range(60), "a", 1))  # postponed: partition a has no real bucket yet
+    fixed = table.with_options({"postpone.batch-write-fixed-bucket": "true"})
+    writer = fixed.writer()
+    writer.write(rows(range(5), "a", 2))  # reads the counts now: a is new, 1 bucket
+    table.compact()  # a gets 3 buckets
+    with pytest.raises(CommitConflictError, match="total buckets"):
+        writer.commit()
+    assert {t for _, t in layout(table)["{a}"]} == {3}
+    assert {r["id"]: r["v"] for r in table.read().to_pylist()} == {i: 1 for i in range(60)}

@@ -51,6 +51,7 @@ from lsmlake.metadata.sequence_properties import (
 )
 from lsmlake.metadata.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot
 from lsmlake.metadata.table_handle import TableHandle
+from lsmlake.scan.planner import POSTPONE_BUCKET
 
 
 @dataclass(frozen=True)
@@ -642,6 +643,7 @@ class FileStoreCommit:
         if changes.kind == "APPEND":
             problems = sequence_problems(self._tops, changes.entries)
             problems += self._hash_index_conflicts(changes, latest)
+            problems += self._postpone_bucket_count_conflicts(changes, latest)
         else:
             touched = {(e.partition, e.bucket) for e in changes.entries}
             base = [
@@ -664,6 +666,23 @@ class FileStoreCommit:
                 problems += self._changed_since_base(touched, latest)
         if problems:
             raise CommitConflictError(f"table {self.table_name}: {problems[0]}")
+
+    def _postpone_bucket_count_conflicts(self, changes: Changes, latest: Snapshot) -> list[str]:
+        """A postpone table's batch write chose each partition's bucket count from its base snapshot; a
+        commit since (a compaction of postponed rows, a rescale) may have given the partition another
+        count: Java's batch sink checks the APPEND for conflicts (``appendCommitCheckConflict``) for this."""
+        if self.options.bucket != POSTPONE_BUCKET or latest.id == self.base_snapshot_id:
+            return []
+        partitions = {e.partition for e in changes.entries if e.bucket != POSTPONE_BUCKET}
+        if not partitions:
+            return []
+        base = [
+            e
+            for meta in self._previous_metas(latest)
+            for e in read_manifest(self.io, self.paths.manifest(meta.file_name))
+            if e.partition in partitions and e.bucket != POSTPONE_BUCKET
+        ]
+        return detect_conflicts(base, list(changes.entries), ())
 
     def _changed_since_base(self, touched: set[tuple[bytes, int]], latest: Snapshot) -> list[str]:
         """Another commit changed these buckets after this writer's base: a compaction computed from the
