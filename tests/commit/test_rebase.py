@@ -162,7 +162,11 @@ def live_entries_of_changelog(
 
 
 def test_postpone_bucket_writers_are_replayed_in_published_order(tmp_path: Path) -> None:
-    options = {"bucket": "-2", "postpone.default-bucket-num": "2"}
+    options = {
+        "bucket": "-2",
+        "postpone.default-bucket-num": "2",
+        "postpone.batch-write-fixed-bucket": "false",
+    }
     t = table(tmp_path / "a", "db.t", options)
     concurrent(t, [first, second], [1, 0])
     t.compact()

@@ -149,7 +149,9 @@ MOVE_CASES: dict[str, tuple[dict[str, str], dict[int, tuple[str, int, str | None
 
 @pytest.mark.parametrize("engine", list(MOVE_CASES))
 @pytest.mark.parametrize(("dv", "write_only"), [("true", "true"), ("true", "false"), ("false", "true")])
-def test_cross_partition_sees_keys_only_in_level0(tmp_path: Path, engine: str, dv: str, write_only: str) -> None:
+def test_cross_partition_sees_keys_only_in_level0(
+    tmp_path: Path, engine: str, dv: str, write_only: str
+) -> None:
     """The global index is bootstrapped from every level: a key only in level-0 files (which batch reads
     of deletion-vector and first-row tables skip) is still found, so the move is handled as the merge
     engine says instead of the key landing in both partitions."""
@@ -191,7 +193,15 @@ def test_cross_partition_key_deleted_in_level0_is_new_elsewhere(tmp_path: Path, 
 
 
 def test_postpone_rows_wait_for_compaction_which_picks_the_bucket_count(tmp_path: Path) -> None:
-    table = make(tmp_path, ["id", "dt"], {"bucket": "-2", "postpone.target-row-num-per-bucket": "30"})
+    table = make(
+        tmp_path,
+        ["id", "dt"],
+        {
+            "bucket": "-2",
+            "postpone.target-row-num-per-bucket": "30",
+            "postpone.batch-write-fixed-bucket": "false",
+        },
+    )
     table.write(rows(range(100), "a", 1))
     table.write(rows(range(50), "b", 1))
     assert table.read().num_rows == 0

@@ -90,7 +90,11 @@ def test_pypaimon_reads_lsmlake_postpone_table_before_and_after_compaction(tmp_p
     catalog = lsmlake.Catalog(str(tmp_path))
     catalog.create_database("db", exist_ok=True)
     table = catalog.create_table(
-        "db.p", schema=SCHEMA, primary_key=PK, partition_keys=PARTS, options={"bucket": "-2"}
+        "db.p",
+        schema=SCHEMA,
+        primary_key=PK,
+        partition_keys=PARTS,
+        options={"bucket": "-2", "postpone.batch-write-fixed-bucket": "false"},
     )
     table.write(rows(np.arange(100), "a"))
     table.write(rows(np.arange(50, 120), "b"))

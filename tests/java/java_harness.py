@@ -264,6 +264,16 @@ class JavaPaimon:
         )["snapshot"]
         return sid
 
+    def postpone_batch_write(
+        self, warehouse: str, table: str, rows: Sequence[Mapping[str, Any]], *, parallelism: int = 1
+    ) -> int | None:
+        """A postpone table's batch write as Flink's sink runs it with `postpone.batch-write-fixed-bucket`
+        (``parallelism`` writers): rows straight into real buckets; the latest snapshot id after it."""
+        sid: int | None = self.call(
+            "postpone_batch_write", warehouse=warehouse, table=table, rows=list(rows), parallelism=parallelism
+        )["snapshot"]
+        return sid
+
     def compact(self, warehouse: str, table: str, *, full: bool = True) -> int | None:
         """A compaction (full, or each bucket's strategy) of every bucket with live files, one commit; the
         latest snapshot id."""

@@ -64,7 +64,8 @@ KINDS = [
     ),
     Kind("first-row-lookup", {"bucket": "2", "merge-engine": "first-row", "changelog-producer": "lookup"}),
     Kind("dedup-dynamic-orc-dv", {"bucket": "-1", "file.format": "orc", "deletion-vectors.enabled": "true"}),
-    Kind("dedup-postpone-part", {"bucket": "-2"}, partitioned=True),
+    # Java's core-API writes go to bucket-postpone: lsmlake's too with batch-write-fixed-bucket false
+    Kind("dedup-postpone-part", {"bucket": "-2", "postpone.batch-write-fixed-bucket": "false"}, partitioned=True),
     Kind(
         "dedup-avro-dv-lookup",
         {

@@ -286,7 +286,9 @@ def test_a_postponed_write_during_a_rescale_is_kept(tmp_path: Path, monkeypatch:
     model: Model = {}
     _write(t, model, [("a", i, i) for i in range(8)])
     t.compact(full=True)
-    _racing_plan(monkeypatch, lambda: _write(cat.get_table("db.p"), model, [("a", 3, 33), ("a", 9, 9)]))
+    streaming = {"postpone.batch-write-fixed-bucket": "false"}  # rows to the postpone bucket, as Flink streams
+    racing = cat.get_table("db.p").with_dynamic_options(streaming)
+    _racing_plan(monkeypatch, lambda: _write(racing, model, [("a", 3, 33), ("a", 9, 9)]))
     assert t.rescale(2) is not None
     t.compact(full=True)
     assert _layout(t) == {"a": {2}} and _rows(t) == model

@@ -111,7 +111,12 @@ def bucket_mode_text(schema: TableSchema, options: CoreOptions) -> str:
     if not schema.primary_keys:
         return "bucket mode: bucket-unaware (append, bucket = -1)"
     if bucket == POSTPONE_BUCKET:
-        return "bucket mode: postpone (bucket = -2); rows in bucket-postpone are read after compaction"
+        writes = (
+            "writes go to real buckets (postpone.batch-write-fixed-bucket)"
+            if options.get(CoreOptions.POSTPONE_BATCH_WRITE_FIXED_BUCKET)
+            else "writes go to bucket-postpone"
+        )
+        return f"bucket mode: postpone (bucket = -2); {writes}; rows in bucket-postpone are read after compaction"
     if is_cross_partition(schema, options):
         return "bucket mode: dynamic, cross-partition upsert (bucket = -1, global key index)"
     return "bucket mode: dynamic (bucket = -1, HASH index per bucket)"

@@ -661,6 +661,7 @@ class FileStoreCommit:
             problems = sequence_problems(self._tops, changes.entries)
             problems += self._bucket_count_problems(changes, latest)
             problems += self._hash_index_conflicts(changes, latest)
+            problems += self._postpone_bucket_count_conflicts(changes, latest)
         else:
             touched = {(e.partition, e.bucket) for e in changes.entries}
             base = [
@@ -734,6 +735,23 @@ class FileStoreCommit:
         if added is None:
             added = live_entries(self.io, self.paths, latest, entry_filter=lambda e: e.partition in mine)
         return bucket_count_problems(mine, added)
+
+    def _postpone_bucket_count_conflicts(self, changes: Changes, latest: Snapshot) -> list[str]:
+        """A postpone table's batch write chose each partition's bucket count from its base snapshot; a
+        commit since (a compaction of postponed rows, a rescale) may have given the partition another
+        count: Java's batch sink checks the APPEND for conflicts (``appendCommitCheckConflict``) for this."""
+        if self.options.bucket != POSTPONE_BUCKET or latest.id == self.base_snapshot_id:
+            return []
+        partitions = {e.partition for e in changes.entries if e.bucket != POSTPONE_BUCKET}
+        if not partitions:
+            return []
+        base = [
+            e
+            for meta in self._previous_metas(latest)
+            for e in read_manifest(self.io, self.paths.manifest(meta.file_name))
+            if e.partition in partitions and e.bucket != POSTPONE_BUCKET
+        ]
+        return detect_conflicts(base, list(changes.entries), ())
 
     def _changed_since_base(self, touched: set[tuple[bytes, int]], latest: Snapshot) -> list[str]:
         """Another commit changed these buckets after this writer's base: a compaction computed from the

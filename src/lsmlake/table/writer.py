@@ -119,6 +119,10 @@ class TableWriter:
             restore=(lambda: RestoredState(None))
             if overwrite is not False
             else (lambda: RestoredState.load(table.io, table.paths, table.snapshot_manager.latest())),
+            # a postpone table's overwrite keeps each partition's bucket count, as Java's batch sink does
+            bucket_counts=(lambda: RestoredState.load(table.io, table.paths, table.snapshot_manager.latest()))
+            if overwrite is not False
+            else None,
         )
         self._closed = False
         self.snapshot_ids: list[int] = []

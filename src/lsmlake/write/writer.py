@@ -15,8 +15,10 @@ import numpy as np
 import pyarrow as pa
 
 from lsmlake.bucket.cross_partition import CrossPartitionRouter
+from lsmlake.bucket.postpone_fixed import PostponeFixedBucketRouter, batch_write_fixed_bucket
 from lsmlake.bucket.routers import (
     POSTPONE_BUCKET,
+    BucketRouter,
     attach_index_files,
     postpone_write_options,
     router_for,
@@ -48,6 +50,7 @@ from lsmlake.metadata.data_file import DataFileMeta
 from lsmlake.metadata.restore import RestoredState
 from lsmlake.metadata.sequence_properties import recorded_max_sequence_number
 from lsmlake.metadata.snapshot import Snapshot
+from lsmlake.scan.planner import skip_level0
 from lsmlake.write.memory_pool import MAX_PENDING_FLUSHES, BackgroundFlusher, WriteBufferPool
 from lsmlake.write.spill import SpillDirectory, SpilledRun
 
@@ -84,7 +87,8 @@ class FileStoreWrite:
     ``write`` blocks only while the budget is exceeded and flushes are pending.
 
     Sequence numbers continue per bucket from the highest one of the files restored from the
-    base snapshot; ``restore`` loads that snapshot's state, lazily, once.
+    base snapshot; ``restore`` loads that snapshot's state, lazily, once. ``bucket_counts``: the state
+    a postpone table's batch write takes each partition's bucket count from (default: ``restore``'s).
     """
 
     def __init__(
@@ -96,6 +100,7 @@ class FileStoreWrite:
         *,
         table_name: str,
         restore: Callable[[], RestoredState],
+        bucket_counts: Callable[[], RestoredState] | None = None,
     ) -> None:
         self.io = io
         self.paths = TablePaths(table_root)
@@ -110,9 +115,17 @@ class FileStoreWrite:
         self.num_buckets = options.bucket
         pk = bool(schema.primary_keys)
         # dynamic (-1) and postpone (-2) primary-key tables assign buckets through a router
-        self._router = router_for(io, table_root, schema, options, lambda: self.restored.snapshot)
-        if pk and self.num_buckets == POSTPONE_BUCKET:
-            self.options = postpone_write_options(options, schema)
+        self._router: BucketRouter | None
+        self._fixed_postpone: PostponeFixedBucketRouter | None = None
+        if batch_write_fixed_bucket(schema, options):  # postpone table, batch write: real buckets at once
+            # an overwrite restores nothing, yet its partitions keep their counts: ``bucket_counts``
+            counts = bucket_counts if bucket_counts is not None else (lambda: self.restored)
+            self._fixed_postpone = PostponeFixedBucketRouter(schema, options, counts)
+            self._router = self._fixed_postpone
+        else:
+            self._router = router_for(io, table_root, schema, options, lambda: self.restored.snapshot)
+            if pk and self.num_buckets == POSTPONE_BUCKET:
+                self.options = postpone_write_options(options, schema)
         validate_write_buffer(self.options)
         self.pool = WriteBufferPool(
             options.get(CoreOptions.WRITE_BUFFER_SIZE), options.get(CoreOptions.PAGE_SIZE)
@@ -127,6 +140,12 @@ class FileStoreWrite:
         self._lock = threading.Lock()
         self._workers: ThreadPoolExecutor | None = None
         self.merge_function = merge_function_for(options, schema) if pk else Deduplicate()
+
+    def _total_buckets_of(self, partition: bytes) -> int:
+        """The ``total_buckets`` the files written to ``partition`` carry."""
+        if self._fixed_postpone is not None:
+            return self._fixed_postpone.total_buckets(partition)
+        return self.total_buckets
 
     @property
     def total_buckets(self) -> int:
@@ -422,6 +441,8 @@ class FileStoreWrite:
         if self._spill is not None:
             self._spill.close()
         compact = compact and bool(self.schema.primary_keys) and not self.options.get(CoreOptions.WRITE_ONLY)
+        if self._fixed_postpone is not None and not skip_level0(self.schema, self.options):
+            compact = False  # Java writes these as `write-only`; kept when reads skip level 0 (else unseen)
         full = full or (self.options.full_compaction_delta_commits > 0)
         # Paimon's full-compaction producer without `full-compaction.delta-commits` compacts fully every commit
         full = full or self.options.changelog_producer == "full-compaction"
@@ -430,15 +451,14 @@ class FileStoreWrite:
             (partition, bucket), buf = item
             new_files, buf.new_files = tuple(buf.new_files), []
             changelog, buf.changelog_files = tuple(buf.changelog_files), []
-            message = CommitMessage(
-                partition, bucket, self.total_buckets, new_files=new_files, changelog_files=changelog
-            )
+            total = self._total_buckets_of(partition)
+            message = CommitMessage(partition, bucket, total, new_files=new_files, changelog_files=changelog)
             if compact and new_files and bucket != POSTPONE_BUCKET:  # postponed rows wait for table.compact()
                 state = BucketFiles(
                     partition,
                     buf.partition_values,
                     bucket,
-                    self.total_buckets,
+                    total,
                     buf.directory,
                     [e.file for e in self.restored.entries(partition, bucket)] + list(new_files),
                     restore_deletion_vectors(

@@ -89,7 +89,10 @@ class EngineTuningDeclarations:
         f"{NO_EFFECT} (how Flink shuffles rows to its writers).",
     )
     POSTPONE_BATCH_WRITE_FIXED_BUCKET_MAX_PARALLELISM = int_option(
-        "postpone.batch-write-fixed-bucket.max-parallelism", 2048, f"{NO_EFFECT} (a Flink parallelism)."
+        "postpone.batch-write-fixed-bucket.max-parallelism",
+        2048,
+        "A postpone table's batch write gives a new partition min(writers, this) buckets: 1, lsmlake having one "
+        "writer (a value <= 0 is refused on write).",
     )
     BUCKET_APPEND_ORDERED = bool_option(
         "bucket-append-ordered",

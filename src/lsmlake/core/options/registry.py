@@ -88,7 +88,13 @@ class OptionDeclarations(EngineTuningDeclarations):
         "postpone.target-size-per-bucket", "1 gb", "Bytes per bucket when estimating a postponed partition's buckets."
     )
     POSTPONE_BATCH_WRITE_FIXED_BUCKET = bool_option(
-        "postpone.batch-write-fixed-bucket", True, f"{NO_EFFECT} (batch writes to postpone tables)."
+        "postpone.batch-write-fixed-bucket",
+        True,
+        "Postpone tables: true, writes (batch, as all of lsmlake's) go straight to real buckets, readable at "
+        "once (a partition keeps its files' bucket count; a new one gets "
+        "min(writers, postpone.batch-write-fixed-bucket.max-parallelism) = 1 bucket, lsmlake having one writer); "
+        "false, to "
+        "bucket-postpone until a compaction.",
     )
     POSTPONE_MERGE_ON_READ = bool_option(
         "postpone.merge-on-read",

@@ -158,6 +158,9 @@ public final class Harness {
                 return readWhere(command);
             case "index_eval":
                 return indexEval(command);
+            case "postpone_batch_write":
+                // Flink's fixed-bucket batch write of a postpone table: PostponeBatchWrite.java
+                return postponeBatchWrite(command);
             case "lifecycle":
                 // table-lifecycle procedures' core logic: Lifecycle.java
                 return Lifecycle.run(
@@ -332,6 +335,27 @@ public final class Harness {
             }
             commit.commit(write.prepareCommit());
         }
+        return latest(table);
+    }
+
+    private JsonObject postponeBatchWrite(JsonObject command) throws Exception {
+        FileStoreTable table = (FileStoreTable) table(command, "");
+        RowType type = table.rowType();
+        List<InternalRow> rows = new ArrayList<>();
+        for (JsonElement e : command.getAsJsonArray("rows")) {
+            JsonObject json = e.getAsJsonObject();
+            RowKind kind =
+                    json.has("_kind")
+                            ? RowKind.fromShortString(json.get("_kind").getAsString())
+                            : RowKind.INSERT;
+            GenericRow row = new GenericRow(kind, type.getFieldCount());
+            for (int i = 0; i < type.getFieldCount(); i++) {
+                DataField field = type.getFields().get(i);
+                row.setField(i, fromJson(json.get(field.name()), field.type()));
+            }
+            rows.add(row);
+        }
+        PostponeBatchWrite.run(table, rows, command.get("parallelism").getAsInt(), ioManager);
         return latest(table);
     }
 
