@@ -11,7 +11,6 @@ fails when the checked-in file and the live list differ.
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -23,16 +22,9 @@ TARGET = ROOT / "src" / "lsmlake" / "core" / "options" / "paimon_keys.py"
 def java_core_options() -> dict[str, Any]:
     """The harness's answer: ``{"paimon_version": ..., "options": [{"field", "key", "fallback_keys"}]}``."""
     sys.path.insert(0, str(ROOT / "tests" / "java"))  # the harness lives with the tests
-    from java_harness import build_harness
+    from java_harness import core_option_keys
 
-    done = subprocess.run(
-        ["java", "-cp", build_harness(), "lsmlake.harness.CoreOptionKeys"],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=True,
-    )
-    answer: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    answer: dict[str, Any] = core_option_keys()
     return answer
 
 

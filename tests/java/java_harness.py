@@ -422,3 +422,18 @@ def lifecycle(java: JavaPaimon, warehouse: str, table: str, action: str, **field
     ``mark_done`` (partitions: paths), ``success_file`` (partition: path), ``remove_unexisting``
     (dry_run); its answer."""
     return java.call("lifecycle", warehouse=warehouse, table=table, action=action, **fields)
+
+
+def core_option_keys() -> dict[str, Any]:
+    """The harness's ``CoreOptionKeys`` answer: ``{"paimon_version": ..., "options": [{"field", "key",
+    "fallback_keys"}]}`` (CoreOptions' ConfigOption fields by reflection); used by the live test and by
+    tools/paimon_option_keys.py, which regenerates the checked-in list."""
+    done = subprocess.run(
+        ["java", "-Xmx256m", "-cp", build_harness(), "lsmlake.harness.CoreOptionKeys"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    )
+    answer: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return answer

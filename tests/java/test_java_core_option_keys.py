@@ -3,12 +3,10 @@ without a status in lsmlake's registry (tests/core/test_option_status.py holds e
 
 from __future__ import annotations
 
-import json
-import subprocess
 from typing import Any
 
 import pytest
-from java_harness import build_harness, tools_missing
+from java_harness import core_option_keys, tools_missing
 
 from lsmlake.core.options.paimon_keys import PAIMON_CORE_OPTIONS, PAIMON_VERSION
 from lsmlake.core.options.status import option_status
@@ -21,15 +19,7 @@ def java_options() -> dict[str, Any]:
     missing = tools_missing()
     if missing:
         pytest.skip(f"Java Paimon harness: {missing}")
-    done = subprocess.run(
-        ["java", "-Xmx256m", "-cp", build_harness(), "lsmlake.harness.CoreOptionKeys"],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=True,
-    )
-    answer: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
-    return answer
+    return core_option_keys()
 
 
 def test_checked_in_keys_equal_the_live_paimon_core_options(java_options: dict[str, Any]) -> None:
