@@ -316,16 +316,7 @@ public final class Harness {
         try (BatchTableWrite write = (BatchTableWrite) builder.newWrite().withIOManager(ioManager);
                 BatchTableCommit commit = builder.newCommit()) {
             for (JsonElement e : command.getAsJsonArray("rows")) {
-                JsonObject json = e.getAsJsonObject();
-                RowKind kind =
-                        json.has("_kind")
-                                ? RowKind.fromShortString(json.get("_kind").getAsString())
-                                : RowKind.INSERT;
-                GenericRow row = new GenericRow(kind, type.getFieldCount());
-                for (int i = 0; i < type.getFieldCount(); i++) {
-                    DataField field = type.getFields().get(i);
-                    row.setField(i, fromJson(json.get(field.name()), field.type()));
-                }
+                GenericRow row = rowFromJson(e.getAsJsonObject(), type);
                 if (dynamic) {
                     int hash = extractor.trimmedPrimaryKey(row).hashCode();
                     write.write(row, assigner.assign(extractor.partition(row), hash));
@@ -338,21 +329,26 @@ public final class Harness {
         return latest(table);
     }
 
+    /** One table row from a JSON object: its fields by name, its row kind from "_kind" (default +I). */
+    private static GenericRow rowFromJson(JsonObject json, RowType type) {
+        RowKind kind =
+                json.has("_kind")
+                        ? RowKind.fromShortString(json.get("_kind").getAsString())
+                        : RowKind.INSERT;
+        GenericRow row = new GenericRow(kind, type.getFieldCount());
+        for (int i = 0; i < type.getFieldCount(); i++) {
+            DataField field = type.getFields().get(i);
+            row.setField(i, fromJson(json.get(field.name()), field.type()));
+        }
+        return row;
+    }
+
     private JsonObject postponeBatchWrite(JsonObject command) throws Exception {
         FileStoreTable table = (FileStoreTable) table(command, "");
         RowType type = table.rowType();
         List<InternalRow> rows = new ArrayList<>();
         for (JsonElement e : command.getAsJsonArray("rows")) {
-            JsonObject json = e.getAsJsonObject();
-            RowKind kind =
-                    json.has("_kind")
-                            ? RowKind.fromShortString(json.get("_kind").getAsString())
-                            : RowKind.INSERT;
-            GenericRow row = new GenericRow(kind, type.getFieldCount());
-            for (int i = 0; i < type.getFieldCount(); i++) {
-                DataField field = type.getFields().get(i);
-                row.setField(i, fromJson(json.get(field.name()), field.type()));
-            }
+            GenericRow row = rowFromJson(e.getAsJsonObject(), type);
             rows.add(row);
         }
         PostponeBatchWrite.run(table, rows, command.get("parallelism").getAsInt(), ioManager);
